@@ -1,0 +1,125 @@
+//! What the person typed: the command line, as clap parses it. Turning it into library
+//! requests happens in the command modules.
+
+use std::path::PathBuf;
+
+use brain::search::Mode;
+use clap::{Args, Parser, Subcommand};
+
+/// Search a folder of markdown notes by keywords and meaning.
+#[derive(Debug, Parser)]
+#[command(name = "brain", version, about, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// The brain folder [default: $BRAIN_DIR, else ~/.brain]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sync the index with the folder: add new notes, update changed ones, drop deleted ones.
+    Index(IndexArgs),
+    /// Search the notes.
+    Search(SearchArgs),
+    /// Show what is indexed, where, and how it was last synced.
+    Status(StatusArgs),
+}
+
+/// `brain index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Print the sync report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `brain search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for: words, "an exact phrase", -exclude, prefix*.
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+
+    /// How to rank: hybrid (keywords + meaning), bm25 (keywords) or semantic (meaning).
+    #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
+    pub mode: Mode,
+
+    /// Only notes of this type (frontmatter `type`, else the top-level folder).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+
+    /// Only notes with this tag.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+
+    /// How many results.
+    #[arg(long, default_value_t = brain::search::DEFAULT_TOP, value_name = "N")]
+    pub top: usize,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Skip the quick sync with the folder before searching.
+    #[arg(long)]
+    pub no_sync: bool,
+
+    /// Show how each list ranked the results and how they were fused.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// `brain status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+/// Stands in for a leading `-` of a query word while clap parses, so `brain search flags
+/// -legacy` reads `-legacy` as an exclusion instead of an unknown option.
+pub const EXCLUDE_MARK: char = '\u{E000}';
+
+/// Options of `search` that take a value: the token after them is never a query word.
+const VALUE_OPTIONS: &[&str] = &["--mode", "--type", "--tag", "--top", "--dir"];
+
+/// Rewrites `-word` tokens after `search` into [`EXCLUDE_MARK`]`word` (see [`restore_query`]).
+pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut in_search = false;
+    let mut after_value_option = false;
+    let mut after_double_dash = false;
+    for arg in args {
+        let rewritten = match arg.to_str() {
+            Some(s) if in_search && !after_value_option && !after_double_dash => {
+                let mut chars = s.chars();
+                let is_exclude = chars.next() == Some('-')
+                    && chars.next().is_some_and(|c| c.is_alphanumeric() || c == '"')
+                    && s != "-h";
+                is_exclude.then(|| format!("{EXCLUDE_MARK}{}", &s[1..]).into())
+            }
+            _ => None,
+        };
+        let s = arg.to_str().unwrap_or("");
+        after_value_option = VALUE_OPTIONS.contains(&s);
+        after_double_dash |= in_search && s == "--";
+        in_search |= s == "search";
+        out.push(rewritten.unwrap_or(arg));
+    }
+    out
+}
+
+/// Joins the query words and turns [`EXCLUDE_MARK`] back into `-`.
+pub fn restore_query(words: &[String]) -> String {
+    words.join(" ").replace(EXCLUDE_MARK, "-")
+}

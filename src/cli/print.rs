@@ -1,0 +1,152 @@
+//! Human output. The search format follows the original recall tool:
+//!
+//! ```text
+//! [1] [lore] lore/flag-cleanup-test-rework.md
+//!     Flag Cleanup: Rework Tests, Don't Delete Them  (bm25=6.23)
+//!     When cleaning up a feature flag, tests using «it» are testing the old behavior...
+//! ```
+
+use std::io::{self, Write};
+
+use brain::index::sync::SyncReport;
+use brain::search::{Hit, Mode, SearchResponse};
+use brain::Status;
+
+/// Prints search results, then the recall line; `(no results)` is the last line when empty.
+pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
+    for (i, hit) in r.results.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        writeln!(out, "[{}] [{}] {}", i + 1, hit.kind, hit.path)?;
+        writeln!(out, "    {}  ({})", hit.title, annotation(r.mode, hit))?;
+        if !hit.snippet.is_empty() {
+            writeln!(out, "    {}", hit.snippet)?;
+        }
+    }
+    if r.results.is_empty() {
+        writeln!(out, "(recall_id: {}, mode: {})", r.recall_id, r.mode)?;
+        writeln!(out, "(no results)")
+    } else {
+        writeln!(out)?;
+        writeln!(out, "(recall_id: {}, mode: {})", r.recall_id, r.mode)
+    }
+}
+
+/// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `rrf=0.0164 bm25=#3 sem=-`.
+pub fn annotation(mode: Mode, hit: &Hit) -> String {
+    let rank = |r: Option<u32>| r.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
+    match mode {
+        Mode::Bm25 => format!("bm25={:.2}", hit.score),
+        Mode::Semantic => format!("sem={:.3}", hit.score),
+        Mode::Hybrid => format!("rrf={:.4} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
+    }
+}
+
+/// `indexed 31 notes (+31 ~0 -0) in 45 ms`
+pub fn sync_line(out: &mut impl Write, r: &SyncReport, notes: u64) -> io::Result<()> {
+    writeln!(out, "indexed {notes} notes (+{} ~{} -{}) in {}", r.added, r.updated, r.removed, millis(r.took_ms))
+}
+
+/// The `brain status` block.
+pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
+    let types: Vec<String> = s.types.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let missing = if s.root_exists { "" } else { "  (missing!)" };
+    writeln!(out, "brain:     {}{missing}", s.root)?;
+    writeln!(out, "notes:     {} ({})", s.notes, if types.is_empty() { "none".into() } else { types.join(", ") })?;
+    writeln!(out, "passages:  {}", s.chunks)?;
+    writeln!(out, "index:     {} ({})", s.index_path, bytes(s.index_bytes))?;
+    match (s.last_sync_at, &s.last_sync) {
+        (Some(at), Some(l)) => writeln!(
+            out,
+            "last sync: {} ({}): +{} ~{} -{} in {}{}",
+            utc(at),
+            ago(at),
+            l.added,
+            l.updated,
+            l.removed,
+            millis(l.took_ms),
+            if l.warnings > 0 { format!(", {} warnings", l.warnings) } else { String::new() }
+        )?,
+        _ => writeln!(out, "last sync: never (run 'brain index')")?,
+    }
+    writeln!(out, "model:     {}", s.model)?;
+    writeln!(
+        out,
+        "searches:  {} ({} in the last 7 days, {} with no results)",
+        s.recalls.searches, s.recalls.last_7_days, s.recalls.empty
+    )
+}
+
+fn millis(ms: u64) -> String {
+    if ms >= 1000 {
+        format!("{:.2} s", ms as f64 / 1000.0)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+/// `1.2 MB`
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// Unix seconds as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days; no time zone database needed).
+pub fn utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// `just now`, `5m ago`, `3h ago`, `2d ago`.
+pub fn ago(secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(secs);
+    match (now - secs).max(0) {
+        d if d < 60 => "just now".into(),
+        d if d < 3600 => format!("{}m ago", d / 60),
+        d if d < 86_400 => format!("{}h ago", d / 3600),
+        d => format!("{}d ago", d / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_709_251_199), "2024-02-29 23:59:59 UTC");
+        assert_eq!(utc(-1), "1969-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1536), "1.5 KB");
+        assert_eq!(bytes(5 * 1024 * 1024), "5.0 MB");
+    }
+}

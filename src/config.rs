@@ -1,0 +1,228 @@
+//! Where the brain lives, where its index lives, and which model embeds it.
+//!
+//! Settings are layered: built-in defaults, then the config file, then `BRAIN_*`
+//! environment variables, then command-line flags. Each layer only overrides what it sets.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// The default embedding model (a manifest name in `audit/`).
+pub const DEFAULT_MODEL: &str = "nomic-embed-text-v1.5";
+
+/// Files and folders that hold no notes in the original layout, skipped unless configured
+/// otherwise. Gitignore syntax: a trailing `/` means a folder of that name anywhere.
+pub const DEFAULT_EXCLUDE: &[&str] =
+    &["INDEX.md", "SCHEMA.md", "README.md", "MEMORY.md", "raw/", "attachments/"];
+
+/// The folders `brain install` and the app create in a new brain.
+pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "research-link"];
+
+/// Default largest note that is read, in bytes; bigger files are skipped with a warning.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The commented example written by `brain install` and shown in the README.
+pub const EXAMPLE_CONFIG: &str = include_str!("config.example.toml");
+
+/// Values given on the command line; `None` means "not given".
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--dir`: the brain folder.
+    pub root: Option<PathBuf>,
+    /// The model manifest name.
+    pub model: Option<String>,
+}
+
+/// Settings of the menu-bar app, kept in the same file under `[app]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AppSettings {
+    /// Global shortcut that toggles the panel, in Tauri's accelerator syntax.
+    pub hotkey: String,
+    /// How Enter opens a note: `default` (the system's app for .md), an editor command
+    /// (`code`, `subl -w`...), or an URL template containing `{path}` (`obsidian://open?path={path}`).
+    pub open_with: String,
+}
+
+impl Default for AppSettings {
+    fn default() -> Self {
+        AppSettings { hotkey: "Alt+Space".into(), open_with: "default".into() }
+    }
+}
+
+/// The config file as written by a person: every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    root: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    model: Option<String>,
+    exclude: Option<Vec<String>>,
+    max_file_mb: Option<u64>,
+    app: Option<AppSettings>,
+}
+
+/// The resolved settings every part of brain reads.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The brain folder: absolute, not necessarily existing yet.
+    pub root: PathBuf,
+    /// Where indexes, models and logs live (`BRAIN_DATA_DIR`, else the platform data dir).
+    pub data_dir: PathBuf,
+    /// The embedding model's manifest name.
+    pub model: String,
+    /// Gitignore-style patterns of files and folders that are not notes.
+    pub exclude: Vec<String>,
+    /// Notes larger than this are skipped with a warning.
+    pub max_file_bytes: u64,
+    /// The app's settings.
+    pub app: AppSettings,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+impl Config {
+    /// Resolves the settings from the config file, the environment and `overrides`.
+    pub fn load(overrides: Overrides) -> Result<Config> {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let file_path = match env("BRAIN_CONFIG") {
+            Some(p) => Some(PathBuf::from(p)),
+            None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
+        };
+        let (file, config_file) = match &file_path {
+            Some(p) if p.is_file() => (read_file_config(p)?, Some(p.clone())),
+            Some(p) if env("BRAIN_CONFIG").is_some() => {
+                return Err(Error::Config(format!("BRAIN_CONFIG names {}, which is not a file", p.display())))
+            }
+            _ => (FileConfig::default(), None),
+        };
+
+        let root = overrides
+            .root
+            .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
+            .or(file.root)
+            .unwrap_or_else(|| PathBuf::from("~/.brain"));
+        let data_dir = env("BRAIN_DATA_DIR").map(PathBuf::from).or(file.data_dir);
+        let data_dir = match data_dir {
+            Some(d) => d,
+            None => dirs::data_dir()
+                .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))?
+                .join("brain"),
+        };
+        let model = overrides
+            .model
+            .or_else(|| env("BRAIN_MODEL").and_then(|v| v.into_string().ok()))
+            .or(file.model)
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let max_file_bytes = file.max_file_mb.map(|mb| mb * 1024 * 1024).unwrap_or(DEFAULT_MAX_FILE_BYTES);
+        Ok(Config {
+            root: absolute(&expand_tilde(&root))?,
+            data_dir: absolute(&expand_tilde(&data_dir))?,
+            model,
+            exclude: file.exclude.unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
+            max_file_bytes,
+            app: file.app.unwrap_or_default(),
+            config_file,
+        })
+    }
+
+    /// A config for `root` with every other setting at its default and data under `data_dir`:
+    /// what tests and embedders of the library use.
+    pub fn for_root(root: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            root: root.into(),
+            data_dir: data_dir.into(),
+            model: DEFAULT_MODEL.to_string(),
+            exclude: DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            app: AppSettings::default(),
+            config_file: None,
+        }
+    }
+
+    /// The folder holding this root's index: one per brain root, named after the folder and
+    /// a hash of its full path so two roots called `notes` never share an index.
+    pub fn index_dir(&self) -> PathBuf {
+        let canonical = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
+        let name: String = canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect())
+            .unwrap_or_else(|| "root".into());
+        self.data_dir.join("indexes").join(format!("{name}-{}", &hex::encode(digest)[..12]))
+    }
+
+    /// The SQLite index file for this root.
+    pub fn index_path(&self) -> PathBuf {
+        self.index_dir().join("brain.sqlite")
+    }
+
+    /// Where installed models live: `$BRAIN_DATA_DIR/models/<name>/`.
+    pub fn models_dir(&self) -> PathBuf {
+        self.data_dir.join("models")
+    }
+
+    /// Where log files go.
+    pub fn log_dir(&self) -> PathBuf {
+        self.data_dir.join("logs")
+    }
+}
+
+fn read_file_config(path: &Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    toml::from_str(&text).map_err(|e| {
+        let msg = e.message().to_string();
+        Error::Config(format!("{}: {}", path.display(), msg))
+    })
+}
+
+/// Expands a leading `~` to the home folder.
+pub fn expand_tilde(path: &Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) => dirs::home_dir().map(|h| h.join(rest)).unwrap_or_else(|| path.to_path_buf()),
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| Error::io(path, e))
+}
+
+/// Counts of anything keyed by name, sorted for stable output.
+pub type Counts = BTreeMap<String, u64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_config_rejects_unknown_keys_with_their_name() {
+        let err = toml::from_str::<FileConfig>("rot = '/x'").unwrap_err();
+        assert!(err.message().contains("rot"), "{}", err.message());
+    }
+
+    #[test]
+    fn example_config_parses() {
+        let parsed: FileConfig = toml::from_str(EXAMPLE_CONFIG).unwrap();
+        assert!(parsed.root.is_none(), "the example must leave every setting commented out");
+    }
+
+    #[test]
+    fn index_dir_differs_per_root() {
+        let a = Config::for_root("/tmp/a/notes", "/data").index_dir();
+        let b = Config::for_root("/tmp/b/notes", "/data").index_dir();
+        assert_ne!(a, b);
+        assert!(a.file_name().unwrap().to_string_lossy().starts_with("notes-"));
+    }
+
+    #[test]
+    fn tilde_expands_to_home() {
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(expand_tilde(Path::new("~/.brain")), home.join(".brain"));
+        assert_eq!(expand_tilde(Path::new("/x/~")), PathBuf::from("/x/~"));
+    }
+}

@@ -1,0 +1,83 @@
+//! The library's error type: every variant reads as a sentence that names the bad value.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong inside brain, worded for the person at the terminal.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The brain folder does not exist.
+    #[error("brain folder {} does not exist (set BRAIN_DIR or pass --dir)", path.display())]
+    RootMissing {
+        /// The folder that was looked for.
+        path: PathBuf,
+    },
+    /// The brain folder exists but is not a readable directory.
+    #[error("brain folder {} is not a readable directory: {reason}", path.display())]
+    RootUnreadable {
+        /// The folder.
+        path: PathBuf,
+        /// Why it could not be read.
+        reason: String,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The SQLite index failed.
+    #[error("index {}: {source}", path.display())]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The index file was written by a newer brain than this one.
+    #[error("index {} has schema version {found}, newer than this brain understands ({supported}); upgrade brain", path.display())]
+    IndexTooNew {
+        /// The index file.
+        path: PathBuf,
+        /// The version stored in the index.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The configuration file or an environment variable holds a bad value.
+    #[error("config: {0}")]
+    Config(String),
+    /// The user asked for something that cannot be done as asked (bad query, bad path, ...).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A model file failed verification, or a model could not be loaded.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
+    /// The embedding model failed while running.
+    #[error("embedding failed: {0}")]
+    Embed(String),
+}
+
+impl Error {
+    /// The process exit code a command should end with for this error: 2 for input that
+    /// cannot be used as given (and for model verification failures), 1 for everything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::InvalidInput(_) | Error::Config(_) | Error::RootMissing { .. } => 2,
+            Error::Model(e) => e.exit_code(),
+            _ => 1,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+}

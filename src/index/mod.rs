@@ -1,0 +1,195 @@
+//! The index: one SQLite file per brain root holding notes, their full-text index, chunks,
+//! chunk vectors and the recall log. Readers and the single writer use separate connections
+//! (WAL), so searches keep being answered from the last committed state while a sync runs.
+
+pub mod chunk;
+pub mod recall;
+pub mod schema;
+pub mod sync;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use crate::error::{Error, Result};
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Connections kept open for reuse; more are opened on demand under load.
+const POOL_KEEP: usize = 8;
+
+/// An open index file.
+pub struct Index {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+    /// Serialises brain's own writers (sync, embedding) so they never interleave batches.
+    writer: Mutex<()>,
+}
+
+/// A pooled connection; goes back to the pool when dropped.
+pub struct Conn<'a> {
+    index: &'a Index,
+    conn: Option<Connection>,
+}
+
+impl std::ops::Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("connection present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("connection present until drop")
+    }
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            // A connection left inside a transaction (a panic mid-write) is not reused.
+            if conn.is_autocommit() {
+                let mut pool = self.index.pool.lock().unwrap_or_else(|e| e.into_inner());
+                if pool.len() < POOL_KEEP {
+                    pool.push(conn);
+                }
+            }
+        }
+    }
+}
+
+/// The writer's turn: holds the write lock and a connection.
+pub struct Writer<'a> {
+    _guard: MutexGuard<'a, ()>,
+    /// The connection to write through.
+    pub conn: Conn<'a>,
+}
+
+impl Index {
+    /// Opens (creating if needed) the index at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Index> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let index = Index { path: path.to_path_buf(), pool: Mutex::new(Vec::new()), writer: Mutex::new(()) };
+        let mut conn = index.connect()?;
+        let found = schema::version(&conn).map_err(|e| index.err(e))?;
+        if found > schema::SCHEMA_VERSION {
+            return Err(Error::IndexTooNew { path: path.to_path_buf(), found, supported: schema::SCHEMA_VERSION });
+        }
+        if found < schema::SCHEMA_VERSION {
+            schema::migrate(&mut conn).map_err(|e| index.err(e))?;
+        }
+        index.pool.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
+        Ok(index)
+    }
+
+    /// The index file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Total bytes on disk: the database plus its write-ahead log.
+    pub fn size_on_disk(&self) -> u64 {
+        ["", "-wal"]
+            .iter()
+            .filter_map(|suffix| {
+                let mut p = self.path.clone().into_os_string();
+                p.push(suffix);
+                std::fs::metadata(p).ok().map(|m| m.len())
+            })
+            .sum()
+    }
+
+    /// A connection for reading (or for small self-contained writes such as the recall log).
+    pub fn conn(&self) -> Result<Conn<'_>> {
+        let pooled = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => self.connect()?,
+        };
+        Ok(Conn { index: self, conn: Some(conn) })
+    }
+
+    /// Waits for brain's write lock and returns a connection to write through.
+    pub fn writer(&self) -> Result<Writer<'_>> {
+        let guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(Writer { _guard: guard, conn: self.conn()? })
+    }
+
+    /// Wraps a SQLite error with this index's path.
+    pub fn err(&self, source: rusqlite::Error) -> Error {
+        Error::Index { path: self.path.clone(), source }
+    }
+
+    /// Reads a `meta` value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        let conn = self.conn()?;
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn connect(&self) -> Result<Connection> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| self.err(e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.err(e))?;
+        // Closing the last connection would otherwise checkpoint and truncate the WAL: ~10 ms
+        // of writes on every short-lived CLI call. SQLite's auto-checkpoint still bounds it.
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(|e| self.err(e))?;
+        // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA foreign_keys = ON;
+             PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(conn)
+    }
+}
+
+/// Writes a `meta` value inside the caller's transaction.
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute([key, value])?;
+    Ok(())
+}
+
+/// Current time in unix seconds.
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_creates_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/brain.sqlite");
+        let index = Index::open(&path).unwrap();
+        assert_eq!(index.meta("schema_version").unwrap().as_deref(), Some(&*schema::SCHEMA_VERSION.to_string()));
+        drop(index);
+        Index::open(&path).unwrap();
+    }
+
+    #[test]
+    fn refuses_an_index_from_the_future() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("brain.sqlite");
+        let index = Index::open(&path).unwrap();
+        set_meta(&index.conn().unwrap(), "schema_version", "999").unwrap();
+        drop(index);
+        let err = Index::open(&path).err().unwrap();
+        assert!(err.to_string().contains("newer than this brain"), "{err}");
+    }
+}

@@ -1,0 +1,124 @@
+//! Numbered, append-only migrations. A migration is never edited once released and never
+//! drops user data: the recall log in particular survives every upgrade. Derived data
+//! (the FTS index, chunks, vectors) may be rebuilt, but only by adding a migration.
+
+use rusqlite::{Connection, OptionalExtension};
+
+/// Migrations in order; the schema version is the number of migrations applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: notes, full-text index, chunks and their vectors, the recall log.
+    r#"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE notes (
+        id         INTEGER PRIMARY KEY,
+        path       TEXT NOT NULL UNIQUE,
+        type       TEXT NOT NULL,
+        title      TEXT NOT NULL,
+        tags       TEXT NOT NULL DEFAULT '[]',   -- JSON array of strings
+        fields     TEXT NOT NULL DEFAULT '{}',   -- frontmatter as a JSON object
+        mtime_ns   INTEGER NOT NULL,             -- -1: written too close to its mtime, re-hash next time
+        size       INTEGER NOT NULL,
+        sha256     BLOB NOT NULL,
+        body_line  INTEGER NOT NULL,             -- 1-based line where the body starts
+        indexed_at INTEGER NOT NULL              -- unix seconds
+    );
+    CREATE INDEX notes_type ON notes(type);
+
+    -- rowid = notes.id. Body is plain text, line-aligned with the file.
+    CREATE VIRTUAL TABLE notes_fts USING fts5(
+        title, tags, body,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+
+    CREATE TABLE chunks (
+        id       INTEGER PRIMARY KEY,
+        note_id  INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        seq      INTEGER NOT NULL,
+        line     INTEGER NOT NULL,               -- first line of the passage in the file
+        end_line INTEGER NOT NULL,
+        heading  TEXT NOT NULL,
+        text     TEXT NOT NULL,                  -- what is embedded: title, heading, passage
+        hash     BLOB NOT NULL,                  -- sha256 of text: the vector's key
+        UNIQUE (note_id, seq)
+    );
+    CREATE INDEX chunks_hash ON chunks(hash);
+
+    -- One vector per distinct chunk text, for the model named in meta.embed_model.
+    CREATE TABLE vectors (
+        hash BLOB PRIMARY KEY,
+        vec  BLOB NOT NULL                       -- little-endian f32 x meta.embed_dim
+    ) WITHOUT ROWID;
+
+    CREATE TABLE recalls (
+        id       INTEGER PRIMARY KEY,
+        ts       INTEGER NOT NULL,               -- unix milliseconds
+        query    TEXT NOT NULL,
+        mode     TEXT NOT NULL,
+        filters  TEXT NOT NULL,                  -- JSON object
+        results  TEXT NOT NULL,                  -- JSON array of paths, best first
+        took_us  INTEGER NOT NULL
+    );
+    CREATE INDEX recalls_ts ON recalls(ts);
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The version stored in `conn`, 0 for a new database.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    let has_meta: bool = conn
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |_| Ok(true))
+        .optional()?
+        .unwrap_or(false);
+    if !has_meta {
+        return Ok(0);
+    }
+    let v: Option<String> =
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
+    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Applies every migration the database lacks, each in its own IMMEDIATE transaction that
+/// re-reads the version first, so two processes opening a new index never both migrate it.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    loop {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let current = version(&tx)?;
+        let Some(sql) = MIGRATIONS.get(current.max(0) as usize) else { return Ok(()) };
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [(current + 1).to_string()],
+        )?;
+        tx.commit()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_from_empty_and_is_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(version(&conn).unwrap(), 0);
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn).unwrap(), SCHEMA_VERSION);
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn migrations_never_drop_tables() {
+        for sql in MIGRATIONS {
+            let upper = sql.to_uppercase();
+            assert!(!upper.contains("DROP TABLE recalls") && !upper.contains("DELETE FROM RECALLS"));
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Bringing the index in line with the folder. A `stat` walk finds candidates; only files
+//! whose (mtime, size) changed are read, and only those whose SHA-256 changed are parsed and
+//! rewritten. Writes go in batches, one transaction each, so a crash leaves the last good
+//! state and the next sync carries on from it.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::chunk::chunk_note;
+use super::walk::{self, FileStat};
+use super::{now_secs, set_meta, Index};
+use crate::config::Config;
+use crate::error::Result;
+use crate::note::{self, Note};
+
+/// Notes written per transaction.
+const BATCH: usize = 500;
+
+/// A file written this close to its sync is re-hashed next time: a second write inside the
+/// same mtime tick would otherwise go unnoticed (git's "racy clean" problem).
+const RACY_NS: i64 = 2_000_000_000;
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncReport {
+    /// New notes.
+    pub added: u64,
+    /// Notes whose content changed.
+    pub updated: u64,
+    /// Notes gone from the folder (or now excluded).
+    pub removed: u64,
+    /// Notes whose content is unchanged.
+    pub unchanged: u64,
+    /// Files skipped or read with problems, one line each naming the file.
+    pub warnings: Vec<String>,
+    /// Wall time in milliseconds.
+    pub took_ms: u64,
+}
+
+impl SyncReport {
+    /// True when the sync changed nothing in the index.
+    pub fn is_noop(&self) -> bool {
+        self.added == 0 && self.updated == 0 && self.removed == 0
+    }
+}
+
+struct Known {
+    id: i64,
+    mtime_ns: i64,
+    size: u64,
+    sha: [u8; 32],
+}
+
+/// The outcome of reading one candidate file.
+enum Outcome {
+    /// Same content as indexed: only the stat columns move.
+    Same { id: i64, stat: FileStat },
+    /// New or changed content.
+    Changed { id: Option<i64>, stat: FileStat, sha: [u8; 32], note: Box<Note>, warning: Option<String> },
+    /// Not a note after all (deleted meanwhile, too large, binary): drop it from the index.
+    Drop { id: Option<i64>, warning: Option<String> },
+    /// Could not be read this time (permissions, I/O): keep whatever the index has.
+    Keep { warning: String },
+}
+
+/// Syncs the index with the folder named in `config`.
+pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
+    let started = Instant::now();
+    let walked = walk::walk(config)?;
+    let mut report = SyncReport { warnings: walked.warnings, ..Default::default() };
+
+    let mut writer = index.writer()?;
+    let known = load_known(&writer.conn).map_err(|e| index.err(e))?;
+
+    let mut seen = std::collections::HashSet::with_capacity(walked.files.len());
+    let mut candidates = Vec::new();
+    for stat in walked.files {
+        seen.insert(stat.rel.clone());
+        match known.get(&stat.rel) {
+            Some(k) if k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
+            _ => candidates.push(stat),
+        }
+    }
+    let removed: Vec<i64> = known.iter().filter(|(p, _)| !seen.contains(*p)).map(|(_, k)| k.id).collect();
+
+    let now_ns = now_secs() as i128 * 1_000_000_000;
+    for batch in candidates.chunks(BATCH) {
+        let reads: Vec<Outcome> = batch.par_iter().map(|stat| read_one(stat, known.get(&stat.rel), config)).collect();
+        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        for r in reads {
+            apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
+        }
+        tx.commit().map_err(|e| index.err(e))?;
+    }
+    for batch in removed.chunks(BATCH) {
+        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        for &id in batch {
+            delete_note(&tx, id).map_err(|e| index.err(e))?;
+            report.removed += 1;
+        }
+        tx.commit().map_err(|e| index.err(e))?;
+    }
+    report.took_ms = started.elapsed().as_millis() as u64;
+    let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
+    let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+    set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
+    set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
+    tx.commit().map_err(|e| index.err(e))?;
+    Ok(report)
+}
+
+/// The counts of the last sync, as kept in `meta`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncSummary {
+    /// New notes.
+    pub added: u64,
+    /// Changed notes.
+    pub updated: u64,
+    /// Removed notes.
+    pub removed: u64,
+    /// Warnings issued.
+    pub warnings: u64,
+    /// Wall time in milliseconds.
+    pub took_ms: u64,
+}
+
+impl From<&SyncReport> for SyncSummary {
+    fn from(r: &SyncReport) -> Self {
+        SyncSummary {
+            added: r.added,
+            updated: r.updated,
+            removed: r.removed,
+            warnings: r.warnings.len() as u64,
+            took_ms: r.took_ms,
+        }
+    }
+}
+
+fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
+    let mut stmt = conn.prepare("SELECT id, path, mtime_ns, size, sha256 FROM notes")?;
+    let rows = stmt.query_map([], |r| {
+        let sha: Vec<u8> = r.get(4)?;
+        Ok((
+            r.get::<_, String>(1)?,
+            Known {
+                id: r.get(0)?,
+                mtime_ns: r.get(2)?,
+                size: r.get::<_, i64>(3)? as u64,
+                sha: sha.try_into().unwrap_or([0; 32]),
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config) -> Outcome {
+    let id = known.map(|k| k.id);
+    if stat.size > config.max_file_bytes {
+        let warning = format!(
+            "{}: skipped: {} MB is over the {} MB limit (max_file_mb)",
+            stat.rel,
+            stat.size / (1024 * 1024),
+            config.max_file_bytes / (1024 * 1024)
+        );
+        return Outcome::Drop { id, warning: Some(warning) };
+    }
+    let bytes = match read_capped(stat, config.max_file_bytes) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Drop { id, warning: None },
+        Err(e) => return Outcome::Keep { warning: format!("{}: not read: {e}", stat.rel) },
+    };
+    if bytes.len() as u64 > config.max_file_bytes {
+        return Outcome::Drop { id, warning: Some(format!("{}: skipped: grew over the size limit", stat.rel)) };
+    }
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Outcome::Drop { id, warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)) };
+    }
+    let sha: [u8; 32] = Sha256::digest(&bytes).into();
+    if let Some(k) = known {
+        if k.sha == sha {
+            return Outcome::Same { id: k.id, stat: stat.clone() };
+        }
+    }
+    let (note, warnings) = note::parse(&stat.rel, &bytes);
+    // Only the first problem per file: one line per file keeps the output readable.
+    let warning = warnings.into_iter().next();
+    Outcome::Changed { id, stat: stat.clone(), sha, note: Box::new(note), warning }
+}
+
+fn read_capped(stat: &FileStat, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(&stat.abs)?;
+    let mut bytes = Vec::with_capacity(stat.size as usize);
+    file.by_ref().take(max + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn apply(tx: &Transaction, read: Outcome, now_ns: i128, report: &mut SyncReport) -> rusqlite::Result<()> {
+    let racy = |stat: &FileStat| if now_ns - (stat.mtime_ns as i128) < RACY_NS as i128 { -1 } else { stat.mtime_ns };
+    match read {
+        Outcome::Same { id, stat } => {
+            tx.prepare_cached("UPDATE notes SET mtime_ns = ?2, size = ?3 WHERE id = ?1")?
+                .execute(params![id, racy(&stat), stat.size as i64])?;
+            report.unchanged += 1;
+        }
+        Outcome::Changed { id, stat, sha, note, warning } => {
+            report.warnings.extend(warning);
+            if id.is_some() {
+                report.updated += 1;
+            } else {
+                report.added += 1;
+            }
+            // By path, not by the id read at the start: another process syncing the same
+            // root may have replaced the row since.
+            let current: Option<i64> = tx
+                .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
+                .query_row([&note.path], |r| r.get(0))
+                .optional()?;
+            if let Some(current) = current {
+                delete_note(tx, current)?;
+            }
+            insert_note(tx, &note, &stat, racy(&stat), &sha)?;
+        }
+        Outcome::Drop { id, warning } => {
+            if let Some(w) = warning {
+                report.warnings.push(w);
+            }
+            if let Some(id) = id {
+                delete_note(tx, id)?;
+                report.removed += 1;
+            }
+        }
+        Outcome::Keep { warning } => report.warnings.push(warning),
+    }
+    Ok(())
+}
+
+fn insert_note(tx: &Transaction, note: &Note, stat: &FileStat, mtime_ns: i64, sha: &[u8; 32]) -> rusqlite::Result<()> {
+    let tags = serde_json::to_string(&note.tags).unwrap_or_else(|_| "[]".into());
+    let fields = serde_json::Value::Object(note.fields.clone()).to_string();
+    tx.prepare_cached(
+        "INSERT INTO notes(path, type, title, tags, fields, mtime_ns, size, sha256, body_line, indexed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        note.path,
+        note.kind,
+        note.title,
+        tags,
+        fields,
+        mtime_ns,
+        stat.size as i64,
+        &sha[..],
+        note.body_line,
+        now_secs()
+    ])?;
+    let id = tx.last_insert_rowid();
+    tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![id, note.title, note.tags.join(" "), note.text])?;
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO chunks(note_id, seq, line, end_line, heading, text, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for c in chunk_note(note) {
+        stmt.execute(params![id, c.seq, c.line, c.end_line, c.heading, c.text, &c.hash[..]])?;
+    }
+    Ok(())
+}
+
+fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?.execute([id])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?.execute([id])?;
+    tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([id])?;
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Finding the notes under a brain root: every `*.md`, minus dot-folders, `.gitignore` /
+//! `.brainignore` entries and the configured non-notes. Only `stat` is called here, so a
+//! walk of thousands of notes stays cheap enough to run before every search.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use ignore::overrides::OverrideBuilder;
+use ignore::WalkBuilder;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// A note file as seen by `stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    /// Path relative to the root, `/`-separated.
+    pub rel: String,
+    /// Absolute path.
+    pub abs: PathBuf,
+    /// Modification time in nanoseconds since the epoch (may be negative for old files).
+    pub mtime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The outcome of a walk: the files found and what had to be skipped, and why.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Note files, sorted by relative path.
+    pub files: Vec<FileStat>,
+    /// One line per problem (unreadable folder, symlink loop, ...), naming the path.
+    pub warnings: Vec<String>,
+}
+
+/// Checks that the root exists and is a readable directory.
+pub fn check_root(root: &Path) -> Result<()> {
+    match std::fs::metadata(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::RootMissing { path: root.to_path_buf() }),
+        Err(e) => Err(Error::RootUnreadable { path: root.to_path_buf(), reason: e.to_string() }),
+        Ok(m) if !m.is_dir() => Err(Error::RootUnreadable { path: root.to_path_buf(), reason: "not a directory".into() }),
+        Ok(_) => std::fs::read_dir(root)
+            .map(|_| ())
+            .map_err(|e| Error::RootUnreadable { path: root.to_path_buf(), reason: e.to_string() }),
+    }
+}
+
+/// Lists the note files under `config.root`.
+pub fn walk(config: &Config) -> Result<Walk> {
+    let root = &config.root;
+    check_root(root)?;
+    let mut overrides = OverrideBuilder::new(root);
+    for pattern in &config.exclude {
+        overrides
+            .add(&format!("!{pattern}"))
+            .map_err(|e| Error::Config(format!("exclude pattern {pattern:?}: {e}")))?;
+    }
+    let overrides = overrides.build().map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
+
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(true)
+        .parents(false)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(true)
+        .add_custom_ignore_filename(".brainignore")
+        .overrides(overrides);
+
+    let mut out = Walk::default();
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.warnings.push(format!("skipped: {e}"));
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let Some(rel) = relative(root, path) else { continue };
+        match entry.metadata() {
+            Ok(meta) => out.files.push(FileStat {
+                rel,
+                abs: path.to_path_buf(),
+                mtime_ns: mtime_ns(&meta),
+                size: meta.len(),
+            }),
+            // Deleted between the directory listing and the stat: it is simply not there.
+            Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {}
+            Err(e) => out.warnings.push(format!("{rel}: skipped: {e}")),
+        }
+    }
+    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.files.dedup_by(|a, b| a.rel == b.rel);
+    Ok(out)
+}
+
+/// `path` relative to `root` with `/` separators, or `None` when it is not valid UTF-8.
+pub fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// Modification time in nanoseconds since the epoch; files from before 1970 go negative.
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    match meta.modified() {
+        Ok(t) => match t.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i64,
+            Err(e) => -(e.duration().as_nanos() as i64),
+        },
+        Err(_) => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn names(w: &Walk) -> Vec<&str> {
+        w.files.iter().map(|f| f.rel.as_str()).collect()
+    }
+
+    #[test]
+    fn finds_notes_and_skips_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for p in [
+            "lore/a.md", "idea/b.md", "c.md", "README.md", "INDEX.md", "lore/MEMORY.md", "raw/x.md",
+            "lore/attachments/y.md", ".git/z.md", ".hidden/h.md", "notes.txt", "ignored/i.md", "secret.md",
+        ] {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "x").unwrap();
+        }
+        fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        fs::write(root.join(".brainignore"), "secret.md\n").unwrap();
+        let config = Config::for_root(root, root.join("data"));
+        let w = walk(&config).unwrap();
+        assert_eq!(names(&w), vec!["c.md", "idea/b.md", "lore/a.md"]);
+    }
+
+    #[test]
+    fn exclusions_are_configurable() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("README.md"), "x").unwrap();
+        fs::write(dir.path().join("draft.md"), "x").unwrap();
+        let mut config = Config::for_root(dir.path(), dir.path().join("data"));
+        config.exclude = vec!["draft.md".into()];
+        assert_eq!(names(&walk(&config).unwrap()), vec!["README.md"]);
+    }
+
+    #[test]
+    fn symlink_loop_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("a")).unwrap();
+        fs::write(dir.path().join("a/n.md"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("a/loop")).unwrap();
+        let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
+        assert_eq!(names(&w), vec!["a/n.md"]);
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+    }
+
+    #[test]
+    fn missing_root_is_an_error() {
+        let err = walk(&Config::for_root("/definitely/not/here", "/x")).unwrap_err();
+        assert!(matches!(err, Error::RootMissing { .. }));
+    }
+}

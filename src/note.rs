@@ -1,0 +1,391 @@
+//! One markdown file -> one [`Note`]: frontmatter fields, title, type, tags, the body, and a
+//! plain-text rendering of the body that keeps every source line on its own line, so that a
+//! position in the indexed text maps straight back to a line in the file.
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde_json::{Map, Value};
+
+/// A heading inside a note's body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// 1 for `#`, 2 for `##`, ...
+    pub level: u8,
+    /// The heading's text without markup.
+    pub text: String,
+    /// 1-based line in the file.
+    pub line: u32,
+}
+
+/// A parsed note. Paths are relative to the brain root with `/` separators.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// Relative path, e.g. `lore/flag-cleanup.md`.
+    pub path: String,
+    /// Frontmatter `type`, else the top-level folder, else `note`.
+    pub kind: String,
+    /// Frontmatter `title`, else the first `# ` heading, else the file stem.
+    pub title: String,
+    /// Frontmatter `tags` (a list, or a comma-separated string), without leading `#`.
+    pub tags: Vec<String>,
+    /// All frontmatter fields, as JSON.
+    pub fields: Map<String, Value>,
+    /// The markdown after the frontmatter.
+    pub body: String,
+    /// 1-based line in the file where `body` starts.
+    pub body_line: u32,
+    /// `body` reduced to plain text; line `i` of `text` is line `body_line + i` of the file.
+    pub text: String,
+    /// Headings in order.
+    pub headings: Vec<Heading>,
+}
+
+/// A problem with a note that did not stop it being indexed.
+pub type Warning = String;
+
+/// Parses a note from its bytes. Never fails: problems (invalid UTF-8, broken frontmatter)
+/// come back as warnings and the note is indexed as well as it can be.
+pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let source = match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(e) => {
+            warnings.push(format!("{rel_path}: invalid UTF-8 at byte {}; indexed with replacement characters", e.valid_up_to()));
+            String::from_utf8_lossy(bytes)
+        }
+    };
+    let source = source.strip_prefix('\u{feff}').unwrap_or(&source);
+
+    let (fields, body, body_line) = match split_frontmatter(source) {
+        Frontmatter::None => (Map::new(), source, 1),
+        Frontmatter::Unterminated => {
+            warnings.push(format!("{rel_path}: frontmatter has no closing '---'; read as plain markdown"));
+            (Map::new(), source, 1)
+        }
+        Frontmatter::Block { yaml, body, body_line } => match parse_yaml(yaml) {
+            Ok(fields) => (fields, body, body_line),
+            Err(why) => {
+                warnings.push(format!("{rel_path}: frontmatter ignored: {why}"));
+                (Map::new(), body, body_line)
+            }
+        },
+    };
+
+    let (text, headings) = plain_text(body, body_line);
+    let title = string_field(&fields, "title")
+        .or_else(|| headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| file_stem(rel_path).to_string());
+    let kind = string_field(&fields, "type")
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| rel_path.split_once('/').map(|(dir, _)| dir.to_string()))
+        .unwrap_or_else(|| "note".to_string());
+    let tags = tags_of(&fields);
+    let note = Note {
+        path: rel_path.to_string(),
+        kind,
+        title: title.trim().to_string(),
+        tags,
+        fields,
+        body: body.to_string(),
+        body_line,
+        text,
+        headings,
+    };
+    (note, warnings)
+}
+
+enum Frontmatter<'a> {
+    None,
+    Unterminated,
+    Block { yaml: &'a str, body: &'a str, body_line: u32 },
+}
+
+/// Finds a `---` ... `---` (or `...`) block at the very top of the file.
+fn split_frontmatter(source: &str) -> Frontmatter<'_> {
+    let first_end = source.find('\n').unwrap_or(source.len());
+    if source[..first_end].trim_end() != "---" {
+        return Frontmatter::None;
+    }
+    let mut offset = (first_end + 1).min(source.len());
+    let mut line = 2u32;
+    while offset < source.len() {
+        let end = source[offset..].find('\n').map(|i| offset + i).unwrap_or(source.len());
+        let text = source[offset..end].trim_end();
+        if text == "---" || text == "..." {
+            let body_start = (end + 1).min(source.len());
+            return Frontmatter::Block {
+                yaml: &source[first_end + 1..offset],
+                body: &source[body_start..],
+                body_line: line + 1,
+            };
+        }
+        offset = end + 1;
+        line += 1;
+    }
+    Frontmatter::Unterminated
+}
+
+fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
+    if yaml.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
+    match yaml_to_json(value) {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => Err(format!("expected key: value pairs, found {}", json_kind(&other))),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// YAML allows non-string keys and tagged values; JSON does not. Keys become strings.
+fn yaml_to_json(v: serde_yaml_ng::Value) -> Value {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                n.as_f64().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::Null)
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
+        Y::Mapping(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| {
+                    let key = match yaml_to_json(k) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        Y::Tagged(t) => yaml_to_json(t.value),
+    }
+}
+
+fn string_field(fields: &Map<String, Value>, key: &str) -> Option<String> {
+    match fields.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn tags_of(fields: &Map<String, Value>) -> Vec<String> {
+    let raw: Vec<String> = match fields.get("tags") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Some(Value::String(s)) => s.split([',', ' ']).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    let mut tags: Vec<String> = Vec::new();
+    for t in raw {
+        let t = t.trim().trim_start_matches('#').trim();
+        if !t.is_empty() && !tags.iter().any(|x| x == t) {
+            tags.push(t.to_string());
+        }
+    }
+    tags
+}
+
+fn file_stem(rel_path: &str) -> &str {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    name.strip_suffix(".md").unwrap_or(name)
+}
+
+/// Renders markdown to plain text, placing each piece of text on the line it came from.
+/// Link targets and markup characters are dropped; code and literal HTML are kept.
+fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(body.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
+
+    let mut out = String::with_capacity(body.len());
+    let mut cur_line = 0usize;
+    let mut need_space = false;
+    let mut headings = Vec::new();
+    let mut heading: Option<(u8, usize, String)> = None;
+
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+        let text = match &event {
+            // HTML stays searchable as literal text: it is the user's writing, and the panel
+            // always shows it as text, never as markup.
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => t.as_ref(),
+            Event::Start(Tag::Heading { level, .. }) => {
+                heading = Some((heading_level(*level), line_of(range.start), String::new()));
+                continue;
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, line, text)) = heading.take() {
+                    headings.push(Heading { level, text: text.trim().to_string(), line: body_line + line as u32 });
+                }
+                need_space = true;
+                continue;
+            }
+            Event::End(
+                TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::TableCell | TagEnd::BlockQuote(_),
+            )
+            | Event::SoftBreak
+            | Event::HardBreak => {
+                need_space = true;
+                continue;
+            }
+            _ => continue,
+        };
+        if let Some((_, _, h)) = heading.as_mut() {
+            h.push_str(text);
+        }
+        let line = line_of(range.start);
+        if line > cur_line {
+            out.extend(std::iter::repeat_n('\n', line - cur_line));
+            cur_line = line;
+        } else if need_space && !out.ends_with(char::is_whitespace) && !out.is_empty() {
+            out.push(' ');
+        }
+        need_space = false;
+        out.push_str(text);
+        cur_line += text.matches('\n').count();
+    }
+    (out, headings)
+}
+
+fn heading_level(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_fields_title_type_tags() {
+        let src = "---\ntitle: \"Flag Cleanup: Rework Tests\"\ntype: lore\ntags: [testing, 'feature-flags']\nsource: pr-123\n---\n# Heading\n\nBody text.\n";
+        let (n, w) = parse("lore/flag.md", src.as_bytes());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(n.title, "Flag Cleanup: Rework Tests");
+        assert_eq!(n.kind, "lore");
+        assert_eq!(n.tags, vec!["testing", "feature-flags"]);
+        assert_eq!(n.fields["source"], "pr-123");
+        assert_eq!(n.body_line, 7);
+        assert_eq!(n.headings, vec![Heading { level: 1, text: "Heading".into(), line: 7 }]);
+    }
+
+    #[test]
+    fn block_list_tags_and_hash_prefix() {
+        let src = "---\ntags:\n  - '#rust'\n  - sqlite\n  - rust\n---\nx\n";
+        let (n, _) = parse("a.md", src.as_bytes());
+        assert_eq!(n.tags, vec!["rust", "sqlite"]);
+    }
+
+    #[test]
+    fn comma_separated_tag_string() {
+        let (n, _) = parse("a.md", b"---\ntags: rust, sqlite\n---\n");
+        assert_eq!(n.tags, vec!["rust", "sqlite"]);
+    }
+
+    #[test]
+    fn title_falls_back_to_heading_then_stem() {
+        let (n, _) = parse("idea/x.md", b"some text\n\n# Real Title\n");
+        assert_eq!(n.title, "Real Title");
+        let (n, _) = parse("idea/my-note.md", b"## not level one\n");
+        assert_eq!(n.title, "my-note");
+    }
+
+    #[test]
+    fn type_falls_back_to_top_folder_then_note() {
+        assert_eq!(parse("research-link/deep/x.md", b"").0.kind, "research-link");
+        assert_eq!(parse("x.md", b"").0.kind, "note");
+    }
+
+    #[test]
+    fn broken_frontmatter_is_a_warning_not_a_failure() {
+        let (n, w) = parse("a.md", b"---\ntitle: [unclosed\n---\nbody words\n");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("a.md"));
+        assert!(n.text.contains("body words"));
+        assert_eq!(n.title, "a");
+    }
+
+    #[test]
+    fn non_mapping_frontmatter_is_a_warning() {
+        let (_, w) = parse("a.md", b"---\n- just\n- a list\n---\nbody\n");
+        assert!(w[0].contains("expected key: value pairs, found a list"), "{w:?}");
+    }
+
+    #[test]
+    fn unterminated_frontmatter_keeps_all_text() {
+        let (n, w) = parse("a.md", b"---\ntitle: x\nno end here\n");
+        assert_eq!(w.len(), 1);
+        assert!(n.text.contains("no end here"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_indexed_lossily_with_a_warning() {
+        let (n, w) = parse("bad.md", b"hello \xff\xfe world\n");
+        assert!(w[0].contains("bad.md") && w[0].contains("UTF-8"));
+        assert!(n.text.contains("hello") && n.text.contains("world"));
+    }
+
+    #[test]
+    fn empty_file() {
+        let (n, w) = parse("lore/empty.md", b"");
+        assert!(w.is_empty());
+        assert_eq!(n.title, "empty");
+        assert_eq!(n.text, "");
+    }
+
+    #[test]
+    fn plain_text_keeps_lines_aligned_with_the_file() {
+        let src = "---\ntitle: t\n---\n# Top\n\nSome *emphasis* and [a link](http://x.y).\n\n```rust\nfn main() {}\nlet x = 1;\n```\n\n- item one\n- item two\n";
+        let (n, _) = parse("a.md", src.as_bytes());
+        let file_lines: Vec<&str> = src.lines().collect();
+        for (i, line) in n.text.lines().enumerate() {
+            let file_line = file_lines[n.body_line as usize - 1 + i];
+            for word in line.split_whitespace() {
+                let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+                assert!(file_line.contains(word), "line {i}: {word:?} not in {file_line:?}");
+            }
+        }
+        assert!(n.text.contains("Some emphasis and a link."));
+        assert!(!n.text.contains("http://x.y"));
+        assert!(n.text.contains("fn main() {}\nlet x = 1;"));
+    }
+
+    #[test]
+    fn html_is_kept_as_literal_text() {
+        let (n, _) = parse("a.md", b"<script>alert(1)</script>\n\nkept\n");
+        assert!(n.text.contains("<script>alert(1)</script>"));
+        assert!(n.text.contains("kept"));
+    }
+}
