@@ -1,17 +1,19 @@
 //! The `brain` binary's glue: parse arguments, call the library, print, pick the exit code.
 
 mod args;
+mod index;
 mod print;
+mod search;
+mod status;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use brain::search::{Filters, SearchRequest};
-use brain::{Config, Engine};
+use brain::Config;
 use clap::Parser;
 
-use args::{Cli, Command, IndexArgs, SearchArgs, StatusArgs};
+use args::{Cli, Command};
 
 /// Runs the command line and turns the outcome into an exit code: 0 success, 1 failure,
 /// 2 bad input. A closed stdout (`brain search x | head -1`) is success, not an error.
@@ -33,61 +35,8 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     let config = Config::load(brain::config::Overrides { root: cli.dir.clone(), ..Default::default() })?;
     match cli.command {
-        Command::Index(args) => index(config, args),
-        Command::Search(args) => search(config, args),
-        Command::Status(args) => status(config, args),
+        Command::Index(args) => index::run(config, args),
+        Command::Search(args) => search::run(config, args),
+        Command::Status(args) => status::run(config, args),
     }
-}
-
-fn index(config: Config, args: IndexArgs) -> Result<ExitCode> {
-    let engine = Engine::open(config)?;
-    let report = engine.sync()?;
-    let notes = engine.status()?.notes;
-    let mut err = io::stderr().lock();
-    for w in &report.warnings {
-        writeln!(err, "warning: {w}")?;
-    }
-    let mut out = io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string(&report)?)?;
-    } else {
-        print::sync_line(&mut out, &report, notes)?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn search(config: Config, args: SearchArgs) -> Result<ExitCode> {
-    let request = SearchRequest {
-        query: args::restore_query(&args.query),
-        mode: args.mode,
-        top: args.top,
-        filters: Filters { kind: args.kind, tag: args.tag },
-        sync: !args.no_sync,
-        explain: args.explain,
-    };
-    let engine = Engine::open(config)?;
-    let response = engine.search(&request)?;
-    if let Some(notice) = &response.notice {
-        writeln!(io::stderr(), "{notice}")?;
-    }
-    let mut out = io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string(&response)?)?;
-    } else {
-        print::search(&mut out, &response)?;
-    }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn status(config: Config, args: StatusArgs) -> Result<ExitCode> {
-    let engine = Engine::open(config)?;
-    let status = engine.status()?;
-    let mut out = io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
-    } else {
-        print::status(&mut out, &status)?;
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,36 @@
+//! `brain search`.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use brain::search::{Filters, SearchRequest};
+use brain::{Config, Engine};
+
+use super::args::{self, SearchArgs};
+use super::print;
+
+/// Runs `brain search`.
+pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
+    let request = SearchRequest {
+        query: args::restore_query(&args.query),
+        mode: args.mode,
+        top: args.top,
+        filters: Filters { kind: args.kind, tag: args.tag },
+        sync: !args.no_sync,
+        explain: args.explain,
+    };
+    let engine = Engine::open(config)?;
+    let response = engine.search(&request)?;
+    if let Some(notice) = &response.notice {
+        writeln!(io::stderr(), "{notice}")?;
+    }
+    let mut out = io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&response)?)?;
+    } else {
+        print::search(&mut out, &response)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
