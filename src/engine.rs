@@ -110,7 +110,7 @@ impl Engine {
         let mut results = Vec::with_capacity(found.len());
         for (rank, hit) in found.iter().enumerate() {
             let Some(row) = self.note_row(&conn, hit.note_id)? else { continue };
-            let line = bm25::match_line(&conn, &query, hit.note_id, &hit.snippet, row.body_line)
+            let (snip, line) = bm25::snippet_and_line(&conn, &query, hit.note_id, row.body_line)
                 .map_err(|e| self.index.err(e))?;
             results.push(Hit {
                 abs_path: self.config.root.join(&row.path).to_string_lossy().into_owned(),
@@ -118,7 +118,7 @@ impl Engine {
                 kind: row.kind,
                 title: row.title,
                 tags: row.tags,
-                snippet: snippet::one_line(&hit.snippet),
+                snippet: snippet::one_line(&snip),
                 score: hit.score,
                 bm25_rank: Some(rank as u32 + 1),
                 sem_rank: None,

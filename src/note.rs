@@ -70,11 +70,12 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         },
     };
 
-    let (text, headings) = plain_text(body, body_line);
+    let (mut text, headings) = plain_text(body, body_line);
     let title = string_field(&fields, "title")
         .or_else(|| headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| file_stem(rel_path).to_string());
+    blank_title_heading(&mut text, &headings, &title, body_line);
     let kind = string_field(&fields, "type")
         .filter(|t| !t.trim().is_empty())
         .or_else(|| rel_path.split_once('/').map(|(dir, _)| dir.to_string()))
@@ -92,6 +93,20 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         headings,
     };
     (note, warnings)
+}
+
+/// The `# Title` line repeats the title, which is indexed (and weighted) on its own: left in
+/// the body it would count twice and open every snippet. Its line stays, empty, so line
+/// numbers still match the file.
+fn blank_title_heading(text: &mut String, headings: &[Heading], title: &str, body_line: u32) {
+    let Some(h) = headings.first().filter(|h| h.level == 1 && h.text.trim() == title.trim()) else { return };
+    let idx = (h.line - body_line) as usize;
+    let start: usize = text.split('\n').take(idx).map(|l| l.len() + 1).sum();
+    if start > text.len() {
+        return;
+    }
+    let end = text[start..].find('\n').map(|i| start + i).unwrap_or(text.len());
+    text.replace_range(start..end, "");
 }
 
 enum Frontmatter<'a> {
@@ -355,6 +370,14 @@ mod tests {
         let (n, w) = parse("bad.md", b"hello \xff\xfe world\n");
         assert!(w[0].contains("bad.md") && w[0].contains("UTF-8"));
         assert!(n.text.contains("hello") && n.text.contains("world"));
+    }
+
+    #[test]
+    fn title_heading_is_not_repeated_in_the_text() {
+        let (n, _) = parse("a.md", b"# Flags\n\nFlags are fun.\n## Flags\n");
+        assert_eq!(n.text, "\n\nFlags are fun.\nFlags");
+        let (n, _) = parse("a.md", b"---\ntitle: Other\n---\n# Flags\nx\n");
+        assert!(n.text.starts_with("Flags"));
     }
 
     #[test]

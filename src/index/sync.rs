@@ -277,3 +277,51 @@ fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([id])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn config(root: &std::path::Path) -> Config {
+        Config::for_root(root, root.join(".data"))
+    }
+
+    #[test]
+    fn file_deleted_between_walk_and_read_is_dropped_quietly() {
+        let dir = tempfile::tempdir().unwrap();
+        let stat = FileStat { rel: "gone.md".into(), abs: dir.path().join("gone.md"), mtime_ns: 1, size: 3 };
+        let known = Known { id: 7, mtime_ns: 0, size: 3, sha: [0; 32] };
+        match read_one(&stat, Some(&known), &config(dir.path())) {
+            Outcome::Drop { id: Some(7), warning: None } => {}
+            _ => panic!("expected a quiet drop"),
+        }
+    }
+
+    #[test]
+    fn unchanged_content_is_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "# A\nsame\n").unwrap();
+        let cfg = config(dir.path());
+        let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
+        assert_eq!(sync(&index, &cfg).unwrap().added, 1);
+        let id_before: i64 = index.conn().unwrap().query_row("SELECT id FROM notes", [], |r| r.get(0)).unwrap();
+        let f = std::fs::File::options().write(true).open(dir.path().join("a.md")).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(5)).unwrap();
+        let report = sync(&index, &cfg).unwrap();
+        assert!(report.is_noop(), "{report:?}");
+        let id_after: i64 = index.conn().unwrap().query_row("SELECT id FROM notes", [], |r| r.get(0)).unwrap();
+        assert_eq!(id_before, id_after, "the row was rewritten");
+    }
+
+    #[test]
+    fn racy_writes_are_rehashed_next_time() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "one").unwrap();
+        let cfg = config(dir.path());
+        let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
+        sync(&index, &cfg).unwrap();
+        let stored: i64 = index.conn().unwrap().query_row("SELECT mtime_ns FROM notes", [], |r| r.get(0)).unwrap();
+        assert_eq!(stored, -1, "a just-written file must be re-checked by content next time");
+    }
+}

@@ -59,7 +59,13 @@ pub fn walk(config: &Config) -> Result<Walk> {
 
     let mut builder = WalkBuilder::new(root);
     builder
-        .hidden(true)
+        // Dot-folders (.git, .obsidian, .trash) hold no notes; dot-files may (tldr's `..md`).
+        .hidden(false)
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e.file_type().is_some_and(|t| t.is_dir())
+                || !e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+        })
         .parents(false)
         .git_global(false)
         .git_exclude(false)
@@ -136,6 +142,7 @@ mod tests {
         for p in [
             "lore/a.md", "idea/b.md", "c.md", "README.md", "INDEX.md", "lore/MEMORY.md", "raw/x.md",
             "lore/attachments/y.md", ".git/z.md", ".hidden/h.md", "notes.txt", "ignored/i.md", "secret.md",
+            "..md",
         ] {
             let path = root.join(p);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -145,7 +152,7 @@ mod tests {
         fs::write(root.join(".brainignore"), "secret.md\n").unwrap();
         let config = Config::for_root(root, root.join("data"));
         let w = walk(&config).unwrap();
-        assert_eq!(names(&w), vec!["c.md", "idea/b.md", "lore/a.md"]);
+        assert_eq!(names(&w), vec!["..md", "c.md", "idea/b.md", "lore/a.md"]);
     }
 
     #[test]

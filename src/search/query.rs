@@ -104,6 +104,28 @@ impl Query {
     }
 }
 
+impl Query {
+    /// Query words that look like identifiers (`wal_checkpoint`, `tokio::select!`,
+    /// `Idempotency-Key`, `NaiveDateTime`), lowercased: worth finding literally, since the
+    /// tokenizer splits them into ordinary words.
+    pub fn identifiers(&self) -> Vec<String> {
+        self.terms
+            .iter()
+            .filter(|t| !t.prefix && !t.text.contains(char::is_whitespace))
+            .map(|t| t.text.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_string())
+            .filter(|w| is_identifier(w))
+            .map(|w| w.to_lowercase())
+            .collect()
+    }
+}
+
+/// Joined words (`a_b`, `a::b`, `a.b`, `a-b`) and inner capitals (`NaiveDateTime`).
+fn is_identifier(word: &str) -> bool {
+    let joined = word.contains(['_', ':', '.', '-', '/']) && word.chars().filter(|c| c.is_alphanumeric()).count() >= 2;
+    let camel = word.chars().skip(1).any(char::is_uppercase) && word.chars().any(char::is_lowercase);
+    joined || camel
+}
+
 impl Term {
     /// The term as an FTS5 string: quoted, inner quotes doubled, `*` outside the quotes.
     fn to_fts(&self) -> String {
@@ -170,6 +192,12 @@ mod tests {
     #[test]
     fn only_excludes_match_nothing() {
         assert_eq!(m("-foo"), None);
+    }
+
+    #[test]
+    fn identifiers_are_recognised() {
+        let q = Query::parse("wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key plain words \"a_b c\"");
+        assert_eq!(q.identifiers(), vec!["wal_checkpoint", "tokio::select", "naivedatetime", "idempotency-key"]);
     }
 
     #[test]
