@@ -1,7 +1,8 @@
-//! `brain index`: sync the index with the folder and say what changed.
+//! `brain index`: sync the index with the folder, embed new passages, say what changed.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::Result;
 use brain::{Config, Engine};
@@ -18,11 +19,27 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     for w in &report.warnings {
         writeln!(err, "warning: {w}")?;
     }
+    drop(err);
+    let show_progress = io::stderr().is_terminal() && !args.json;
+    let started = Instant::now();
+    let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
+        if show_progress {
+            let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            let _ = write!(io::stderr(), "\r\x1b[Kembedding {done}/{total} passages ({rate:.0}/s)");
+        }
+    })?;
+    if show_progress && embedded.embedded > 0 {
+        let _ = write!(io::stderr(), "\r\x1b[K");
+    }
     let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&report)?)?;
+        let json = serde_json::json!({ "sync": report, "embed": embedded });
+        writeln!(out, "{json}")?;
     } else {
         print::sync_line(&mut out, &report, notes)?;
+        if embedded.embedded > 0 {
+            print::embed_line(&mut out, &embedded)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

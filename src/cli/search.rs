@@ -29,6 +29,9 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&response)?)?;
     } else {
+        if let Some(explain) = &response.explain {
+            print::explain(&mut out, explain)?;
+        }
         print::search(&mut out, &response)?;
     }
     out.flush()?;

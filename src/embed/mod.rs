@@ -17,3 +17,18 @@ pub trait Embedder: Send + Sync {
     /// Embeds a search query (adds the model's query prefix, if any).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
 }
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::model::ModelError;
+
+/// Whether the configured model's files are installed (no hashing: a cheap check).
+pub fn is_installed(_config: &Config) -> bool {
+    false
+}
+
+/// Verifies and loads the configured model.
+pub fn load(config: &Config) -> Result<Arc<dyn Embedder>> {
+    Err(ModelError::NotInstalled(config.model.clone()).into())
+}

@@ -6,6 +6,7 @@ pub mod chunk;
 pub mod recall;
 pub mod schema;
 pub mod sync;
+pub mod vectors;
 pub mod walk;
 
 use std::path::{Path, PathBuf};

@@ -111,6 +111,9 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
     let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
     set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
     set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
+    if !report.is_noop() {
+        super::vectors::bump_version(&tx).map_err(|e| index.err(e))?;
+    }
     tx.commit().map_err(|e| index.err(e))?;
     Ok(report)
 }

@@ -2,7 +2,10 @@
 //! the retrieval stages (BM25 now; semantic and fusion build on the same types).
 
 pub mod bm25;
+pub mod evidence;
+pub mod fuse;
 pub mod query;
+pub mod semantic;
 pub mod snippet;
 
 use std::fmt;

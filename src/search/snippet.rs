@@ -25,8 +25,50 @@ pub fn truncate(s: &str, max: usize) -> String {
     format!("{}...", cut.trim_end())
 }
 
+/// Longest semantic passage shown as a snippet, in characters.
+pub const PASSAGE_CHARS: usize = 200;
+
+/// Puts «marks» around whole-word, case-insensitive occurrences of `words` (at least three
+/// letters) so a semantic passage shows any words it shares with the query.
+pub fn mark_words(text: &str, words: &[String]) -> String {
+    let wanted: Vec<String> = words.iter().filter(|w| w.chars().count() >= 3).map(|w| w.to_lowercase()).collect();
+    if wanted.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut word = String::new();
+    let flush = |out: &mut String, word: &mut String| {
+        if !word.is_empty() {
+            if wanted.contains(&word.to_lowercase()) {
+                out.push('«');
+                out.push_str(word);
+                out.push('»');
+            } else {
+                out.push_str(word);
+            }
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut out, &mut word);
+            out.push(c);
+        }
+    }
+    flush(&mut out, &mut word);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn marks_whole_words_only() {
+        let words = vec!["flag".to_string(), "it".to_string()];
+        assert_eq!(mark_words("Flag flags, flag! it", &words), "«Flag» flags, «flag»! it");
+    }
+
     use super::*;
 
     #[test]

@@ -1,0 +1,139 @@
+//! Chunk vectors: little-endian f32 BLOBs keyed by the chunk text's SHA-256, for the model
+//! named in `meta.embed_model` (dimension in `meta.embed_dim`). A different model clears
+//! them all; an unchanged chunk keeps its vector through renames and touches.
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::set_meta;
+
+/// A passage that needs a vector.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The chunk text's SHA-256 (the vector's key).
+    pub hash: Vec<u8>,
+    /// The text to embed.
+    pub text: String,
+}
+
+/// The model and dimension the stored vectors belong to, if any.
+pub fn stored_model(conn: &Connection) -> rusqlite::Result<Option<(String, usize)>> {
+    let get = |k: &str| -> rusqlite::Result<Option<String>> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0)).optional()
+    };
+    Ok(match (get("embed_model")?, get("embed_dim")?) {
+        (Some(m), Some(d)) => d.parse().ok().map(|d| (m, d)),
+        _ => None,
+    })
+}
+
+/// Makes the stored vectors belong to `model`: when another model (or dimension) made
+/// them, they are all deleted so everything is re-embedded. Returns true when it cleared.
+pub fn claim_for_model(tx: &Transaction, model: &str, dim: usize) -> rusqlite::Result<bool> {
+    let current = stored_model(tx)?;
+    if current.as_ref().is_some_and(|(m, d)| m == model && *d == dim) {
+        return Ok(false);
+    }
+    tx.execute("DELETE FROM vectors", [])?;
+    set_meta(tx, "embed_model", model)?;
+    set_meta(tx, "embed_dim", &dim.to_string())?;
+    bump_version(tx)?;
+    Ok(current.is_some())
+}
+
+/// Distinct chunk texts without a vector, shortest first (so batches pad little).
+pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Pending>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.hash, MIN(c.text) FROM chunks c
+         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
+         GROUP BY c.hash ORDER BY length(MIN(c.text)) LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| Ok(Pending { hash: r.get(0)?, text: r.get(1)? }))?;
+    rows.collect()
+}
+
+/// How many distinct chunk texts have no vector.
+pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {
+    conn.query_row(
+        "SELECT COUNT(DISTINCT c.hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n as u64)
+}
+
+/// Stores vectors for `hashes` (same order).
+pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO vectors(hash, vec) VALUES (?1, ?2)")?;
+    for (hash, vec) in hashes.iter().zip(vectors) {
+        stmt.execute(params![hash, to_blob(vec)])?;
+    }
+    bump_version(tx)
+}
+
+/// Deletes vectors no chunk refers to any more (notes deleted or edited).
+pub fn collect_garbage(tx: &Transaction) -> rusqlite::Result<usize> {
+    tx.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)", [])
+}
+
+/// A counter that moves whenever chunks or vectors change, so a cached matrix knows when
+/// it is stale without reloading anything.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'vectors_version'", [], |r| r.get::<_, String>(0))
+        .optional()
+        .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Moves [`version`] on.
+pub fn bump_version(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES ('vectors_version', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+    )?
+    .execute([])?;
+    Ok(())
+}
+
+/// Every chunk that has a vector: (chunk id, note id, vector), in chunk id order.
+pub fn for_each_vector(
+    conn: &Connection,
+    mut f: impl FnMut(i64, i64, &[u8]),
+) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id, c.note_id, v.vec FROM chunks c JOIN vectors v ON v.hash = c.hash ORDER BY c.id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let blob = row.get_ref(2)?.as_blob()?;
+        f(row.get(0)?, row.get(1)?, blob);
+    }
+    Ok(())
+}
+
+/// f32 -> little-endian bytes.
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes -> f32s, appended to `out`. Returns false when the length is not a
+/// whole number of floats.
+pub fn extend_from_blob(out: &mut Vec<f32>, blob: &[u8]) -> bool {
+    if blob.len() % 4 != 0 {
+        return false;
+    }
+    out.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_round_trip() {
+        let v = vec![1.0f32, -2.5, f32::MIN_POSITIVE];
+        let mut back = Vec::new();
+        assert!(extend_from_blob(&mut back, &to_blob(&v)));
+        assert_eq!(back, v);
+        assert!(!extend_from_blob(&mut back, &[1, 2, 3]));
+    }
+}

@@ -1,0 +1,105 @@
+//! Per-query evidence the fusion weighs the two lists by: how rare the query's words are,
+//! which of them the keyword list's best note actually contains, and how peaked each list's
+//! scores are. Every figure here is shown by `--explain`.
+
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+use super::query::Query;
+
+/// At most this many terms are examined (each costs two tiny FTS lookups).
+const MAX_TERMS: usize = 16;
+
+/// One query term's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TermStat {
+    /// The term as typed.
+    pub term: String,
+    /// Notes containing it.
+    pub df: u64,
+    /// BM25's inverse document frequency: `ln(1 + (N - df + 0.5) / (df + 0.5))`.
+    pub idf: f64,
+    /// Whether the keyword list's best note contains it.
+    pub in_top: bool,
+}
+
+/// What is known about a query before fusing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Statistics of the positive terms.
+    pub terms: Vec<TermStat>,
+    /// Share of the query's IDF mass found in the keyword list's best note (0..1).
+    pub coverage: f64,
+    /// Top keyword score over the 10th (>= 1; 1 when there are fewer than 2 hits): how much
+    /// the best keyword match stands out.
+    pub bm25_peak: f64,
+    /// Top semantic similarity minus the 10th: how much the best passage stands out.
+    pub sem_gap: f64,
+}
+
+/// Term statistics against the index, with `top` the keyword list's best note.
+pub fn term_stats(conn: &Connection, query: &Query, top: Option<i64>, total_notes: u64) -> rusqlite::Result<Vec<TermStat>> {
+    let mut out = Vec::new();
+    let n = total_notes as f64;
+    let mut count = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")?;
+    let mut has = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2")?;
+    for term in query.terms.iter().take(MAX_TERMS) {
+        let single = Query { terms: vec![term.clone()], excludes: Vec::new() };
+        let Some(expr) = single.to_match() else { continue };
+        let df = count.query_row([&expr], |r| r.get::<_, i64>(0))? as u64;
+        let in_top = match top {
+            Some(id) => has.query_row(rusqlite::params![expr, id], |r| r.get::<_, i64>(0))? > 0,
+            None => false,
+        };
+        let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+        out.push(TermStat { term: term.text.clone(), df, idf, in_top });
+    }
+    Ok(out)
+}
+
+/// Share of IDF mass present in the best keyword hit.
+pub fn coverage(terms: &[TermStat]) -> f64 {
+    let total: f64 = terms.iter().map(|t| t.idf).sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    terms.iter().filter(|t| t.in_top).map(|t| t.idf).sum::<f64>() / total
+}
+
+/// `scores[0] / scores[9]` (or the last), for scores best first.
+pub fn peak(scores: &[f64]) -> f64 {
+    match (scores.first(), scores.get(9).or(scores.last())) {
+        (Some(&top), Some(&tenth)) if scores.len() > 1 && tenth > 0.0 => top / tenth,
+        _ => 1.0,
+    }
+}
+
+/// `scores[0] - scores[9]` (or the last), for scores best first.
+pub fn gap(scores: &[f32]) -> f64 {
+    match (scores.first(), scores.get(9).or(scores.last())) {
+        (Some(&top), Some(&tenth)) => (top - tenth) as f64,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(idf: f64, in_top: bool) -> TermStat {
+        TermStat { term: "x".into(), df: 1, idf, in_top }
+    }
+
+    #[test]
+    fn coverage_weights_rare_terms() {
+        assert_eq!(coverage(&[]), 0.0);
+        assert!((coverage(&[t(3.0, true), t(1.0, false)]) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn peak_and_gap() {
+        assert_eq!(peak(&[5.0]), 1.0);
+        assert_eq!(peak(&[6.0, 3.0]), 2.0);
+        assert!((gap(&[0.9, 0.5]) - 0.4).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,172 @@
+//! Semantic search: every chunk vector in one contiguous row-major matrix, scored against
+//! the query vector by dot product (vectors are normalised, so this is cosine similarity).
+//! Below ~10^5 chunks a brute-force scan beats any index, and it is exact.
+
+use std::collections::HashSet;
+
+use rayon::prelude::*;
+
+/// Rows scored per parallel task: big enough that threading pays for itself.
+const ROWS_PER_TASK: usize = 4096;
+
+/// All chunk vectors of one model, loaded once.
+#[derive(Debug, Default)]
+pub struct Matrix {
+    dim: usize,
+    data: Vec<f32>,
+    chunk_ids: Vec<i64>,
+    note_ids: Vec<i64>,
+}
+
+/// A note's best chunk for a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SemHit {
+    /// `notes.id`.
+    pub note_id: i64,
+    /// `chunks.id` of the best-scoring passage.
+    pub chunk_id: i64,
+    /// Cosine similarity of that passage.
+    pub score: f32,
+}
+
+impl Matrix {
+    /// An empty matrix for vectors of length `dim`.
+    pub fn new(dim: usize) -> Matrix {
+        Matrix { dim, ..Default::default() }
+    }
+
+    /// Adds one chunk's vector. Vectors of the wrong length are refused (returns false).
+    pub fn push(&mut self, chunk_id: i64, note_id: i64, vector: &[f32]) -> bool {
+        if vector.len() != self.dim {
+            return false;
+        }
+        self.data.extend_from_slice(vector);
+        self.chunk_ids.push(chunk_id);
+        self.note_ids.push(note_id);
+        true
+    }
+
+    /// Adds a vector stored as little-endian bytes.
+    pub fn push_blob(&mut self, chunk_id: i64, note_id: i64, blob: &[u8]) -> bool {
+        if blob.len() != self.dim * 4 {
+            return false;
+        }
+        let before = self.data.len();
+        crate::index::vectors::extend_from_blob(&mut self.data, blob);
+        debug_assert_eq!(self.data.len(), before + self.dim);
+        self.chunk_ids.push(chunk_id);
+        self.note_ids.push(note_id);
+        true
+    }
+
+    /// Number of chunk vectors.
+    pub fn len(&self) -> usize {
+        self.chunk_ids.len()
+    }
+
+    /// True when there are no vectors.
+    pub fn is_empty(&self) -> bool {
+        self.chunk_ids.is_empty()
+    }
+
+    /// Vector length.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The similarity of every chunk to `query`, in row order.
+    pub fn scores(&self, query: &[f32]) -> Vec<f32> {
+        assert_eq!(query.len(), self.dim, "query vector length");
+        let mut out = vec![0f32; self.len()];
+        let dim = self.dim;
+        let rows = self.data.par_chunks(dim * ROWS_PER_TASK);
+        out.par_chunks_mut(ROWS_PER_TASK).zip(rows).for_each(|(out, rows)| {
+            for (o, row) in out.iter_mut().zip(rows.chunks_exact(dim)) {
+                *o = dot(row, query);
+            }
+        });
+        out
+    }
+
+    /// The `limit` best notes by their best chunk, best first. `allowed` restricts notes
+    /// (filters); `None` allows all.
+    pub fn top_notes(&self, query: &[f32], limit: usize, allowed: Option<&HashSet<i64>>) -> Vec<SemHit> {
+        if self.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let scores = self.scores(query);
+        let mut best: std::collections::HashMap<i64, SemHit> = std::collections::HashMap::new();
+        for (i, &score) in scores.iter().enumerate() {
+            let note_id = self.note_ids[i];
+            if allowed.is_some_and(|a| !a.contains(&note_id)) {
+                continue;
+            }
+            let hit = SemHit { note_id, chunk_id: self.chunk_ids[i], score };
+            best.entry(note_id).and_modify(|b| if score > b.score { *b = hit }).or_insert(hit);
+        }
+        let mut hits: Vec<SemHit> = best.into_values().collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+/// Dot product written so the compiler vectorises it (8 independent accumulators).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, ra) = a.split_at(a.len() / 8 * 8);
+    let (cb, rb) = b.split_at(ca.len());
+    for (x, y) in ca.chunks_exact(8).zip(cb.chunks_exact(8)) {
+        for k in 0..8 {
+            acc[k] = x[k].mul_add(y[k], acc[k]);
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn dot_matches_naive_for_odd_lengths() {
+        for len in [1, 7, 8, 9, 384, 385] {
+            let a: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..len).map(|i| (i as f32 * 0.11).cos()).collect();
+            let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - naive).abs() < 1e-4, "len {len}");
+        }
+    }
+
+    #[test]
+    fn best_chunk_per_note_and_filters() {
+        let mut m = Matrix::new(2);
+        assert!(m.push(1, 10, &unit(&[1.0, 0.0])));
+        assert!(m.push(2, 10, &unit(&[0.0, 1.0])));
+        assert!(m.push(3, 20, &unit(&[1.0, 1.0])));
+        assert!(!m.push(4, 30, &[1.0]));
+        let q = unit(&[0.0, 1.0]);
+        let hits = m.top_notes(&q, 5, None);
+        assert_eq!(hits.iter().map(|h| (h.note_id, h.chunk_id)).collect::<Vec<_>>(), vec![(10, 2), (20, 3)]);
+        let only20: HashSet<i64> = [20].into();
+        assert_eq!(m.top_notes(&q, 5, Some(&only20))[0].note_id, 20);
+        assert_eq!(m.top_notes(&q, 1, None).len(), 1);
+    }
+
+    #[test]
+    fn parallel_scan_covers_every_row() {
+        let mut m = Matrix::new(4);
+        for i in 0..10_000 {
+            m.push(i, i, &[i as f32, 0.0, 0.0, 1.0]);
+        }
+        let s = m.scores(&[1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(s.len(), 10_000);
+        assert!(s.iter().enumerate().all(|(i, &v)| v == i as f32));
+    }
+}
