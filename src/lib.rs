@@ -20,6 +20,7 @@ pub mod config;
 pub mod embed;
 mod engine;
 pub mod error;
+pub mod eval;
 pub mod index;
 pub mod model;
 pub mod note;

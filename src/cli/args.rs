@@ -28,6 +28,36 @@ pub enum Command {
     Search(SearchArgs),
     /// Show what is indexed, where, and how it was last synced.
     Status(StatusArgs),
+    /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
+    Eval(EvalArgs),
+}
+
+/// `brain eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Only this set (repeatable): cranfield, tldr-keyword, tldr-paraphrase [default: all].
+    #[arg(long = "set", value_name = "NAME")]
+    pub sets: Vec<String>,
+
+    /// Only the first N queries of each set.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Index only the judged notes plus about N others (a quick run, as the tests do).
+    #[arg(long, value_name = "N")]
+    pub slice: Option<usize>,
+
+    /// The folder holding tldr/ and cranfield/ [default: $BRAIN_CORPORA, else ../shared/corpora].
+    #[arg(long, value_name = "DIR")]
+    pub corpora: Option<PathBuf>,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Include where each query's answer ranked in each mode.
+    #[arg(long)]
+    pub details: bool,
 }
 
 /// `brain index`.

@@ -1,6 +1,7 @@
 //! The `brain` binary's glue: parse arguments, call the library, print, pick the exit code.
 
 mod args;
+mod eval;
 mod index;
 mod print;
 mod search;
@@ -38,5 +39,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
+        Command::Eval(args) => eval::run(config, args),
     }
 }

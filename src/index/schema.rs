@@ -18,6 +18,8 @@ const MIGRATIONS: &[&str] = &[
         path       TEXT NOT NULL UNIQUE,
         type       TEXT NOT NULL,
         title      TEXT NOT NULL,
+        title_key  TEXT NOT NULL,                -- title as lowercase words: exact-name lookups
+        stem_key   TEXT NOT NULL,                -- file name, the same way
         tags       TEXT NOT NULL DEFAULT '[]',   -- JSON array of strings
         fields     TEXT NOT NULL DEFAULT '{}',   -- frontmatter as a JSON object
         mtime_ns   INTEGER NOT NULL,             -- -1: written too close to its mtime, re-hash next time
@@ -27,6 +29,8 @@ const MIGRATIONS: &[&str] = &[
         indexed_at INTEGER NOT NULL              -- unix seconds
     );
     CREATE INDEX notes_type ON notes(type);
+    CREATE INDEX notes_title_key ON notes(title_key);
+    CREATE INDEX notes_stem_key ON notes(stem_key);
 
     -- rowid = notes.id. Body is plain text, line-aligned with the file.
     CREATE VIRTUAL TABLE notes_fts USING fts5(

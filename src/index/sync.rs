@@ -18,6 +18,7 @@ use super::{now_secs, set_meta, Index};
 use crate::config::Config;
 use crate::error::Result;
 use crate::note::{self, Note};
+use crate::search::query::name_key;
 
 /// Notes written per transaction.
 const BATCH: usize = 500;
@@ -247,13 +248,15 @@ fn insert_note(tx: &Transaction, note: &Note, stat: &FileStat, mtime_ns: i64, sh
     let tags = serde_json::to_string(&note.tags).unwrap_or_else(|_| "[]".into());
     let fields = serde_json::Value::Object(note.fields.clone()).to_string();
     tx.prepare_cached(
-        "INSERT INTO notes(path, type, title, tags, fields, mtime_ns, size, sha256, body_line, indexed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO notes(path, type, title, title_key, stem_key, tags, fields, mtime_ns, size, sha256, body_line, indexed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         note.path,
         note.kind,
         note.title,
+        name_key(&note.title),
+        name_key(note.path.rsplit('/').next().unwrap_or(&note.path).trim_end_matches(".md")),
         tags,
         fields,
         mtime_ns,

@@ -5,7 +5,7 @@
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 
-use super::query::Query;
+use super::query::{name_key, Query};
 use super::Filters;
 
 /// BM25 column weights: title, tags, body.
@@ -44,48 +44,60 @@ const MIN_POOL: usize = 50;
 
 /// Runs `query` and returns up to `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize) -> rusqlite::Result<Vec<Bm25Hit>> {
-    let pool = limit.max(MIN_POOL);
     let Some(expr) = query.to_match() else { return Ok(Vec::new()) };
+    let pool = limit.max(MIN_POOL);
     let (w_title, w_tags, w_body) = WEIGHTS;
+    let rank_expr = format!("bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})");
     let identifiers = query.identifiers();
     // The literal check reads the body, so only ask for it when the query has identifiers.
     let literal = if identifiers.is_empty() { "''" } else { "lower(f.body)" };
-    let mut sql = format!(
-        "SELECT f.rowid, -bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1}), n.title, n.path, {literal}
-         FROM notes_fts f JOIN notes n ON n.id = f.rowid
+    let select = format!(
+        "SELECT f.rowid, -{rank_expr}, lower(n.title), {literal} FROM notes_fts f JOIN notes n ON n.id = f.rowid
          WHERE notes_fts MATCH ?1"
     );
-    let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
-    filters.push_sql(&mut sql, &mut args);
-    sql.push_str(&format!(" ORDER BY bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1}) LIMIT {pool}"));
-    let wanted = normalize(&query.words().join(" "));
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args), |r| {
+    let classify = |r: &rusqlite::Row<'_>, named: bool| -> rusqlite::Result<Bm25Hit> {
         let title: String = r.get(2)?;
-        let path: String = r.get(3)?;
-        let body: String = r.get(4)?;
-        let stem = path.rsplit('/').next().unwrap_or(&path).trim_end_matches(".md");
-        let exact = if !wanted.is_empty() && (normalize(&title) == wanted || normalize(stem) == wanted) {
+        let body: String = r.get(3)?;
+        let exact = if named {
             Exact::Title
-        } else if !identifiers.is_empty()
-            && identifiers.iter().all(|id| body.contains(id.as_str()) || title.to_lowercase().contains(id.as_str()))
-        {
+        } else if !identifiers.is_empty() && identifiers.iter().all(|id| body.contains(id.as_str()) || title.contains(id.as_str())) {
             Exact::Identifier
         } else {
             Exact::None
         };
         Ok(Bm25Hit { note_id: r.get(0)?, score: r.get(1)?, exact })
-    })?;
-    let mut hits: Vec<Bm25Hit> = rows.collect::<rusqlite::Result<_>>()?;
+    };
+
+    // Notes whose title or file name is the query, wherever BM25 ranks them: with many
+    // `systemctl-*` pages, `systemctl` itself can sit below the top 50.
+    let wanted = name_key(&query.words().join(" "));
+    let mut hits: Vec<Bm25Hit> = Vec::new();
+    if !wanted.is_empty() {
+        let mut sql = format!("{select} AND f.rowid IN (SELECT id FROM notes WHERE title_key = ?2 OR stem_key = ?2)");
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr.clone()), SqlValue::Text(wanted)];
+        filters.push_sql(&mut sql, &mut args);
+        sql.push_str(&format!(" ORDER BY {rank_expr} LIMIT {pool}"));
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(args), |r| classify(r, true))?;
+        hits = rows.collect::<rusqlite::Result<_>>()?;
+    }
+
+    let mut sql = select.clone();
+    let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
+    filters.push_sql(&mut sql, &mut args);
+    sql.push_str(&format!(" ORDER BY {rank_expr} LIMIT {pool}"));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args), |r| classify(r, false))?;
+    for hit in rows {
+        let hit = hit?;
+        if !hits.iter().any(|h| h.note_id == hit.note_id) {
+            hits.push(hit);
+        }
+    }
     // Stable: within a tier, BM25 order stands.
     hits.sort_by(|a, b| b.exact.cmp(&a.exact));
     hits.truncate(limit);
     Ok(hits)
-}
-
-/// Lowercase alphanumeric tokens joined by single spaces: `Git-Commit` -> `git commit`.
-fn normalize(s: &str) -> String {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect::<Vec<_>>().join(" ")
 }
 
 /// The FTS5 snippet of a hit's body (with «marks») and the 1-based file line where that
@@ -120,10 +132,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalize_ignores_case_and_punctuation() {
-        assert_eq!(normalize("Git-Commit"), "git commit");
-        assert_eq!(normalize("  tokio::select! "), "tokio select");
-        assert_eq!(normalize("--"), "");
+    fn name_key_ignores_case_and_punctuation() {
+        assert_eq!(name_key("Git-Commit"), "git commit");
+        assert_eq!(name_key("  tokio::select! "), "tokio select");
+        assert_eq!(name_key("--"), "");
     }
 
     #[test]
