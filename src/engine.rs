@@ -312,6 +312,11 @@ impl Engine {
         Ok(SearchResponse { query: req.query.clone(), mode, results, recall_id, notice, explain })
     }
 
+    /// Reads a note, or the lines around a hit, from the brain folder (never outside it).
+    pub fn get(&self, note: &crate::passage::NoteRef) -> Result<crate::passage::Passage> {
+        crate::passage::read(&self.config.root, note)
+    }
+
     /// Counts and paths for `brain status`.
     pub fn status(&self) -> Result<Status> {
         let conn = self.index.conn()?;

@@ -24,6 +24,7 @@ pub mod eval;
 pub mod index;
 pub mod model;
 pub mod note;
+pub mod passage;
 pub mod search;
 
 pub use config::Config;

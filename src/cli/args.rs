@@ -28,8 +28,23 @@ pub enum Command {
     Search(SearchArgs),
     /// Show what is indexed, where, and how it was last synced.
     Status(StatusArgs),
+    /// Print a note, or the lines around a hit, with line numbers.
+    Get(GetArgs),
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
+}
+
+/// `brain get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// PATH (relative to the brain folder), PATH:LINE (20 lines around it) or
+    /// PATH:LINE:COUNT (COUNT lines from LINE).
+    #[arg(value_name = "PATH[:LINE[:COUNT]]")]
+    pub spec: String,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `brain eval`.

@@ -2,6 +2,7 @@
 
 mod args;
 mod eval;
+mod get;
 mod index;
 mod print;
 mod search;
@@ -40,5 +41,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
         Command::Eval(args) => eval::run(config, args),
+        Command::Get(args) => get::run(config, args),
     }
 }

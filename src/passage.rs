@@ -1,0 +1,179 @@
+//! Reading a note (or the lines around a hit) for `brain get`, the socket's `get` and the
+//! app's preview. Only files inside the brain root can be read: a path that climbs out
+//! (`../`, an absolute path elsewhere, a symlink pointing outside) is refused.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Lines shown by `PATH:LINE` when no count is given.
+pub const DEFAULT_CONTEXT: u32 = 20;
+/// Of [`DEFAULT_CONTEXT`], how many come before LINE.
+const LINES_BEFORE: u32 = 5;
+
+/// What to read: `PATH`, `PATH:LINE` or `PATH:LINE:COUNT`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteRef {
+    /// Relative to the brain root (or absolute, inside it).
+    pub path: String,
+    /// 1-based line to show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// How many lines from `line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+impl NoteRef {
+    /// Parses `PATH[:LINE[:COUNT]]`. Colons inside the path are kept unless what follows
+    /// them is a number.
+    pub fn parse(spec: &str) -> Result<NoteRef> {
+        let mut path = spec;
+        let mut numbers = Vec::new();
+        while numbers.len() < 2 {
+            match path.rsplit_once(':') {
+                Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
+                    let n: u32 = tail
+                        .parse()
+                        .map_err(|_| Error::InvalidInput(format!("{spec}: line number {tail} is too large")))?;
+                    numbers.push(n);
+                    path = head;
+                }
+                _ => break,
+            }
+        }
+        numbers.reverse();
+        if path.is_empty() {
+            return Err(Error::InvalidInput(format!("{spec:?}: expected PATH[:LINE[:COUNT]]")));
+        }
+        let (line, count) = match numbers[..] {
+            [] => (None, None),
+            [l] => (Some(l), None),
+            [l, c] => (Some(l), Some(c)),
+            _ => unreachable!("at most two numbers are taken"),
+        };
+        if line == Some(0) {
+            return Err(Error::InvalidInput(format!("{spec}: lines are numbered from 1")));
+        }
+        if count == Some(0) {
+            return Err(Error::InvalidInput(format!("{spec}: COUNT must be at least 1")));
+        }
+        Ok(NoteRef { path: path.to_string(), line, count })
+    }
+}
+
+/// Some lines of a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passage {
+    /// Path relative to the brain root.
+    pub path: String,
+    /// Absolute path.
+    pub abs_path: String,
+    /// First line shown (1-based).
+    pub start_line: u32,
+    /// Last line shown (0 for an empty file).
+    pub end_line: u32,
+    /// Lines in the whole file.
+    pub total_lines: u32,
+    /// The lines shown, joined by `\n`.
+    pub text: String,
+}
+
+/// Resolves `rel` against `root`, refusing anything that ends up outside it.
+pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
+    let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    let candidate = if Path::new(rel).is_absolute() { PathBuf::from(rel) } else { root.join(rel) };
+    let real = match std::fs::canonicalize(&candidate) {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::InvalidInput(format!("{rel}: no such note in {}", root.display())))
+        }
+        Err(e) => return Err(Error::io(&candidate, e)),
+    };
+    if !real.starts_with(&root_real) {
+        return Err(Error::InvalidInput(format!("{rel}: outside the brain folder {}; refused", root.display())));
+    }
+    if !real.is_file() {
+        return Err(Error::InvalidInput(format!("{rel}: not a file")));
+    }
+    if real.extension().is_none_or(|e| e != "md") {
+        return Err(Error::InvalidInput(format!("{rel}: not a markdown note (.md)")));
+    }
+    Ok(real)
+}
+
+/// Reads the lines `note` asks for.
+pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
+    let real = resolve(root, &note.path)?;
+    let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len() as u32;
+    let (start, count) = match (note.line, note.count) {
+        (None, _) => (1, total.max(1)),
+        (Some(l), Some(c)) => (l, c),
+        (Some(l), None) => (l.saturating_sub(LINES_BEFORE).max(1), DEFAULT_CONTEXT),
+    };
+    if let Some(line) = note.line.filter(|&l| l > total.max(1)) {
+        return Err(Error::InvalidInput(format!("{}: line {line} is past the end ({total} lines)", note.path)));
+    }
+    let end = start.saturating_add(count - 1).min(total);
+    let shown = if total == 0 { String::new() } else { lines[start as usize - 1..end as usize].join("\n") };
+    let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    let rel = crate::index::walk::relative(&root_real, &real).unwrap_or_else(|| note.path.clone());
+    Ok(Passage {
+        path: rel,
+        abs_path: real.to_string_lossy().into_owned(),
+        start_line: if total == 0 { 0 } else { start },
+        end_line: end,
+        total_lines: total,
+        text: shown,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_specs() {
+        assert_eq!(NoteRef::parse("a.md").unwrap(), NoteRef { path: "a.md".into(), line: None, count: None });
+        assert_eq!(NoteRef::parse("a.md:12").unwrap().line, Some(12));
+        let r = NoteRef::parse("dir:x/a.md:3:4").unwrap();
+        assert_eq!((r.path.as_str(), r.line, r.count), ("dir:x/a.md", Some(3), Some(4)));
+        assert!(NoteRef::parse("a.md:0").is_err());
+        assert!(NoteRef::parse("a.md:1:0").is_err());
+        assert!(NoteRef::parse(":3").is_err());
+        assert!(NoteRef::parse("a.md:99999999999").is_err());
+    }
+
+    #[test]
+    fn reads_ranges_and_refuses_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(root.join("lore")).unwrap();
+        let body: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(root.join("lore/a.md"), &body).unwrap();
+        std::fs::write(dir.path().join("secret.md"), "s").unwrap();
+        std::fs::write(root.join("notes.txt"), "t").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.md"), root.join("link.md")).unwrap();
+
+        let p = read(&root, &NoteRef::parse("lore/a.md:10:3").unwrap()).unwrap();
+        assert_eq!((p.start_line, p.end_line, p.total_lines), (10, 12, 30));
+        assert_eq!(p.text, "line 10\nline 11\nline 12");
+        let p = read(&root, &NoteRef::parse("lore/a.md:2").unwrap()).unwrap();
+        assert_eq!((p.start_line, p.end_line), (1, 20));
+        let p = read(&root, &NoteRef::parse("lore/a.md:29:10").unwrap()).unwrap();
+        assert_eq!(p.end_line, 30);
+        assert!(read(&root, &NoteRef::parse("lore/a.md:31").unwrap()).is_err());
+
+        for bad in ["../secret.md", "link.md", "notes.txt", "lore", "missing.md"] {
+            let err = read(&root, &NoteRef::parse(bad).unwrap()).unwrap_err();
+            assert!(matches!(err, Error::InvalidInput(_)), "{bad}: {err}");
+        }
+        let abs = dir.path().join("secret.md");
+        assert!(read(&root, &NoteRef::parse(abs.to_str().unwrap()).unwrap()).is_err());
+    }
+}
