@@ -32,6 +32,17 @@ pub enum Command {
     Get(GetArgs),
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
+    /// Serve the search, get and status tools to an AI assistant over MCP (stdio).
+    Mcp(McpArgs),
+}
+
+/// `brain mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Log verbosity on stderr (error, warn, info, debug, trace, or a tracing filter);
+    /// stdout carries the protocol and nothing else.
+    #[arg(long, env = "BRAIN_LOG", default_value = "warn", value_name = "LEVEL")]
+    pub log_level: String,
 }
 
 /// `brain get`.

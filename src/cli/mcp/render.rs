@@ -1,0 +1,111 @@
+//! Tool answers as text for an assistant. Close to the CLI's human format (the skill
+//! explains one format, not two), with what an assistant needs to act on a hit put where it
+//! looks: `path:line` ready to pass to `get`, and the absolute path to edit the file.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use brain::passage::Passage;
+use brain::search::SearchResponse;
+use brain::Status;
+
+use super::super::print;
+
+/// ```text
+/// [1] [lore] lore/flag-cleanup-test-rework.md:9
+///     Flag Cleanup: Rework Tests, Don't Delete Them  (rrf=0.0328 bm25=#1 sem=#1)
+///     When cleaning up a «feature» «flag», tests using it are testing...
+///
+/// (2 results, mode: hybrid; notes in /home/me/.brain)
+/// ```
+pub fn search(r: &SearchResponse, root: &Path) -> String {
+    let mut out = String::new();
+    for (i, hit) in r.results.iter().enumerate() {
+        let _ = writeln!(out, "[{}] [{}] {}:{}", i + 1, hit.kind, hit.path, hit.line);
+        let _ = writeln!(out, "    {}  ({})", hit.title, print::annotation(r.mode, hit));
+        if !hit.snippet.is_empty() {
+            let _ = writeln!(out, "    {}", hit.snippet);
+        }
+        out.push('\n');
+    }
+    let count = match r.results.len() {
+        0 => "no results".to_string(),
+        1 => "1 result".to_string(),
+        n => format!("{n} results"),
+    };
+    let _ = writeln!(out, "({count}, mode: {}; notes in {})", r.mode, root.display());
+    if let Some(notice) = &r.notice {
+        let _ = writeln!(out, "note: {notice}");
+    }
+    out
+}
+
+/// `brain get`'s numbered lines, then the file to edit.
+pub fn passage(p: &Passage) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = super::super::get::print(&mut out, p);
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    let _ = writeln!(text, "(file: {})", p.abs_path);
+    text
+}
+
+/// The `brain status` block.
+pub fn status(s: &Status) -> String {
+    let mut out = Vec::new();
+    let _ = print::status(&mut out, s);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brain::search::{Hit, Mode};
+
+    fn hit(bm25: Option<u32>, sem: Option<u32>) -> Hit {
+        Hit {
+            path: "lore/a.md".into(),
+            abs_path: "/b/lore/a.md".into(),
+            kind: "lore".into(),
+            title: "A".into(),
+            tags: vec![],
+            snippet: "the «word»".into(),
+            score: 0.0325,
+            bm25_rank: bm25,
+            sem_rank: sem,
+            line: 7,
+        }
+    }
+
+    #[test]
+    fn hits_carry_path_line_and_ranks() {
+        let r = SearchResponse {
+            query: "word".into(),
+            mode: Mode::Hybrid,
+            results: vec![hit(Some(1), None)],
+            recall_id: 1,
+            notice: None,
+            explain: None,
+        };
+        let text = search(&r, Path::new("/b"));
+        assert_eq!(
+            text,
+            "[1] [lore] lore/a.md:7\n    A  (rrf=0.0325 bm25=#1 sem=-)\n    the «word»\n\n(1 result, mode: hybrid; notes in /b)\n"
+        );
+    }
+
+    #[test]
+    fn empty_answer_says_so_and_keeps_the_notice() {
+        let r = SearchResponse {
+            query: "x".into(),
+            mode: Mode::Bm25,
+            results: vec![],
+            recall_id: 1,
+            notice: Some("semantic search off: run 'brain model fetch'".into()),
+            explain: None,
+        };
+        let text = search(&r, Path::new("/b"));
+        assert!(text.starts_with("(no results, mode: bm25; notes in /b)\n"), "{text}");
+        assert!(text.ends_with("note: semantic search off: run 'brain model fetch'\n"), "{text}");
+    }
+}

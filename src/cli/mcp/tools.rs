@@ -1,0 +1,244 @@
+//! The three MCP tools (`search`, `get`, `status`): their argument schemas, their
+//! descriptions (what the assistant reads to decide when to call them), and the calls into
+//! the [`Backend`].
+//!
+//! Every failure, a bad argument or a broken index alike, comes back as a tool result with
+//! `isError: true` and one line saying what to change: the assistant can read and correct
+//! it, whereas a JSON-RPC error would be shown to it as an opaque failure.
+
+use std::sync::Arc;
+
+use brain::passage::NoteRef;
+use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP, MAX_TOP};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::backend::Backend;
+use super::render;
+
+/// How to rank, as the tools' schema spells it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum ModeArg {
+    #[default]
+    Hybrid,
+    Bm25,
+    Semantic,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Bm25 => Mode::Bm25,
+            ModeArg::Semantic => Mode::Semantic,
+        }
+    }
+}
+
+fn default_top() -> u32 {
+    DEFAULT_TOP as u32
+}
+
+/// Arguments of `search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for. Names, identifiers and error strings as keywords
+    /// (`wal_checkpoint busy_timeout`); ideas as a plain sentence ("why do retries make
+    /// outages worse"). Also: "exact phrase", -exclude, prefix*.
+    pub query: String,
+    /// hybrid (keywords and meaning fused; the default), bm25 (keywords only: exact names)
+    /// or semantic (meaning only).
+    #[serde(default)]
+    pub mode: ModeArg,
+    /// How many results, 1 to 1000.
+    #[serde(default = "default_top")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub top: u32,
+    /// Only notes of this type: lore, idea, research-link, or any other top-level folder.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// Only notes with this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Answer with the JSON object `brain search --json` prints instead of text.
+    #[serde(default)]
+    pub json: bool,
+}
+
+/// Arguments of `get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// The note's path as search results give it (relative to the brain folder), or an
+    /// absolute path inside the brain folder.
+    pub path: String,
+    /// 1-based line to show, e.g. a search hit's line. Without `count`: 20 lines, starting
+    /// 5 before it. Without `line`: the whole note.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub line: Option<u32>,
+    /// How many lines to show, starting at `line` (or at the top).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub count: Option<u32>,
+    /// Answer with the JSON object `brain get --json` prints instead of numbered lines.
+    #[serde(default)]
+    pub json: bool,
+}
+
+const SEARCH: &str = "Search the user's notes (their \"brain\": markdown notes of hard-won \
+lessons, ideas and research links) by keywords and meaning. Call it early, whenever the \
+conversation touches something the user may have written down before, and before writing a \
+new note (update the existing one instead of writing a duplicate). Each hit shows \
+path:line, the title, why it matched (rrf=fused score, bm25=#rank in the keyword list, \
+sem=#rank in the meaning list, '-' when that list did not find it) and the matching \
+passage with matched words in «marks». Read more of a hit with `get`.";
+
+const GET: &str = "Read a note from the user's brain with line numbers: pass a search hit's \
+path and line to see the passage around it, add count for a longer stretch, or omit line \
+for the whole note. Only notes inside the brain folder can be read.";
+
+const STATUS: &str = "What the user's brain holds: its folder, notes per type, when the index \
+last synced, and whether semantic search (the embedding model) is installed.";
+
+/// The MCP server: the tools over one [`Backend`].
+#[derive(Clone)]
+pub struct BrainTools {
+    backend: Arc<Backend>,
+    tool_router: ToolRouter<BrainTools>,
+}
+
+impl BrainTools {
+    /// Tools answering from `backend`.
+    pub fn new(backend: Backend) -> BrainTools {
+        BrainTools { backend: Arc::new(backend), tool_router: Self::tool_router() }
+    }
+
+    /// Runs blocking engine work off the protocol task, so a slow search never stalls
+    /// pings or cancellations; a panic in it becomes a tool error, not a dead server.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Backend) -> anyhow::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let backend = self.backend.clone();
+        match tokio::task::spawn_blocking(move || work(&backend)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(format!("{e:#}")),
+            Err(e) => Err(format!("internal error: {e}")),
+        }
+    }
+}
+
+#[tool_router]
+impl BrainTools {
+    #[tool(
+        description = SEARCH,
+        annotations(title = "Search notes", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        if args.top == 0 || args.top as usize > MAX_TOP {
+            return failure(format!("top must be between 1 and {MAX_TOP}, got {}", args.top));
+        }
+        let request = SearchRequest {
+            query: args.query,
+            mode: args.mode.into(),
+            top: args.top as usize,
+            filters: Filters { kind: args.kind, tag: args.tag },
+            sync: true,
+            explain: false,
+        };
+        let root = self.backend.root().to_path_buf();
+        match self.blocking(move |b| b.search(&request)).await {
+            Ok(response) if args.json => json(&response),
+            Ok(response) => success(render::search(&response, &root)),
+            Err(message) => failure(message),
+        }
+    }
+
+    #[tool(
+        description = GET,
+        annotations(title = "Read a note", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
+        let note = match note_ref(&args) {
+            Ok(note) => note,
+            Err(message) => return failure(message),
+        };
+        match self.blocking(move |b| b.get(&note)).await {
+            Ok(passage) if args.json => json(&passage),
+            Ok(passage) => success(render::passage(&passage)),
+            Err(message) => failure(message),
+        }
+    }
+
+    #[tool(
+        description = STATUS,
+        annotations(title = "Brain status", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn status(&self) -> CallToolResult {
+        match self.blocking(|b| b.status()).await {
+            Ok(status) => success(render::status(&status)),
+            Err(message) => failure(message),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for BrainTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("brain", env!("CARGO_PKG_VERSION"))
+                    .with_title("brain: the user's notes")
+                    .with_description("Local hybrid search over a folder of markdown notes"),
+            )
+            .with_instructions(format!(
+                "The user's notes live in {}. Search them (tool `search`) before answering from \
+                 general knowledge about anything they may have written down, and before writing \
+                 a new note; read a hit's passage with `get`.",
+                self.backend.root().display()
+            ))
+    }
+}
+
+/// `get`'s arguments as a [`NoteRef`]. A path written `PATH:LINE[:COUNT]`, as `brain get`
+/// takes it, is understood too when `line` and `count` are absent.
+fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
+    if args.path.trim().is_empty() {
+        return Err("path is empty: pass a search hit's path".into());
+    }
+    if args.line.is_none() && args.count.is_none() {
+        return NoteRef::parse(&args.path).map_err(|e| e.to_string());
+    }
+    if args.line == Some(0) {
+        return Err("line: lines are numbered from 1".into());
+    }
+    if args.count == Some(0) {
+        return Err("count must be at least 1".into());
+    }
+    Ok(NoteRef { path: args.path.clone(), line: Some(args.line.unwrap_or(1)), count: args.count })
+}
+
+fn success(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn failure(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("error: {message}"))])
+}
+
+/// The same JSON the CLI's `--json` prints, as text: no `structuredContent`, because
+/// Claude Code shows the model only that field when it is present.
+fn json(value: &impl Serialize) -> CallToolResult {
+    match serde_json::to_string(value) {
+        Ok(text) => success(text),
+        Err(e) => failure(format!("could not encode the answer: {e}")),
+    }
+}
