@@ -89,10 +89,7 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let file_path = match env("BRAIN_CONFIG") {
-            Some(p) => Some(PathBuf::from(p)),
-            None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
-        };
+        let file_path = Config::file_path();
         let (file, config_file) = match &file_path {
             Some(p) if p.is_file() => (read_file_config(p)?, Some(p.clone())),
             Some(p) if env("BRAIN_CONFIG").is_some() => {
@@ -128,6 +125,15 @@ impl Config {
             app: file.app.unwrap_or_default(),
             config_file,
         })
+    }
+
+    /// Where the config file is read from, whether or not it exists: `BRAIN_CONFIG`, else
+    /// `config.toml` in the platform config dir's `brain` folder. `None` without a home folder.
+    pub fn file_path() -> Option<PathBuf> {
+        match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
+            Some(p) => Some(PathBuf::from(p)),
+            None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
+        }
     }
 
     /// A config for `root` with every other setting at its default and data under `data_dir`:

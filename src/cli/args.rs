@@ -34,6 +34,10 @@ pub enum Command {
     Eval(EvalArgs),
     /// Serve the search, get and status tools to an AI assistant over MCP (stdio).
     Mcp(McpArgs),
+    /// Install the Claude Code skill, create the brain folder, print the MCP setup line.
+    Install(InstallArgs),
+    /// Remove what 'brain install' added; the notes, the index and the config stay.
+    Uninstall(UninstallArgs),
 }
 
 /// `brain mcp`.
@@ -43,6 +47,39 @@ pub struct McpArgs {
     /// stdout carries the protocol and nothing else.
     #[arg(long, env = "BRAIN_LOG", default_value = "warn", value_name = "LEVEL")]
     pub log_level: String,
+}
+
+/// `brain install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Report what is installed and what drifted; change nothing (exit 1 if anything is
+    /// missing or drifted).
+    #[arg(long, conflicts_with_all = ["dry_run", "force"])]
+    pub check: bool,
+
+    /// Print what would be done; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Replace a skill (or autostart file) that was edited since brain installed it.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Also start 'brain serve' at login: a LaunchAgent on macOS, a systemd user unit on Linux.
+    #[arg(long)]
+    pub autostart: bool,
+}
+
+/// `brain uninstall`.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Print what would be removed; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Also remove a skill (or autostart file) that was edited since brain installed it.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `brain get`.

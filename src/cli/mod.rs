@@ -4,6 +4,7 @@ mod args;
 mod eval;
 mod get;
 mod index;
+mod install;
 mod mcp;
 mod print;
 mod search;
@@ -44,5 +45,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
         Command::Mcp(args) => mcp::run(config, args),
+        Command::Install(args) => install::run(config, args),
+        Command::Uninstall(args) => install::uninstall(config, args),
     }
 }

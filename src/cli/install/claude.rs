@@ -1,0 +1,141 @@
+//! Claude Code's side of the install: where skills live, whether the MCP server is
+//! registered, and the line that registers it. Claude Code keeps its files in `~/.claude`
+//! and `~/.claude.json`, or under `CLAUDE_CONFIG_DIR` when that is set.
+
+use std::path::{Path, PathBuf};
+
+/// The skill, as shipped in this binary.
+pub const SKILL: &str = include_str!("../../../skill/SKILL.md");
+
+/// The name the skill and the MCP server are registered under.
+pub const NAME: &str = "brain";
+
+/// Claude Code's folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+fn claude_dir() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => dirs::home_dir().map(|h| h.join(".claude")),
+    }
+}
+
+/// Where the skill goes: `~/.claude/skills/brain/SKILL.md`.
+pub fn skill_path() -> Option<PathBuf> {
+    claude_dir().map(|d| d.join("skills").join(NAME).join("SKILL.md"))
+}
+
+/// Claude Code's settings file, which lists the MCP servers.
+fn settings_path() -> Option<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir).join(".claude.json")),
+        None => dirs::home_dir().map(|h| h.join(".claude.json")),
+    }
+}
+
+/// Where Claude Code has an MCP server called `brain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registration {
+    /// For every project (`--scope user`).
+    User,
+    /// For one project folder (`--scope local`).
+    Local(String),
+    /// Nowhere that can be seen from here.
+    None,
+}
+
+impl Registration {
+    /// How `claude mcp remove` names this scope.
+    pub fn scope(&self) -> &str {
+        match self {
+            Registration::User => "user",
+            _ => "local",
+        }
+    }
+}
+
+/// Reads Claude Code's settings (read-only: they are Claude Code's to change).
+pub fn registration() -> Registration {
+    let Some(json) = settings_path()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return Registration::None;
+    };
+    if json["mcpServers"].get(NAME).is_some() {
+        return Registration::User;
+    }
+    let projects = json["projects"].as_object().into_iter().flatten();
+    for (folder, project) in projects {
+        if project["mcpServers"].get(NAME).is_some() {
+            return Registration::Local(folder.clone());
+        }
+    }
+    Registration::None
+}
+
+/// The command line that registers `brain mcp` with Claude Code for every project: a brain
+/// is personal, not per project. `program` is `brain` when that finds this binary on PATH,
+/// else this binary's absolute path.
+pub fn mcp_add_line(program: &str) -> String {
+    format!("claude mcp add --scope user {NAME} -- {} mcp", shell_word(program))
+}
+
+/// The command line that undoes [`mcp_add_line`].
+pub fn mcp_remove_line(registration: &Registration) -> String {
+    format!("claude mcp remove --scope {} {NAME}", registration.scope())
+}
+
+/// The first `brain` on PATH.
+pub fn brain_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(NAME)).find(|p| is_executable(p))
+}
+
+/// Whether `found` (a `brain` on PATH) is this very binary.
+pub fn is_this_binary(found: &Path, exe: &Path) -> bool {
+    match (std::fs::canonicalize(found), std::fs::canonicalize(exe)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_has_frontmatter_with_name_and_description() {
+        let rest = SKILL.strip_prefix("---\n").expect("frontmatter first");
+        let (front, _) = rest.split_once("\n---\n").expect("frontmatter closed");
+        let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(front).unwrap();
+        assert_eq!(yaml["name"].as_str(), Some(NAME));
+        let description = yaml["description"].as_str().unwrap();
+        assert!(description.len() > 80 && description.len() <= 1024, "{description}");
+    }
+
+    #[test]
+    fn command_lines_quote_odd_paths() {
+        assert_eq!(mcp_add_line("brain"), "claude mcp add --scope user brain -- brain mcp");
+        assert_eq!(
+            mcp_add_line("/Users/me/My Apps/brain"),
+            "claude mcp add --scope user brain -- '/Users/me/My Apps/brain' mcp"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(mcp_remove_line(&Registration::User), "claude mcp remove --scope user brain");
+    }
+}

@@ -1,0 +1,359 @@
+//! `brain install` and `brain uninstall`: put brain where Claude Code finds it, and take it
+//! away again. An install writes the skill, creates the brain folder and an example config
+//! when they are missing, optionally a login item for `brain serve`, and prints the line
+//! that registers the MCP server. Running it twice changes nothing; `--dry-run` says what it
+//! would do; `--check` reports without changing anything. Notes, index and config are never
+//! removed.
+
+mod autostart;
+mod claude;
+mod managed;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use brain::config::DEFAULT_TYPE_FOLDERS;
+use brain::Config;
+
+use super::args::{InstallArgs, UninstallArgs};
+use autostart::{Autostart, ServeCommand};
+use claude::Registration;
+use managed::{Record, State};
+
+/// Everything an install touches, resolved once.
+struct Setup {
+    config: Config,
+    exe: PathBuf,
+    /// How Claude Code should launch this binary: `brain` when PATH finds this very binary.
+    program: String,
+    /// The `brain` PATH finds, if any.
+    on_path: Option<PathBuf>,
+    skill: PathBuf,
+    config_file: Option<PathBuf>,
+    autostart: Option<Autostart>,
+    record: Record,
+    /// Nothing is changed; lines say "would".
+    dry_run: bool,
+    /// Something was left undone (exit 1).
+    failed: bool,
+}
+
+impl Setup {
+    fn new(config: Config, dry_run: bool) -> Result<Setup> {
+        let exe = std::env::current_exe().context("finding this binary")?;
+        let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+        let on_path = claude::brain_on_path();
+        let program = match &on_path {
+            Some(found) if claude::is_this_binary(found, &exe) => claude::NAME.to_string(),
+            _ => exe.to_string_lossy().into_owned(),
+        };
+        let skill = claude::skill_path().context("no home folder to install the skill into")?;
+        let data_dir_env = std::env::var_os("BRAIN_DATA_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
+        let autostart = autostart::for_this_os(&ServeCommand {
+            exe: &exe,
+            root: &config.root,
+            data_dir_env: data_dir_env.as_deref(),
+            log_dir: &config.log_dir(),
+        });
+        let record = Record::load(config.data_dir.join("install.json"));
+        Ok(Setup {
+            exe,
+            program,
+            on_path,
+            skill,
+            config_file: Config::file_path(),
+            autostart,
+            record,
+            config,
+            dry_run,
+            failed: false,
+        })
+    }
+
+    /// `would create` in a dry run, `created` otherwise.
+    fn did(&self, would: &str, did: &str) -> String {
+        if self.dry_run {
+            format!("would {would}")
+        } else {
+            did.to_string()
+        }
+    }
+}
+
+/// One line of the report: `skill      installed     /path`.
+fn line(out: &mut impl Write, what: &str, outcome: &str, detail: impl AsRef<str>) -> io::Result<()> {
+    writeln!(out, "{what:<10} {outcome:<13} {}", detail.as_ref())
+}
+
+/// Runs `brain install` (or `brain install --check`).
+pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
+    let mut setup = Setup::new(config, args.dry_run)?;
+    let mut out = io::stdout().lock();
+    if args.check {
+        check(&mut setup, &mut out, args.autostart)?;
+    } else {
+        if args.dry_run {
+            writeln!(out, "dry run: nothing will be changed")?;
+        }
+        install_skill(&mut setup, &mut out, args.force)?;
+        install_root(&mut setup, &mut out)?;
+        install_config(&mut setup, &mut out)?;
+        if args.autostart {
+            install_autostart(&mut setup, &mut out, args.force)?;
+        }
+        report_path(&setup, &mut out)?;
+        if !brain::embed::is_installed(&setup.config) {
+            line(&mut out, "model", "to do", "search by meaning needs the model, once: brain model fetch")?;
+        }
+        report_mcp(&setup, &mut out)?;
+        if !setup.dry_run {
+            setup.record.save()?;
+        }
+    }
+    Ok(if setup.failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {
+    let path = s.skill.clone();
+    let shown = path.display().to_string();
+    let (outcome, note) = match s.record.state(&path, claude::SKILL)? {
+        State::Current => {
+            s.record.remember(&path, claude::SKILL);
+            ("up to date".to_string(), String::new())
+        }
+        State::Missing => (s.did("install", "installed"), String::new()),
+        State::Outdated => (s.did("update", "updated"), " (an older brain's)".into()),
+        State::Edited if force => (s.did("replace", "replaced"), " (your edits are gone: --force)".into()),
+        State::Edited => {
+            s.failed = true;
+            line(out, "skill", "kept", format!("{shown}: edited since brain installed it; 'brain install --force' replaces it"))?;
+            return Ok(());
+        }
+    };
+    if !s.dry_run && outcome != "up to date" {
+        managed::write(&path, claude::SKILL)?;
+        s.record.remember(&path, claude::SKILL);
+    }
+    line(out, "skill", &outcome, format!("{shown}{note}"))?;
+    Ok(())
+}
+
+fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
+    let root = s.config.root.clone();
+    if root.is_dir() {
+        return Ok(line(out, "brain", "exists", root.display().to_string())?);
+    }
+    if root.exists() {
+        s.failed = true;
+        return Ok(line(out, "brain", "not a folder", format!("{}: move it away or pass --dir", root.display()))?);
+    }
+    if !s.dry_run {
+        for folder in DEFAULT_TYPE_FOLDERS {
+            let dir = root.join(folder);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+    }
+    let folders: Vec<String> = DEFAULT_TYPE_FOLDERS.iter().map(|f| format!("{f}/")).collect();
+    line(out, "brain", &s.did("create", "created"), format!("{} with {}", root.display(), folders.join(" ")))?;
+    Ok(())
+}
+
+fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
+    let Some(path) = s.config_file.clone() else { return Ok(()) };
+    if path.exists() {
+        return Ok(line(out, "config", "exists", path.display().to_string())?);
+    }
+    if !s.dry_run {
+        managed::write(&path, brain::config::EXAMPLE_CONFIG)?;
+    }
+    line(out, "config", &s.did("write", "wrote"), format!("{} (every setting commented out)", path.display()))?;
+    Ok(())
+}
+
+fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {
+    let Some(a) = s.autostart.clone() else {
+        s.failed = true;
+        line(out, "autostart", "unsupported", "login items exist for macOS (LaunchAgent) and Linux (systemd user unit)")?;
+        return Ok(());
+    };
+    let shown = a.path.display().to_string();
+    let outcome = match s.record.state(&a.path, &a.content)? {
+        State::Current => {
+            s.record.remember(&a.path, &a.content);
+            "up to date".to_string()
+        }
+        State::Missing => s.did("install", "installed"),
+        State::Outdated => s.did("update", "updated"),
+        State::Edited if force => s.did("replace", "replaced"),
+        State::Edited => {
+            s.failed = true;
+            line(out, "autostart", "kept", format!("{shown}: edited since brain installed it; --force replaces it"))?;
+            return Ok(());
+        }
+    };
+    if !s.dry_run && outcome != "up to date" {
+        managed::write(&a.path, &a.content)?;
+        s.record.remember(&a.path, &a.content);
+    }
+    line(out, "autostart", &outcome, &shown)?;
+    if outcome != "up to date" {
+        line(out, "", "", format!("starts at the next login; to start it now: {}", a.start))?;
+    }
+    Ok(())
+}
+
+/// The skill runs `brain ...` through the shell: say so when the shell won't find this one.
+fn report_path(s: &Setup, out: &mut impl Write) -> Result<()> {
+    match &s.on_path {
+        Some(found) if claude::is_this_binary(found, &s.exe) => {}
+        Some(found) => line(out, "path", "other", format!("'brain' on PATH is {}, not this {}", found.display(), s.exe.display()))?,
+        None => line(
+            out,
+            "path",
+            "missing",
+            format!("the skill runs 'brain', which is not on PATH: ln -s {} ~/.local/bin/brain (or any PATH folder)", claude::shell_word(&s.exe.to_string_lossy())),
+        )?,
+    }
+    Ok(())
+}
+
+fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
+    match claude::registration() {
+        Registration::None => {
+            line(out, "mcp", "to do", "register the MCP server with Claude Code, once:")?;
+            writeln!(out, "\n    {}\n", claude::mcp_add_line(&s.program))?;
+        }
+        Registration::User => line(out, "mcp", "registered", "with Claude Code, for every project")?,
+        Registration::Local(folder) => line(out, "mcp", "registered", format!("with Claude Code, for {folder} only"))?,
+    }
+    Ok(())
+}
+
+/// `brain install --check`: what is there, what drifted; exit 1 when anything is missing
+/// or drifted. The MCP registration and the model are reported, not required.
+fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()> {
+    let skill = s.skill.display().to_string();
+    match s.record.state(&s.skill, claude::SKILL)? {
+        State::Current => line(out, "skill", "ok", &skill)?,
+        State::Missing => fail(s, out, "skill", "missing", format!("{skill}: run 'brain install'"))?,
+        State::Outdated => fail(s, out, "skill", "outdated", format!("{skill}: an older brain's; 'brain install' updates it"))?,
+        State::Edited => fail(s, out, "skill", "edited", format!("{skill}: differs from what brain installed; 'brain install --force' replaces it"))?,
+    }
+    let root = s.config.root.display().to_string();
+    if s.config.root.is_dir() {
+        line(out, "brain", "ok", &root)?;
+    } else {
+        fail(s, out, "brain", "missing", format!("{root}: 'brain install' creates it"))?;
+    }
+    match &s.config_file {
+        Some(p) if p.is_file() => line(out, "config", "ok", p.display().to_string())?,
+        Some(p) => line(out, "config", "none", format!("defaults apply ('brain install' writes an example to {})", p.display()))?,
+        None => line(out, "config", "none", "defaults apply")?,
+    }
+    match s.autostart.clone() {
+        None => line(out, "autostart", "n/a", "no login item on this OS")?,
+        Some(a) => {
+            let shown = a.path.display().to_string();
+            match s.record.state(&a.path, &a.content)? {
+                State::Current => line(out, "autostart", "ok", &shown)?,
+                State::Missing if want_autostart => fail(s, out, "autostart", "missing", format!("{shown}: 'brain install --autostart'"))?,
+                State::Missing => line(out, "autostart", "off", "optional: 'brain install --autostart' starts 'brain serve' at login")?,
+                State::Outdated => fail(s, out, "autostart", "outdated", format!("{shown}: 'brain install --autostart' updates it"))?,
+                State::Edited => fail(s, out, "autostart", "edited", format!("{shown}: differs from what brain installed; 'brain install --autostart --force' replaces it"))?,
+            }
+        }
+    }
+    match &s.on_path {
+        Some(found) if claude::is_this_binary(found, &s.exe) => line(out, "path", "ok", found.display().to_string())?,
+        Some(found) => line(out, "path", "other", format!("'brain' on PATH is {}, not this {}", found.display(), s.exe.display()))?,
+        None => fail(s, out, "path", "missing", format!("'brain' is not on PATH, and the skill runs it: ln -s {} ~/.local/bin/brain", s.exe.display()))?,
+    }
+    match claude::registration() {
+        Registration::User => line(out, "mcp", "ok", "registered with Claude Code for every project")?,
+        Registration::Local(folder) => line(out, "mcp", "ok", format!("registered with Claude Code for {folder}"))?,
+        Registration::None => line(out, "mcp", "off", format!("optional: {}", claude::mcp_add_line(&s.program)))?,
+    }
+    if brain::embed::is_installed(&s.config) {
+        line(out, "model", "ok", &s.config.model)?;
+    } else {
+        line(out, "model", "off", format!("{} not installed: keyword search only until 'brain model fetch'", s.config.model))?;
+    }
+    Ok(())
+}
+
+fn fail(s: &mut Setup, out: &mut impl Write, what: &str, outcome: &str, detail: String) -> io::Result<()> {
+    s.failed = true;
+    line(out, what, outcome, detail)
+}
+
+/// Runs `brain uninstall`: removes the skill and the login item (unless edited, without
+/// `--force`), and says how to unregister the MCP server. Notes, index, models and config stay.
+pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
+    let mut s = Setup::new(config, args.dry_run)?;
+    let mut out = io::stdout().lock();
+    if args.dry_run {
+        writeln!(out, "dry run: nothing will be changed")?;
+    }
+    let skill = s.skill.clone();
+    remove(&mut s, &mut out, "skill", &skill, claude::SKILL, args.force)?;
+    if !s.dry_run {
+        // The skill's own folder, if that leaves it empty; never anything above it.
+        if let Some(dir) = skill.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    if let Some(a) = s.autostart.clone() {
+        if a.path.exists() {
+            let removed = remove(&mut s, &mut out, "autostart", &a.path, &a.content, args.force)?;
+            if removed {
+                for leftover in a.leftovers.iter().filter(|p| p.symlink_metadata().is_ok()) {
+                    if !s.dry_run {
+                        std::fs::remove_file(leftover).with_context(|| format!("removing {}", leftover.display()))?;
+                    }
+                    line(&mut out, "", &s.did("remove", "removed"), leftover.display().to_string())?;
+                }
+                line(&mut out, "", "", format!("if it is running, stop it: {}", a.stop))?;
+            }
+        }
+    }
+    let registration = claude::registration();
+    if registration != Registration::None {
+        line(&mut out, "mcp", "to do", "Claude Code's settings are its own; unregister the server with:")?;
+        writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
+    }
+    line(&mut out, "notes", "kept", s.config.root.display().to_string())?;
+    line(&mut out, "index", "kept", format!("{} (index and models)", s.config.data_dir.display()))?;
+    if let Some(p) = s.config_file.as_ref().filter(|p| p.exists()) {
+        line(&mut out, "config", "kept", p.display().to_string())?;
+    }
+    if !s.dry_run {
+        s.record.save()?;
+    }
+    Ok(if s.failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Removes a managed file unless someone edited it (and `force` is off). True if removed.
+fn remove(s: &mut Setup, out: &mut impl Write, what: &str, path: &Path, shipped: &str, force: bool) -> Result<bool> {
+    let shown = path.display().to_string();
+    match s.record.state(path, shipped)? {
+        State::Missing => {
+            line(out, what, "absent", &shown)?;
+            Ok(false)
+        }
+        State::Edited if !force => {
+            s.failed = true;
+            line(out, what, "kept", format!("{shown}: edited since brain installed it; 'brain uninstall --force' removes it"))?;
+            Ok(false)
+        }
+        _ => {
+            if !s.dry_run {
+                std::fs::remove_file(path).with_context(|| format!("removing {}", shown))?;
+                s.record.forget(path);
+            }
+            line(out, what, &s.did("remove", "removed"), &shown)?;
+            Ok(true)
+        }
+    }
+}
