@@ -2,6 +2,7 @@
 
 mod args;
 mod index;
+mod model;
 mod print;
 mod search;
 mod status;
@@ -38,5 +39,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
+        Command::Model(cmd) => model::run(config, cmd),
     }
 }
