@@ -60,8 +60,11 @@ pub struct LocalEmbedder {
 }
 
 impl LocalEmbedder {
-    /// Builds a model from its files' bytes, on `device`. The caller has verified the bytes.
-    pub fn from_files(spec: Spec, files: Files<'_>, device: Device) -> Result<LocalEmbedder> {
+    /// Builds a model from its files' bytes, on the best device here. The caller has verified
+    /// the bytes ([`super::load`] does); this is also the way to run a model that has no
+    /// manifest, such as a test checkpoint.
+    pub fn from_files(spec: Spec, files: Files<'_>) -> Result<LocalEmbedder> {
+        let device = device::select();
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             Error::Model(crate::model::ModelError::Load { model: spec.name.clone(), reason: format!("{what}: {e}") })
         };
@@ -139,6 +142,21 @@ impl LocalEmbedder {
         }
         let norm = pooled.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
         pooled.broadcast_div(&norm)?.to_vec2::<f32>()
+    }
+
+    /// The encoder's output for each token of `text` (no prefix added, special tokens
+    /// included), `[tokens][hidden]`: for checking against reference implementations.
+    pub fn token_vectors(&self, text: &str) -> Result<Vec<Vec<f32>>> {
+        let ids = self.tokenizer.encode(&[text.to_string()]).map_err(Error::Embed)?;
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let packed = Packed::new(&ids, &self.device)?;
+            match &self.encoder {
+                Encoder::Bert(m) => m.forward(&packed)?,
+                Encoder::Nomic(m) => m.forward(&packed)?,
+            }
+            .to_vec2::<f32>()
+        };
+        run().map_err(|e| Error::Embed(e.to_string()))
     }
 
     /// The model's window, in tokens.

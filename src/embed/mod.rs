@@ -86,7 +86,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
     };
     let files =
         Files { config: get("config.json")?, tokenizer: get("tokenizer.json")?, weights: get("model.safetensors")? };
-    Ok(Arc::new(LocalEmbedder::from_files(spec, files, device::select())?))
+    Ok(Arc::new(LocalEmbedder::from_files(spec, files)?))
 }
 
 /// Whether the configured model is installed (files present at their pinned sizes; no

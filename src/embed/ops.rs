@@ -128,6 +128,6 @@ mod tests {
         let theirs = (value * candle_nn::ops::silu(&gate).unwrap()).unwrap();
         assert_eq!(ours.dims(), &[100, 500]);
         let diff = (ours - theirs).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
-        assert!(diff < 1e-6, "{diff}");
+        assert!(diff < 1e-5, "{diff}"); // values reach 25: a few f32 roundings
     }
 }
