@@ -32,6 +32,9 @@ pub enum Command {
     Get(GetArgs),
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
+    /// Install, check and try the local embedding models.
+    #[command(subcommand)]
+    Model(ModelCommand),
 }
 
 /// `brain get`.
@@ -73,6 +76,61 @@ pub struct EvalArgs {
     /// Include where each query's answer ranked in each mode.
     #[arg(long)]
     pub details: bool,
+}
+
+/// `brain model ...`.
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Known models: installed? verified? size, dims, device.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Download a model from the hub at its pinned revision (resumes an interrupted fetch).
+    Fetch {
+        /// Model name [default: BRAIN_MODEL, else the configured model].
+        name: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install a model from a local folder in the hub's layout (offline).
+    Import {
+        /// Model name (see 'brain model list').
+        name: String,
+        /// Folder holding config.json, tokenizer.json, model.safetensors, ...
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash an installed model's files against their pins.
+    Verify {
+        /// Model name [default: the configured model].
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Embed a text and print the vector's size, norm and first values (debugging).
+    Embed {
+        /// The text.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// Embed as a search query (query prefix) instead of a document.
+        #[arg(long)]
+        query: bool,
+        /// Matryoshka dimension (nomic: 768, 512, 256, 128, 64).
+        #[arg(long, value_name = "N")]
+        dims: Option<usize>,
+        /// Model name [default: the configured model].
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the whole vector as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `brain index`.

@@ -4,6 +4,7 @@ mod args;
 mod eval;
 mod get;
 mod index;
+mod model;
 mod print;
 mod search;
 mod status;
@@ -42,5 +43,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Status(args) => status::run(config, args),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
+        Command::Model(cmd) => model::run(config, cmd),
     }
 }
