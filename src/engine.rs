@@ -59,6 +59,9 @@ pub struct Status {
     pub model: String,
     /// Searches in the recall log.
     pub recalls: RecallTotals,
+    /// The warm backend that answered, if one did (`null` when the status was read in-process).
+    #[serde(default)]
+    pub backend: Option<crate::service::BackendStatus>,
 }
 
 impl Engine {
@@ -100,17 +103,20 @@ impl Engine {
         let started = Instant::now();
         let query = Query::parse(text);
         let conn = self.index.conn()?;
+        // One read transaction, so every query below sees the same committed state even while
+        // a sync commits batches that replace notes (and their ids) underneath.
+        let snapshot = conn.unchecked_transaction().map_err(|e| self.index.err(e))?;
         let (mode, mut notice) = match req.mode {
             Mode::Bm25 => (Mode::Bm25, None),
             Mode::Hybrid | Mode::Semantic => {
                 (Mode::Bm25, Some("semantic search off: run 'brain model fetch'".to_string()))
             }
         };
-        let found = bm25::search(&conn, &query, &req.filters, req.top).map_err(|e| self.index.err(e))?;
+        let found = bm25::search(&snapshot, &query, &req.filters, req.top).map_err(|e| self.index.err(e))?;
         let mut results = Vec::with_capacity(found.len());
         for (rank, hit) in found.iter().enumerate() {
-            let Some(row) = self.note_row(&conn, hit.note_id)? else { continue };
-            let line = bm25::match_line(&conn, &query, hit.note_id, &hit.snippet, row.body_line)
+            let Some(row) = self.note_row(&snapshot, hit.note_id)? else { continue };
+            let line = bm25::match_line(&snapshot, &query, hit.note_id, &hit.snippet, row.body_line)
                 .map_err(|e| self.index.err(e))?;
             results.push(Hit {
                 abs_path: self.config.root.join(&row.path).to_string_lossy().into_owned(),
@@ -126,8 +132,11 @@ impl Engine {
             });
         }
         if results.is_empty() && notice.is_none() {
-            notice = self.filter_notice(&conn, req)?;
+            notice = self.filter_notice(&snapshot, req)?;
         }
+        // The recall log is written outside the snapshot: a read transaction cannot become a
+        // write once another writer has committed.
+        snapshot.commit().map_err(|e| self.index.err(e))?;
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
@@ -165,6 +174,7 @@ impl Engine {
             last_sync,
             model: self.config.model.clone(),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
+            backend: None,
         })
     }
 

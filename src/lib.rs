@@ -23,7 +23,9 @@ pub mod error;
 pub mod index;
 pub mod model;
 pub mod note;
+pub mod passage;
 pub mod search;
+pub mod service;
 
 pub use config::Config;
 pub use engine::{EmbedReport, Engine, Status};

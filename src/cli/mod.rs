@@ -4,6 +4,8 @@ mod args;
 mod index;
 mod print;
 mod search;
+mod serve;
+mod shim;
 mod status;
 
 use std::io::{self, Write};
@@ -25,7 +27,11 @@ pub fn main() -> ExitCode {
             if err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;
             }
-            let code = err.downcast_ref::<brain::Error>().map(brain::Error::exit_code).unwrap_or(1);
+            let code = err
+                .downcast_ref::<brain::Error>()
+                .map(brain::Error::exit_code)
+                .or_else(|| err.downcast_ref::<brain::service::ServiceError>().map(|e| e.exit_code()))
+                .unwrap_or(1);
             let _ = writeln!(io::stderr(), "error: {err:#}");
             ExitCode::from(code as u8)
         }
@@ -38,5 +44,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
+        Command::Serve(args) => serve::run(config, args),
     }
 }

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -13,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::chunk::chunk_note;
-use super::walk::{self, FileStat};
+use super::walk::{self, FileStat, Scope};
 use super::{now_secs, set_meta, Index};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::note::{self, Note};
 
 /// Notes written per transaction.
@@ -69,10 +70,56 @@ enum Outcome {
     Keep { warning: String },
 }
 
+/// How a sync runs; the default is an ordinary incremental sync.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions<'a> {
+    /// Re-read and rewrite every note even when its size, mtime and content are unchanged
+    /// (a rebuild of the full-text index and passages; vectors survive, keyed by content).
+    pub force: bool,
+    /// Checked between batches: once set, the sync stops after the batch in hand and
+    /// returns [`Error::Cancelled`], leaving every committed batch in place.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl SyncOptions<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
 /// Syncs the index with the folder named in `config`.
 pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
+    sync_with(index, config, SyncOptions::default())
+}
+
+/// Syncs the whole folder, as `options` say.
+pub fn sync_with(index: &Index, config: &Config, options: SyncOptions) -> Result<SyncReport> {
     let started = Instant::now();
     let walked = walk::walk(config)?;
+    reconcile(index, walked, &Scope::everything(), config, options, started)
+}
+
+/// Syncs only `scope`: the files and folders a watcher saw change. Files there are read and
+/// written exactly as a full sync would; notes indexed under a path that no longer holds
+/// one are removed. Nothing outside the scope is looked at.
+pub fn sync_paths(index: &Index, config: &Config, scope: &Scope, options: SyncOptions) -> Result<SyncReport> {
+    let started = Instant::now();
+    if scope.is_empty() {
+        return Ok(SyncReport::default());
+    }
+    let walked = walk::walk_scoped(config, scope)?;
+    reconcile(index, walked, scope, config, options, started)
+}
+
+/// Brings the notes under `scope` in line with `walked`, the files found there.
+fn reconcile(
+    index: &Index,
+    walked: walk::Walk,
+    scope: &Scope,
+    config: &Config,
+    options: SyncOptions,
+    started: Instant,
+) -> Result<SyncReport> {
     let mut report = SyncReport { warnings: walked.warnings, ..Default::default() };
 
     let mut writer = index.writer()?;
@@ -83,15 +130,25 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
     for stat in walked.files {
         seen.insert(stat.rel.clone());
         match known.get(&stat.rel) {
-            Some(k) if k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
+            Some(k) if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
             _ => candidates.push(stat),
         }
     }
-    let removed: Vec<i64> = known.iter().filter(|(p, _)| !seen.contains(*p)).map(|(_, k)| k.id).collect();
+    let removed: Vec<i64> = known
+        .iter()
+        .filter(|(p, _)| scope.contains(p) && !seen.contains(*p))
+        .map(|(_, k)| k.id)
+        .collect();
 
     let now_ns = now_secs() as i128 * 1_000_000_000;
     for batch in candidates.chunks(BATCH) {
-        let reads: Vec<Outcome> = batch.par_iter().map(|stat| read_one(stat, known.get(&stat.rel), config)).collect();
+        if options.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let reads: Vec<Outcome> = batch
+            .par_iter()
+            .map(|stat| read_one(stat, known.get(&stat.rel), config, options.force))
+            .collect();
         let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
         for r in reads {
             apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
@@ -99,6 +156,9 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
         tx.commit().map_err(|e| index.err(e))?;
     }
     for batch in removed.chunks(BATCH) {
+        if options.cancelled() {
+            return Err(Error::Cancelled);
+        }
         let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
         for &id in batch {
             delete_note(&tx, id).map_err(|e| index.err(e))?;
@@ -107,11 +167,14 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
         tx.commit().map_err(|e| index.err(e))?;
     }
     report.took_ms = started.elapsed().as_millis() as u64;
-    let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
-    let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
-    set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
-    set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
-    tx.commit().map_err(|e| index.err(e))?;
+    // A scoped sync that changed nothing is not worth a line in `brain status`.
+    if scope.is_everything() || !report.is_noop() {
+        let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
+        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
+        set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
+        tx.commit().map_err(|e| index.err(e))?;
+    }
     Ok(report)
 }
 
@@ -159,7 +222,7 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
     rows.collect()
 }
 
-fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config) -> Outcome {
+fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
         let warning = format!(
@@ -182,7 +245,7 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config) -> Outcome 
         return Outcome::Drop { id, warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)) };
     }
     let sha: [u8; 32] = Sha256::digest(&bytes).into();
-    if let Some(k) = known {
+    if let Some(k) = known.filter(|_| !force) {
         if k.sha == sha {
             return Outcome::Same { id: k.id, stat: stat.clone() };
         }
