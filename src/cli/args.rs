@@ -36,7 +36,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct DaemonArgs {
     /// Do the work in this process even when a backend ('brain serve', the app) is running.
-    #[arg(long, env = "BRAIN_NO_DAEMON", hide_env_values = true)]
+    #[arg(long, env = "BRAIN_NO_DAEMON", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_daemon: bool,
 }
 

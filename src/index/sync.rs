@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
+use rusqlite::TransactionBehavior::Immediate;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -20,7 +21,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::note::{self, Note};
 
-/// Notes written per transaction.
+/// Notes written per transaction. Each transaction is IMMEDIATE: it takes the write lock
+/// up front (waiting its turn) instead of upgrading a read, which fails at once with
+/// SQLITE_BUSY when another writer (a search logging itself) committed in between.
 const BATCH: usize = 500;
 
 /// A file written this close to its sync is re-hashed next time: a second write inside the
@@ -149,7 +152,7 @@ fn reconcile(
             .par_iter()
             .map(|stat| read_one(stat, known.get(&stat.rel), config, options.force))
             .collect();
-        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
         for r in reads {
             apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
         }
@@ -159,7 +162,7 @@ fn reconcile(
         if options.cancelled() {
             return Err(Error::Cancelled);
         }
-        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
         for &id in batch {
             delete_note(&tx, id).map_err(|e| index.err(e))?;
             report.removed += 1;
@@ -170,7 +173,7 @@ fn reconcile(
     // A scoped sync that changed nothing is not worth a line in `brain status`.
     if scope.is_everything() || !report.is_noop() {
         let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
-        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
         tx.commit().map_err(|e| index.err(e))?;
@@ -339,4 +342,73 @@ fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?.execute([id])?;
     tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([id])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn brain(files: &[(&str, &str)]) -> (tempfile::TempDir, Config, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::for_root(dir.path().join("root"), dir.path().join("data"));
+        for (path, text) in files {
+            let p = config.root.join(path);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(&config.root).unwrap();
+        let index = Index::open(&config.index_path()).unwrap();
+        (dir, config, index)
+    }
+
+    fn paths(index: &Index) -> Vec<String> {
+        let conn = index.conn().unwrap();
+        let mut stmt = conn.prepare("SELECT path FROM notes ORDER BY path").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
+    #[test]
+    fn targeted_sync_touches_only_its_scope() {
+        let (_dir, config, index) = brain(&[("a.md", "a"), ("lore/b.md", "b"), ("lore/c.md", "c"), ("idea/d.md", "d")]);
+        sync(&index, &config).unwrap();
+        fs::write(config.root.join("new.md"), "n").unwrap();
+        fs::remove_file(config.root.join("a.md")).unwrap();
+        fs::remove_dir_all(config.root.join("lore")).unwrap();
+        fs::write(config.root.join("idea/d.md"), "changed").unwrap();
+
+        let r = sync_paths(&index, &config, &Scope::new(["new.md", "lore"]), SyncOptions::default()).unwrap();
+        assert_eq!((r.added, r.updated, r.removed), (1, 0, 2));
+        // a.md is gone and idea/d.md changed, but neither was in scope.
+        assert_eq!(paths(&index), ["a.md", "idea/d.md", "new.md"]);
+
+        let r = sync_paths(&index, &config, &Scope::new(["a.md", "idea/d.md"]), SyncOptions::default()).unwrap();
+        assert_eq!((r.added, r.updated, r.removed), (0, 1, 1));
+        assert_eq!(paths(&index), ["idea/d.md", "new.md"]);
+    }
+
+    #[test]
+    fn folder_moved_in_is_indexed_whole() {
+        let (dir, config, index) = brain(&[("a.md", "a")]);
+        sync(&index, &config).unwrap();
+        let outside = dir.path().join("incoming");
+        fs::create_dir_all(outside.join("deep")).unwrap();
+        fs::write(outside.join("x.md"), "x").unwrap();
+        fs::write(outside.join("deep/y.md"), "y").unwrap();
+        fs::rename(&outside, config.root.join("incoming")).unwrap();
+        let r = sync_paths(&index, &config, &Scope::new(["incoming"]), SyncOptions::default()).unwrap();
+        assert_eq!(r.added, 2);
+        assert_eq!(paths(&index), ["a.md", "incoming/deep/y.md", "incoming/x.md"]);
+    }
+
+    #[test]
+    fn force_rewrites_and_cancel_stops() {
+        let (_dir, config, index) = brain(&[("a.md", "a"), ("b.md", "b")]);
+        sync(&index, &config).unwrap();
+        let r = sync_with(&index, &config, SyncOptions { force: true, cancel: None }).unwrap();
+        assert_eq!((r.updated, r.unchanged), (2, 0));
+        let stop = AtomicBool::new(true);
+        let err = sync_with(&index, &config, SyncOptions { force: true, cancel: Some(&stop) }).unwrap_err();
+        assert!(matches!(err, Error::Cancelled), "{err}");
+    }
 }

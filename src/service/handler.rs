@@ -37,10 +37,11 @@ impl Handler {
                 started_at: self.live.started_at(),
             })),
             Op::Search(mut req) => {
-                // A watching backend's index is already fresh: the folder walk a CLI does
-                // before each search would only add latency. Without the watcher, do as the
-                // CLI does (and fail as it would when the folder is gone).
-                if self.live.watcher().is_on() {
+                // A watched index is already fresh: the folder walk a CLI does before each
+                // search would only add latency. Otherwise (starting up, watcher off or
+                // lost, events overflowed) do as the CLI does, and fail as it would when
+                // the folder is gone.
+                if self.live.is_fresh() {
                     req.sync = false;
                 }
                 self.engine.search(&req).map(Reply::Search).map_err(fault)

@@ -159,6 +159,7 @@ impl Indexer {
             }
             Job::Rescan(reason) => {
                 tracing::warn!(%reason, "falling back to a whole-folder sync");
+                self.live.fresh.store(false, Ordering::Relaxed);
                 self.rescan = Some(reason);
                 self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
             }
@@ -208,6 +209,9 @@ impl Indexer {
         match &result {
             Ok(report) => {
                 counter.fetch_add(1, Ordering::Relaxed);
+                if full && self.watcher.is_some() && self.rescan.is_none() {
+                    self.live.fresh.store(true, Ordering::Relaxed);
+                }
                 self.live.set_error(None);
                 let summary = SyncSummary::from(report);
                 tracing::info!(full, added = summary.added, updated = summary.updated, removed = summary.removed,
@@ -283,6 +287,9 @@ impl Indexer {
     }
 
     fn set_state(&self, state: WatcherState) {
+        if !state.is_on() {
+            self.live.fresh.store(false, Ordering::Relaxed);
+        }
         self.live.set_watcher(state.clone());
         let _ = self.events.send(BackendEvent::Watcher(state));
     }

@@ -121,6 +121,9 @@ pub struct Live {
     watcher: Mutex<WatcherState>,
     fell_back: Mutex<Option<Fallback>>,
     last_error: Mutex<Option<String>>,
+    /// True while the index is known to match the folder: watching, and the last
+    /// whole-folder sync done. Searches skip their own sync only then.
+    pub(crate) fresh: AtomicBool,
     pub(crate) queued: AtomicU64,
     pub(crate) pending_chunks: AtomicU64,
     pub(crate) syncing: AtomicBool,
@@ -140,6 +143,7 @@ impl Live {
             watcher: Mutex::new(if watching { WatcherState::Waiting } else { WatcherState::Off }),
             fell_back: Mutex::new(None),
             last_error: Mutex::new(None),
+            fresh: AtomicBool::new(false),
             queued: AtomicU64::new(0),
             pending_chunks: AtomicU64::new(0),
             syncing: AtomicBool::new(false),
@@ -158,6 +162,11 @@ impl Live {
     /// The watcher's state.
     pub fn watcher(&self) -> WatcherState {
         self.watcher.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// True when the watcher keeps the index fresh, so a search need not sync first.
+    pub fn is_fresh(&self) -> bool {
+        self.fresh.load(Ordering::Relaxed)
     }
 
     pub(crate) fn set_watcher(&self, state: WatcherState) {
