@@ -99,6 +99,16 @@ impl Brain {
         server
     }
 
+    /// Starts `brain serve ARGS` and waits until its first sync is done.
+    pub fn serve_synced(&self, args: &[&str]) -> Server {
+        let server = self.serve(args);
+        eventually(Duration::from_secs(30), || {
+            let status = server.conn().ask(r#"{"v":1,"op":"status"}"#);
+            (status["result"]["status"]["backend"]["full_syncs"].as_u64()? > 0).then_some(())
+        });
+        server
+    }
+
     /// `brain status --json` (through the backend when one runs).
     pub fn status(&self) -> Value {
         self.json(&["status"])

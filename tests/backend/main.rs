@@ -228,7 +228,7 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
 #[test]
 fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
     let brain = Brain::examples();
-    let _server = brain.serve(&[]);
+    let _server = brain.serve_synced(&[]);
     let before = brain.status()["backend"]["updates"].as_u64().unwrap();
     let started = Instant::now();
     for i in 0..100 {
@@ -252,7 +252,7 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::examples();
-    let _server = brain.serve(&[]);
+    let _server = brain.serve_synced(&[]);
     let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
     let wait_for = |q: &str, want: &[&str]| eventually(5 * SECOND, || (find(q) == want).then_some(()));
 
@@ -280,7 +280,7 @@ fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
 #[test]
 fn the_brain_folder_deleted_and_recreated_while_serving() {
     let brain = Brain::examples();
-    let _server = brain.serve(&[]);
+    let _server = brain.serve_synced(&[]);
     std::fs::remove_dir_all(&brain.root).unwrap();
     eventually(5 * SECOND, || (brain.status()["backend"]["watcher"]["state"] == "waiting").then_some(()));
     // Searching a missing brain fails as it does without a backend.
@@ -407,4 +407,19 @@ fn reindex_and_get_over_the_socket() {
     let r = c.ask(r#"{"v":1,"id":3,"op":"get","path":"../serve.stderr"}"#);
     assert_eq!(error_code(&r), "invalid_input", "{r}");
     assert_eq!(r["error"]["exit"], 2);
+}
+
+#[test]
+fn a_changed_ignore_file_falls_back_to_a_full_sync_and_says_so() {
+    let brain = Brain::examples();
+    let _server = brain.serve_synced(&[]);
+    brain.write(".brainignore", "lore/\n");
+    let status = eventually(5 * SECOND, || {
+        let status = brain.status();
+        (status["notes"] == 18).then_some(status)
+    });
+    let reason = status["backend"]["fell_back"]["reason"].as_str().unwrap_or_else(|| panic!("{status}"));
+    assert!(reason.contains(".brainignore"), "{status}");
+    let text = brain.ok(&["status"]);
+    assert!(text.contains("fell back to a full sync"), "{text}");
 }
