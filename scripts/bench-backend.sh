@@ -4,6 +4,7 @@
 #   2. the same search with --no-daemon (the cold, in-process path),
 #   3. time from saving a note to a search returning it (median of 20 saves).
 # Usage: scripts/bench-backend.sh [path/to/brain]   (default: the release build)
+#        BENCH_NOTES=2000 scripts/bench-backend.sh ...   (adds that many generated notes)
 # Needs hyperfine and python3. Prints medians in milliseconds.
 set -euo pipefail
 
@@ -25,6 +26,17 @@ cleanup() {
 trap cleanup EXIT
 
 cp -r "$here/examples/brain" "$work/brain"
+python3 - "$work/brain" "${BENCH_NOTES:-0}" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+words = "cache retry flag cleanup sqlite index latency budget review deploy rollback jitter".split()
+for i in range(n):
+    d = os.path.join(root, "bulk", f"{i // 500:02d}")
+    os.makedirs(d, exist_ok=True)
+    body = " ".join(words[(i * 7 + j) % len(words)] for j in range(120))
+    with open(os.path.join(d, f"note-{i:05d}.md"), "w") as f:
+        f.write(f"---\ntype: lore\ntags: [bulk]\n---\n# Bulk note {i}\n\n{body}\n")
+PY
 mkdir -p "$work/home" "$work/run" "$work/data" "$work/config"
 export HOME="$work/home" XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config"
 export BRAIN_DATA_DIR="$work/data" BRAIN_DIR="$work/brain"
@@ -39,7 +51,7 @@ done
 "$bin" status | grep -q "backend:   running" || { echo "brain serve did not start: $(cat "$work/serve.stderr")" >&2; exit 1; }
 
 query="flag cleanup"
-hyperfine --style basic --warmup 3 --runs 20 --export-json "$work/search.json" \
+hyperfine -N --style basic --warmup 3 --runs 20 --export-json "$work/search.json" \
   -n warm "$bin search '$query'" \
   -n cold "$bin search '$query' --no-daemon" >&2
 
@@ -81,6 +93,16 @@ for i in range(20):
     time.sleep(0.05)
 
 ms = lambda s: s * 1000
+def status():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock_path)
+    s.sendall(b'{"v":1,"op":"status"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    return json.loads(data)["result"]["status"]
+
+print(f"notes: {status()['notes']}, machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
 print(f"warm  brain search (whole process, median of {len(runs['warm']['times'])}): {ms(runs['warm']['median']):.1f} ms")
 print(f"cold  brain search --no-daemon (median of {len(runs['cold']['times'])}):   {ms(runs['cold']['median']):.1f} ms")
 print(f"save -> searchable (median of {len(lags)}): {statistics.median(lags):.0f} ms (min {min(lags):.0f}, max {max(lags):.0f})")

@@ -15,11 +15,12 @@ use crate::config::Config;
 /// has 104 bytes, Linux 108).
 const MAX_SOCKET_PATH: usize = 103;
 
-/// The folder holding brain's sockets: `$XDG_RUNTIME_DIR/brain` when that is set (a
-/// per-user tmpfs on Linux), else `run/` in the data dir.
+/// The folder holding brain's sockets: `$XDG_RUNTIME_DIR/brain` when that names an
+/// existing folder (a per-user tmpfs on Linux; a stale value after `su` names none), else
+/// `run/` in the data dir.
 pub fn runtime_dir(config: &Config) -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir.join("brain"),
+        Some(dir) if dir.is_absolute() && dir.is_dir() => dir.join("brain"),
         _ => config.data_dir.join("run"),
     }
 }

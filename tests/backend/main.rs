@@ -2,6 +2,7 @@
 //! and by raw socket clients, including the ones that misbehave.
 
 mod harness;
+mod library;
 
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
