@@ -2,7 +2,7 @@
 //! directly (the app), so both get the same answers.
 
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::indexer::Job;
 use super::protocol::{ErrorCode, Fault, Op, Reply, ServerInfo, PROTOCOL_VERSION};
@@ -16,13 +16,13 @@ pub struct Handler {
     pub engine: Arc<Engine>,
     /// Live counters and watcher state.
     pub live: Arc<Live>,
-    jobs: Mutex<Sender<Job>>,
+    jobs: Sender<Job>,
 }
 
 impl Handler {
     /// A handler that sends reindexes to the indexer through `jobs`.
     pub fn new(engine: Arc<Engine>, live: Arc<Live>, jobs: Sender<Job>) -> Handler {
-        Handler { engine, live, jobs: Mutex::new(jobs) }
+        Handler { engine, live, jobs }
     }
 
     /// Answers one request. Blocking: call it off the async threads.
@@ -54,11 +54,7 @@ impl Handler {
             Op::Reindex { full } => {
                 let (reply, answer) = mpsc::channel();
                 let stopping = || Fault::new(ErrorCode::ShuttingDown, "the backend is stopping");
-                self.jobs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .send(Job::Reindex { full, reply })
-                    .map_err(|_| stopping())?;
+                self.jobs.send(Job::Reindex { full, reply }).map_err(|_| stopping())?;
                 answer.recv().map_err(|_| stopping())?.map(Reply::Reindex).map_err(fault)
             }
             Op::Get(req) => passage::read(self.engine.config(), &req).map(Reply::Get).map_err(fault),

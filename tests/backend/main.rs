@@ -376,23 +376,50 @@ fn sigterm_stops_cleanly() {
     drop(brain.serve(&[]));
 }
 
-#[test]
-fn kill_9_mid_index_then_the_next_start_completes_it() {
-    const NOTES: usize = 3000;
+const BULK: usize = 3000;
+
+/// A brain big enough that its first sync takes several batches.
+fn bulk_brain() -> Brain {
     let brain = Brain::new();
-    for i in 0..NOTES {
+    for i in 0..BULK {
         brain.write(&format!("bulk/{i:05}.md"), &format!("# Bulk {i}\n\nbulkword b{i:05}\n\n{}\n", "padding ".repeat(50)));
     }
-    let mut server = brain.serve(&[]);
-    let seen = eventually(30 * SECOND, || {
+    brain
+}
+
+/// Waits until the first batches are committed and returns how many notes they hold.
+fn some_notes_indexed(brain: &Brain) -> u64 {
+    eventually(30 * SECOND, || {
         let n = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
         (n > 0).then_some(n)
-    });
+    })
+}
+
+#[test]
+fn kill_9_mid_index_then_the_next_start_completes_it() {
+    let brain = bulk_brain();
+    let mut server = brain.serve(&[]);
+    let seen = some_notes_indexed(&brain);
     server.signal_and_wait(libc::SIGKILL);
-    eprintln!("killed with {seen} of {NOTES} notes indexed");
+    eprintln!("killed with {seen} of {BULK} notes indexed");
     let _server = brain.serve(&[]);
-    eventually(60 * SECOND, || (brain.status()["notes"] == NOTES).then_some(()));
+    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
     assert_eq!(hit_paths(&brain.json(&["search", "b02999"])), ["bulk/02999.md"]);
+}
+
+#[test]
+fn sigterm_mid_index_stops_after_the_batch_in_hand() {
+    let brain = bulk_brain();
+    let mut server = brain.serve(&[]);
+    some_notes_indexed(&brain);
+    let started = Instant::now();
+    assert!(server.signal_and_wait(libc::SIGTERM).success());
+    let stopped_in = started.elapsed();
+    let left = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
+    eprintln!("stopped in {stopped_in:?} with {left} of {BULK} notes indexed");
+    assert!(stopped_in < 10 * SECOND);
+    let _server = brain.serve(&[]);
+    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
 }
 
 #[test]
