@@ -93,6 +93,9 @@ pub struct Status {
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
     pub recalls: RecallTotals,
+    /// The warm backend that answered, if one did (`null` when the status was read in-process).
+    #[serde(default)]
+    pub backend: Option<crate::service::BackendStatus>,
 }
 
 /// One ranked note before presentation.
@@ -230,6 +233,11 @@ impl Engine {
             },
         };
         let mode = if semantic.is_some() { req.mode } else { Mode::Bm25 };
+        // One read transaction, so every query below sees the same committed state even while
+        // a sync commits batches that replace notes underneath. (Inline embedding, a write,
+        // happened above, before it.)
+        let snapshot = conn.unchecked_transaction().map_err(|e| self.index.err(e))?;
+        let conn: &Connection = &snapshot;
         let pool = if mode == Mode::Hybrid { (4 * req.top).max(50) } else { req.top };
 
         let bm25_hits = match mode {
@@ -299,10 +307,14 @@ impl Engine {
             notices.extend(self.filter_notice(&conn, req)?);
         }
         let explain = if req.explain {
-            Some(self.explain_json(&conn, mode, &bm25_hits, &sem_hits, explain, req.top)?)
+            Some(self.explain_json(conn, mode, &bm25_hits, &sem_hits, explain, req.top)?)
         } else {
             None
         };
+        // The recall log is written outside the snapshot: a read transaction cannot become a
+        // write once another writer has committed.
+        snapshot.commit().map_err(|e| self.index.err(e))?;
+        let conn = self.index.conn()?;
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
@@ -349,6 +361,7 @@ impl Engine {
             model_installed: embed::is_installed(&self.config),
             embedded_with: vectors::stored_model(&conn).map_err(|e| self.index.err(e))?.map(|(m, _)| m),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
+            backend: None,
         })
     }
 

@@ -35,6 +35,8 @@ pub enum Command {
     /// Install, check and try the local embedding models.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Run the warm backend: keep the index fresh and answer other brain commands fast.
+    Serve(ServeArgs),
 }
 
 /// `brain get`.
@@ -133,6 +135,14 @@ pub enum ModelCommand {
     },
 }
 
+/// Whether a command may ask the warm backend.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Do the work in this process even when a backend ('brain serve', the app) is running.
+    #[arg(long, env = "BRAIN_NO_DAEMON", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_daemon: bool,
+}
+
 /// `brain index`.
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -175,6 +185,9 @@ pub struct SearchArgs {
     /// Show how each list ranked the results and how they were fused.
     #[arg(long)]
     pub explain: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
 }
 
 /// `brain status`.
@@ -183,6 +196,26 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Do not watch the folder; every search syncs first instead, as without a backend.
+    #[arg(long)]
+    pub no_watch: bool,
+
+    /// Log verbosity (error, warn, info, debug, trace, or a tracing filter such as
+    /// "brain=debug"); the log is serve.log in the data dir's logs folder.
+    #[arg(long, env = "BRAIN_LOG", default_value = "info", value_name = "LEVEL")]
+    pub log_level: String,
+
+    /// Close a client that takes longer than this to send a request or read an answer.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub client_timeout: f64,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {

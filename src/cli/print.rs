@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use brain::index::sync::SyncReport;
 use brain::search::{Hit, Mode, SearchResponse};
+use brain::service::{BackendStatus, WatcherState};
 use brain::Status;
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
@@ -153,7 +154,51 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
         out,
         "searches:  {} ({} in the last 7 days, {} with no results)",
         s.recalls.searches, s.recalls.last_7_days, s.recalls.empty
-    )
+    )?;
+    backend(out, s.backend.as_ref())
+}
+
+/// The backend lines of `brain status`.
+fn backend(out: &mut impl Write, b: Option<&BackendStatus>) -> io::Result<()> {
+    let Some(b) = b else { return writeln!(out, "backend:   not running") };
+    writeln!(out, "backend:   running (pid {}, up {}, protocol {})", b.pid, uptime(b.uptime_secs), b.protocol)?;
+    writeln!(out, "socket:    {}", b.socket)?;
+    let mut watcher = match &b.watcher {
+        WatcherState::On => format!("on ({}, {})", plural(b.updates, "update"), plural(b.full_syncs, "full sync")),
+        WatcherState::Off => "off (--no-watch): each search syncs first".into(),
+        WatcherState::Waiting => "waiting for the brain folder to come back".into(),
+        WatcherState::Failed { reason } => format!("failed ({reason}): each search syncs first"),
+    };
+    if let Some(f) = &b.fell_back {
+        watcher.push_str(&format!("; fell back to a full sync {}: {}", ago(f.at), f.reason));
+    }
+    writeln!(out, "watcher:   {watcher}")?;
+    writeln!(
+        out,
+        "pending:   {} changes, {} passages to embed{}",
+        b.queued_changes,
+        b.pending_chunks,
+        if b.syncing { " (syncing now)" } else { "" }
+    )?;
+    if let Some(e) = &b.last_error {
+        writeln!(out, "problem:   {e}")?;
+    }
+    Ok(())
+}
+
+/// `1 update`, `2 updates`.
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `12s`, `5m 3s`, `2h 5m`, `3d 2h`.
+fn uptime(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s if s < 86_400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        s => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
 }
 
 fn millis(ms: u64) -> String {
@@ -219,6 +264,13 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_709_251_199), "2024-02-29 23:59:59 UTC");
         assert_eq!(utc(-1), "1969-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn uptimes() {
+        assert_eq!(uptime(59), "59s");
+        assert_eq!(uptime(3 * 3600 + 5 * 60 + 9), "3h 5m");
+        assert_eq!(uptime(2 * 86_400 + 3600), "2d 1h");
     }
 
     #[test]
