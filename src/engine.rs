@@ -279,7 +279,7 @@ impl Engine {
                 .collect(),
             Mode::Hybrid => {
                 let evidence = self.evidence(&conn, &query, &bm25_hits, &sem_hits)?;
-                let weights = weigh(&query, &evidence, &bm25_hits);
+                let weights = weigh(&evidence);
                 let fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
                 if req.explain {
                     explain = Some((evidence, weights, fused.clone()));
@@ -543,7 +543,7 @@ impl Engine {
             let mut list = Vec::new();
             for (i, f) in fused.iter().take(show).enumerate() {
                 list.push(serde_json::json!({
-                    "rank": i + 1, "path": self.path_of(conn, f.note_id)?, "score": f.score,
+                    "rank": i + 1, "path": self.path_of(conn, f.note_id)?, "score": f.score, "rrf": f.rrf,
                     "bm25_rank": f.bm25_rank, "sem_rank": f.sem_rank,
                     "bm25_part": f.bm25_part, "sem_part": f.sem_part, "exact": f.exact,
                 }));
@@ -573,8 +573,8 @@ impl Engine {
 }
 
 /// How much each list counts for this query (see [`crate::search::fuse`]).
-fn weigh(_query: &Query, _evidence: &Evidence, _bm25: &[Bm25Hit]) -> Weights {
-    Weights::equal("plain RRF")
+fn weigh(evidence: &Evidence) -> Weights {
+    Weights::from_coverage(evidence.coverage)
 }
 
 struct NoteRow {

@@ -34,13 +34,13 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
     }
 }
 
-/// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `rrf=0.0164 bm25=#3 sem=-`.
+/// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `fused=0.734 bm25=#3 sem=-`.
 pub fn annotation(mode: Mode, hit: &Hit) -> String {
     let rank = |r: Option<u32>| r.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
     match mode {
         Mode::Bm25 => format!("bm25={:.2}", hit.score),
         Mode::Semantic => format!("sem={:.3}", hit.score),
-        Mode::Hybrid => format!("rrf={:.4} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
+        Mode::Hybrid => format!("fused={:.3} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
     }
 }
 
@@ -97,23 +97,24 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
                 if t["in_top"].as_bool() == Some(true) { ", in keyword #1" } else { "" }
             )?;
         }
+        let alpha = w["alpha"].as_f64().unwrap_or(0.0);
         writeln!(
             out,
-            "weights: bm25={:.2} semantic={:.2} ({})",
-            w["bm25"].as_f64().unwrap_or(0.0),
-            w["semantic"].as_f64().unwrap_or(0.0),
+            "weights: keywords {alpha:.2}, meaning {:.2} ({})",
+            1.0 - alpha,
             w["reason"].as_str().unwrap_or("")
         )?;
         let k = e["k"].as_f64().unwrap_or(60.0);
-        list(out, &format!("fused (rrf, k={k}):"), "fused", &|v| {
+        list(out, &format!("fused (exact matches first, then weighted scores; rrf k={k} for comparison):"), "fused", &|v| {
             let rank = |r: &serde_json::Value| r.as_u64().map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
             format!(
-                "rrf={:.4} = bm25 {:.4} ({}) + sem {:.4} ({}){}",
+                "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
                 v["score"].as_f64().unwrap_or(0.0),
                 v["bm25_part"].as_f64().unwrap_or(0.0),
                 rank(&v["bm25_rank"]),
                 v["sem_part"].as_f64().unwrap_or(0.0),
                 rank(&v["sem_rank"]),
+                v["rrf"].as_f64().unwrap_or(0.0),
                 exact(v)
             )
         })?;
