@@ -83,6 +83,7 @@ impl Brain {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("BRAIN_MODEL", "all-minilm-l6-v2")
             .env("BRAIN_DIR", &self.root)
             .env("BRAIN_DATA_DIR", &self.data)
             .env("XDG_RUNTIME_DIR", self.tmp.path().join("run"))
@@ -100,6 +101,20 @@ impl Brain {
     pub fn install_minilm(&self) {
         let dir = test_model_dir();
         self.ok(&["model", "import", "all-minilm-l6-v2", dir.to_str().expect("utf-8 path")]);
+    }
+
+    /// Makes the real all-MiniLM-L6-v2 available to this brain and selects it: imported
+    /// (and verified) once per test binary into a shared folder that each brain's data dir
+    /// links to, so a dozen tests do not copy 90 MB each.
+    pub fn use_minilm(&self) {
+        static SHARED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        let models = SHARED.get_or_init(|| {
+            let keep = tempfile::tempdir().expect("temp dir").keep();
+            let importer = Brain { tmp: tempfile::tempdir().unwrap(), root: keep.join("root"), data: keep.clone(), home: keep.join("home") };
+            importer.install_minilm();
+            keep.join("models")
+        });
+        std::os::unix::fs::symlink(models, self.data.join("models")).expect("link models");
     }
 
     /// `brain ARGS` with the test model selected.
