@@ -151,12 +151,13 @@ impl Engine {
     /// committing as it goes (an interrupted run resumes where it stopped). Without an
     /// installed model it does nothing and reports everything as pending.
     pub fn embed_pending(&self) -> Result<EmbedReport> {
-        self.embed_pending_with(usize::MAX, &mut |_, _| {})
+        self.embed_pending_with(usize::MAX, &mut |_, _| true)
     }
 
     /// [`Engine::embed_pending`], embedding at most `max` passages and reporting
-    /// `(done, total)` after every batch.
-    pub fn embed_pending_with(&self, max: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<EmbedReport> {
+    /// `(done, total)` after every committed batch; returning `false` from `progress` stops
+    /// after that batch (what a backend that is shutting down does).
+    pub fn embed_pending_with(&self, max: usize, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<EmbedReport> {
         let started = Instant::now();
         let Some(embedder) = self.embedder()? else {
             let conn = self.index.conn()?;
@@ -190,7 +191,9 @@ impl Engine {
             vectors::store(&tx, &hashes, &vecs).map_err(|e| self.index.err(e))?;
             tx.commit().map_err(|e| self.index.err(e))?;
             done += hashes.len() as u64;
-            progress(done, total);
+            if !progress(done, total) {
+                break;
+            }
         }
         {
             let mut w = self.index.writer()?;
@@ -398,7 +401,9 @@ impl Engine {
             return Ok(None);
         }
         if pending > 0 {
-            notices.push(format!("{pending} passages are not embedded yet; run 'brain index'"));
+            notices.push(format!(
+                "{pending} passages are still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)"
+            ));
         }
         let version = vectors::version(conn).map_err(|e| self.index.err(e))?;
         if let Some((v, m)) = &self.cache().matrix {

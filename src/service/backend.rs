@@ -125,8 +125,8 @@ impl Backend {
         };
         let indexer = spawn("brain-indexer", move || Indexer::new(wiring).run())?;
         let embedder = {
-            let (engine, live, events) = (engine.clone(), live.clone(), events.clone());
-            spawn("brain-embedder", move || indexer::embed_loop(engine, live, events, wake))?
+            let (engine, live, events, stop) = (engine.clone(), live.clone(), events.clone(), stop.clone());
+            spawn("brain-embedder", move || indexer::embed_loop(engine, live, events, wake, stop))?
         };
         tracing::info!(root = %engine.config().root.display(), socket = %socket.display(), pid = std::process::id(), "backend started");
         Ok(Backend {

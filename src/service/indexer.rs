@@ -297,9 +297,21 @@ impl Indexer {
 
 /// The embedding thread: after each sync that changed something, embed what has no vector
 /// yet. Separate from the indexer so a long embedding backlog never delays the next sync.
-pub fn embed_loop(engine: Arc<Engine>, live: Arc<Live>, events: broadcast::Sender<BackendEvent>, wake: Receiver<()>) {
+/// Stops after the batch in hand once `stop` is set, so shutting down never waits for a
+/// whole backlog; what was committed stays, and the next start carries on.
+pub fn embed_loop(
+    engine: Arc<Engine>,
+    live: Arc<Live>,
+    events: broadcast::Sender<BackendEvent>,
+    wake: Receiver<()>,
+    stop: Arc<AtomicBool>,
+) {
     while wake.recv().is_ok() {
-        match engine.embed_pending() {
+        let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
+            live.pending_chunks.store(total.saturating_sub(done), Ordering::Relaxed);
+            !stop.load(Ordering::Relaxed)
+        });
+        match outcome {
             Ok(report) => {
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
                 if report.embedded > 0 {
