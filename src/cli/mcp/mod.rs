@@ -1,6 +1,7 @@
 //! `brain mcp`: the Model Context Protocol over stdio, for Claude Code and other assistants.
-//! stdout carries the protocol and nothing else; logs go to stderr (Claude Code keeps them
-//! in its MCP log). The server ends when the client closes stdin.
+//! It answers from the warm backend when one runs, in-process otherwise. stdout carries the
+//! protocol and nothing else; logs go to stderr (Claude Code keeps them in its MCP log). The
+//! server ends when the client closes stdin.
 
 mod backend;
 mod render;
@@ -35,7 +36,7 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         .build()
         .context("starting the MCP server's runtime")?;
     let served = runtime.block_on(async {
-        let tools = BrainTools::new(Backend::new(config));
+        let tools = BrainTools::new(Backend::new(config, args.daemon));
         let service = tools.serve(rmcp::transport::stdio()).await.context("MCP handshake")?;
         service.waiting().await.context("MCP session")?;
         Ok::<(), anyhow::Error>(())

@@ -13,7 +13,7 @@ use super::super::print;
 
 /// ```text
 /// [1] [lore] lore/flag-cleanup-test-rework.md:9
-///     Flag Cleanup: Rework Tests, Don't Delete Them  (rrf=0.0328 bm25=#1 sem=#1)
+///     Flag Cleanup: Rework Tests, Don't Delete Them  (fused=0.981 bm25=#1 sem=#1)
 ///     When cleaning up a «feature» «flag», tests using it are testing...
 ///
 /// (2 results, mode: hybrid; notes in /home/me/.brain)
@@ -90,7 +90,7 @@ mod tests {
         let text = search(&r, Path::new("/b"));
         assert_eq!(
             text,
-            "[1] [lore] lore/a.md:7\n    A  (rrf=0.0325 bm25=#1 sem=-)\n    the «word»\n\n(1 result, mode: hybrid; notes in /b)\n"
+            "[1] [lore] lore/a.md:7\n    A  (fused=0.033 bm25=#1 sem=-)\n    the «word»\n\n(1 result, mode: hybrid; notes in /b)\n"
         );
     }
 

@@ -97,9 +97,9 @@ const SEARCH: &str = "Search the user's notes (their \"brain\": markdown notes o
 lessons, ideas and research links) by keywords and meaning. Call it early, whenever the \
 conversation touches something the user may have written down before, and before writing a \
 new note (update the existing one instead of writing a duplicate). Each hit shows \
-path:line, the title, why it matched (rrf=fused score, bm25=#rank in the keyword list, \
-sem=#rank in the meaning list, '-' when that list did not find it) and the matching \
-passage with matched words in «marks». Read more of a hit with `get`.";
+path:line, the title, why it matched (fused=score, higher is better; bm25=#rank in the \
+keyword list, sem=#rank in the meaning list, '-' when that list did not find it) and the \
+matching passage with matched words in «marks». Read more of a hit with `get`.";
 
 const GET: &str = "Read a note from the user's brain with line numbers: pass a search hit's \
 path and line to see the passage around it, add count for a longer stretch, or omit line \
