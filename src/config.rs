@@ -89,10 +89,7 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let file_path = match env("BRAIN_CONFIG") {
-            Some(p) => Some(PathBuf::from(p)),
-            None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
-        };
+        let file_path = config_file_path();
         let (file, config_file) = match &file_path {
             Some(p) if p.is_file() => (read_file_config(p)?, Some(p.clone())),
             Some(p) if env("BRAIN_CONFIG").is_some() => {
@@ -169,6 +166,15 @@ impl Config {
     /// Where log files go.
     pub fn log_dir(&self) -> PathBuf {
         self.data_dir.join("logs")
+    }
+}
+
+/// The config file to read (and the one the app writes): `BRAIN_CONFIG`, else
+/// `config.toml` in the platform config dir's `brain/` folder. `None` without a home folder.
+pub fn config_file_path() -> Option<PathBuf> {
+    match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
     }
 }
 
