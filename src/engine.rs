@@ -93,6 +93,9 @@ pub struct Status {
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
     pub recalls: RecallTotals,
+    /// The warm backend that answered, if one did (`null` when the status was read in-process).
+    #[serde(default)]
+    pub backend: Option<crate::service::BackendStatus>,
 }
 
 /// One ranked note before presentation.
@@ -148,12 +151,13 @@ impl Engine {
     /// committing as it goes (an interrupted run resumes where it stopped). Without an
     /// installed model it does nothing and reports everything as pending.
     pub fn embed_pending(&self) -> Result<EmbedReport> {
-        self.embed_pending_with(usize::MAX, &mut |_, _| {})
+        self.embed_pending_with(usize::MAX, &mut |_, _| true)
     }
 
     /// [`Engine::embed_pending`], embedding at most `max` passages and reporting
-    /// `(done, total)` after every batch.
-    pub fn embed_pending_with(&self, max: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<EmbedReport> {
+    /// `(done, total)` after every committed batch; returning `false` from `progress` stops
+    /// after that batch (what a backend that is shutting down does).
+    pub fn embed_pending_with(&self, max: usize, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<EmbedReport> {
         let started = Instant::now();
         let Some(embedder) = self.embedder()? else {
             let conn = self.index.conn()?;
@@ -187,7 +191,9 @@ impl Engine {
             vectors::store(&tx, &hashes, &vecs).map_err(|e| self.index.err(e))?;
             tx.commit().map_err(|e| self.index.err(e))?;
             done += hashes.len() as u64;
-            progress(done, total);
+            if !progress(done, total) {
+                break;
+            }
         }
         {
             let mut w = self.index.writer()?;
@@ -230,6 +236,11 @@ impl Engine {
             },
         };
         let mode = if semantic.is_some() { req.mode } else { Mode::Bm25 };
+        // One read transaction, so every query below sees the same committed state even while
+        // a sync commits batches that replace notes underneath. (Inline embedding, a write,
+        // happened above, before it.)
+        let snapshot = conn.unchecked_transaction().map_err(|e| self.index.err(e))?;
+        let conn: &Connection = &snapshot;
         let pool = if mode == Mode::Hybrid { (4 * req.top).max(50) } else { req.top };
 
         let bm25_hits = match mode {
@@ -271,7 +282,7 @@ impl Engine {
                 .collect(),
             Mode::Hybrid => {
                 let evidence = self.evidence(&conn, &query, &bm25_hits, &sem_hits)?;
-                let weights = weigh(&query, &evidence, &bm25_hits);
+                let weights = weigh(&evidence);
                 let fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
                 if req.explain {
                     explain = Some((evidence, weights, fused.clone()));
@@ -299,10 +310,14 @@ impl Engine {
             notices.extend(self.filter_notice(&conn, req)?);
         }
         let explain = if req.explain {
-            Some(self.explain_json(&conn, mode, &bm25_hits, &sem_hits, explain, req.top)?)
+            Some(self.explain_json(conn, mode, &bm25_hits, &sem_hits, explain, req.top)?)
         } else {
             None
         };
+        // The recall log is written outside the snapshot: a read transaction cannot become a
+        // write once another writer has committed.
+        snapshot.commit().map_err(|e| self.index.err(e))?;
+        let conn = self.index.conn()?;
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
@@ -349,6 +364,7 @@ impl Engine {
             model_installed: embed::is_installed(&self.config),
             embedded_with: vectors::stored_model(&conn).map_err(|e| self.index.err(e))?.map(|(m, _)| m),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
+            backend: None,
         })
     }
 
@@ -385,7 +401,9 @@ impl Engine {
             return Ok(None);
         }
         if pending > 0 {
-            notices.push(format!("{pending} passages are not embedded yet; run 'brain index'"));
+            notices.push(format!(
+                "{pending} passages are still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)"
+            ));
         }
         let version = vectors::version(conn).map_err(|e| self.index.err(e))?;
         if let Some((v, m)) = &self.cache().matrix {
@@ -530,7 +548,7 @@ impl Engine {
             let mut list = Vec::new();
             for (i, f) in fused.iter().take(show).enumerate() {
                 list.push(serde_json::json!({
-                    "rank": i + 1, "path": self.path_of(conn, f.note_id)?, "score": f.score,
+                    "rank": i + 1, "path": self.path_of(conn, f.note_id)?, "score": f.score, "rrf": f.rrf,
                     "bm25_rank": f.bm25_rank, "sem_rank": f.sem_rank,
                     "bm25_part": f.bm25_part, "sem_part": f.sem_part, "exact": f.exact,
                 }));
@@ -560,8 +578,8 @@ impl Engine {
 }
 
 /// How much each list counts for this query (see [`crate::search::fuse`]).
-fn weigh(_query: &Query, _evidence: &Evidence, _bm25: &[Bm25Hit]) -> Weights {
-    Weights::equal("plain RRF")
+fn weigh(evidence: &Evidence) -> Weights {
+    Weights::from_coverage(evidence.coverage)
 }
 
 struct NoteRow {

@@ -60,6 +60,9 @@ pub enum Error {
     /// A model file failed verification, or a model could not be loaded.
     #[error(transparent)]
     Model(#[from] crate::model::ModelError),
+    /// A sync was asked to stop (shutdown) and did, between two committed batches.
+    #[error("sync interrupted: the index keeps every batch committed so far; the next sync finishes the job")]
+    Cancelled,
     /// The embedding model failed while running.
     #[error("embedding failed: {0}")]
     Embed(String),

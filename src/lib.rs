@@ -27,6 +27,7 @@ pub mod model;
 pub mod note;
 pub mod passage;
 pub mod search;
+pub mod service;
 
 pub use config::Config;
 pub use engine::{EmbedReport, Engine, Status};

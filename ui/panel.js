@@ -192,6 +192,7 @@ function drawFooter() {
   let warn = false;
   if (s && s.hotkey_notice) [notice, warn] = [s.hotkey_notice, true];
   else if (s && s.open_with_notice) [notice, warn] = [s.open_with_notice, true];
+  else if (s && s.backend_notice) notice = s.backend_notice;
   else if (s && !s.model_installed) notice = "Keywords only: no model yet (menu → Download Model…)";
   else if (state.notice) notice = state.notice;
   else if (s) notice = s.line;

@@ -13,6 +13,7 @@ use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_dialog::DialogExt;
 
+use crate::download;
 use crate::host::Host;
 use crate::panel::{self, PANEL};
 use crate::state::{AppState, PanelStatus};
@@ -69,15 +70,53 @@ pub fn copy_cli_path(app: &AppHandle) -> anyhow::Result<()> {
 /// Syncs the index with the folder now (in the background).
 pub fn reindex(app: &AppHandle) -> anyhow::Result<()> {
     let host = app.state::<AppState>().host().ok_or_else(|| anyhow!("no brain folder yet"))?;
-    host.sync();
+    let app = app.clone();
+    std::thread::spawn(move || {
+        if let Err(e) = host.reindex() {
+            report(&app, "reindex", &e);
+        }
+    });
     Ok(())
 }
 
-/// Downloads the pinned embedding model, with progress in the status line.
-pub fn download_model(_app: &AppHandle) -> anyhow::Result<()> {
-    // The fetch lives in brain::model (branch `model`); until it is merged the app says
-    // how to do it by hand rather than pretending.
-    bail!("downloading the model from the app is not in this build yet: run 'brain model fetch' in a terminal")
+/// Downloads the pinned embedding model (`brain model fetch`, verified file by file) in
+/// the background, with progress in the status line, then reopens the brain so the
+/// backend loads the model and embeds every passage.
+pub fn download_model(app: &AppHandle) -> anyhow::Result<()> {
+    let state = app.state::<AppState>();
+    let config = state.config();
+    let manifest = brain::model::manifest(&config.model)?;
+    if !state.start_download() {
+        bail!("the model is already downloading");
+    }
+    let total = manifest.total_size();
+    let app = app.clone();
+    std::thread::spawn(move || {
+        let state = app.state::<AppState>();
+        let mut files = download::Files::default();
+        let mut shown = u64::MAX;
+        let fetched = brain::model::fetch(&config, &config.model, &brain::model::fetch::hub_url(), &mut |p| {
+            let done = files.update(p);
+            // One update per percent: enough for a status line, cheap for the tray.
+            let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
+            if percent != shown {
+                shown = percent;
+                state.set_activity(Activity::Downloading { done, total });
+                status_changed(&app);
+            }
+        });
+        state.finish_download();
+        match fetched {
+            Ok(_) => {
+                state.set_activity(Activity::Idle);
+                if let Err(e) = open_brain(&app) {
+                    report(&app, "opening the brain", &e);
+                }
+            }
+            Err(e) => report(&app, "model download", &e.into()),
+        }
+    });
+    Ok(())
 }
 
 /// Creates the configured brain folder (`~/.brain` by default) with its type folders, and opens it.

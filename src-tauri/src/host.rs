@@ -1,85 +1,111 @@
-//! The engine the app serves from, and the one background thread that keeps its index
-//! fresh (sync, then embed what is new), reporting what it does as an [`Activity`].
+//! The brain the app serves: the warm backend (`brain::service::Backend`: engine, socket,
+//! watcher, embedder), so the `brain` CLI gets warm answers while the app runs. When
+//! another backend already serves this brain (`brain serve`), the app searches the same
+//! index in-process instead and says so.
 
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 
 use anyhow::Context;
 use brain::desktop::status_line::Activity;
-use brain::{Config, Engine};
+use brain::passage::{NoteRef, Passage};
+use brain::search::{SearchRequest, SearchResponse};
+use brain::service::{Backend, BackendEvent, BackendOptions, ServiceError};
+use brain::{Config, Engine, Status};
+use tokio::sync::broadcast::error::RecvError;
 
-/// Work for the background thread.
-enum Job {
-    /// Bring the index in line with the folder (a cheap stat walk when nothing changed).
-    Sync,
-    /// Stop after the job in hand.
-    Stop,
+enum Serving {
+    /// The app is the backend.
+    Backend(Backend),
+    /// Another process is; the app reads the index itself.
+    InProcess(Arc<Engine>),
 }
 
 /// One brain root, open and kept fresh.
 pub struct Host {
-    engine: Arc<Engine>,
-    jobs: Sender<Job>,
+    serving: Serving,
+    notice: Option<String>,
 }
 
 impl Host {
-    /// Opens the index for `config.root` and starts the background thread, which syncs at
-    /// once; `report` hears every change of activity.
+    /// Starts the backend for `config.root` (it syncs, then watches); `report` hears what
+    /// it is doing, from a thread of its own.
     pub fn start(config: Config, report: impl Fn(Activity) + Send + 'static) -> anyhow::Result<Host> {
-        let engine = Arc::new(Engine::open(config).context("could not open the index")?);
-        let (jobs, rx) = mpsc::channel();
-        let worker = engine.clone();
-        std::thread::Builder::new()
-            .name("brain-indexer".into())
-            .spawn(move || work(&worker, rx, &report))
-            .context("could not start the indexing thread")?;
-        let host = Host { engine, jobs };
-        host.sync();
-        Ok(host)
-    }
-
-    /// The engine, for searches and reads.
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
-    }
-
-    /// Asks for a sync (and embedding of what is new) in the background.
-    pub fn sync(&self) {
-        let _ = self.jobs.send(Job::Sync);
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.jobs.send(Job::Stop);
-    }
-}
-
-fn work(engine: &Engine, rx: Receiver<Job>, report: &dyn Fn(Activity)) {
-    while let Ok(job) = rx.recv() {
-        if matches!(job, Job::Stop) {
-            return;
-        }
-        // Requests that piled up while a sync ran are served by one more sync, not many.
-        let mut stop = false;
-        while let Ok(more) = rx.try_recv() {
-            stop |= matches!(more, Job::Stop);
-        }
-        if stop {
-            return;
-        }
-        report(Activity::Indexing);
-        let outcome = engine.sync().map_err(anyhow::Error::from).and_then(|_| {
-            engine
-                .embed_pending_with(usize::MAX, &mut |done, total| report(Activity::Embedding { done, total }))
-                .map_err(anyhow::Error::from)
-        });
-        match outcome {
-            Ok(_) => report(Activity::Idle),
-            Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), "indexing failed");
-                report(Activity::Failed(format!("{e:#}")));
+        match Backend::start(config.clone(), BackendOptions::default()) {
+            Ok(backend) => {
+                let mut events = backend.subscribe();
+                std::thread::Builder::new()
+                    .name("brain-app-events".into())
+                    .spawn(move || loop {
+                        match events.blocking_recv() {
+                            Ok(event) => report(activity(&event)),
+                            Err(RecvError::Lagged(_)) => continue,
+                            Err(RecvError::Closed) => return,
+                        }
+                    })
+                    .context("could not start the event thread")?;
+                Ok(Host { serving: Serving::Backend(backend), notice: None })
             }
+            Err(ServiceError::AlreadyRunning { pid, .. }) => {
+                let engine = Engine::open(config).context("could not open the index")?;
+                let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                Ok(Host {
+                    serving: Serving::InProcess(Arc::new(engine)),
+                    notice: Some(format!("brain serve{who} already serves this brain; the app searches it directly")),
+                })
+            }
+            Err(e) => Err(e).context("could not start brain's backend"),
         }
+    }
+
+    /// Why the app is not the backend, if it is not.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+
+    /// Searches as a socket client would be answered (syncing first only when the index
+    /// is not known to be fresh).
+    pub fn search(&self, req: &SearchRequest) -> anyhow::Result<SearchResponse> {
+        Ok(match &self.serving {
+            Serving::Backend(b) => b.search(req)?,
+            Serving::InProcess(e) => e.search(req)?,
+        })
+    }
+
+    /// Counts, model and (when the app is the backend) the backend's own state.
+    pub fn status(&self) -> anyhow::Result<Status> {
+        Ok(match &self.serving {
+            Serving::Backend(b) => b.status()?,
+            Serving::InProcess(e) => e.status()?,
+        })
+    }
+
+    /// Lines of a note, never outside the brain folder.
+    pub fn get(&self, note: &NoteRef) -> anyhow::Result<Passage> {
+        Ok(self.engine().get(note)?)
+    }
+
+    /// Syncs the folder now and waits for it.
+    pub fn reindex(&self) -> anyhow::Result<()> {
+        match &self.serving {
+            Serving::Backend(b) => b.reindex(false).map(drop)?,
+            Serving::InProcess(e) => e.sync().map(drop)?,
+        }
+        Ok(())
+    }
+
+    fn engine(&self) -> &Arc<Engine> {
+        match &self.serving {
+            Serving::Backend(b) => b.engine(),
+            Serving::InProcess(e) => e,
+        }
+    }
+}
+
+/// What the status line says about a backend event.
+fn activity(event: &BackendEvent) -> Activity {
+    match event {
+        BackendEvent::SyncStarted { .. } => Activity::Indexing,
+        BackendEvent::Failed { message } => Activity::Failed(message.clone()),
+        BackendEvent::Synced { .. } | BackendEvent::Embedded(_) | BackendEvent::Watcher(_) => Activity::Idle,
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod actions;
 pub mod commands;
+pub mod download;
 pub mod host;
 pub mod menu;
 pub mod panel;
@@ -66,11 +67,12 @@ fn try_run() -> anyhow::Result<()> {
         .init();
     let config = brain::Config::load(Default::default()).context("could not read brain's settings")?;
     let app = builder(config).build(tauri::generate_context!()).context("could not start the app")?;
-    app.run(|_app, event| {
+    app.run(|app, event| match event {
         // Hiding the panel is not quitting: a menu-bar app lives until Quit.
-        if let tauri::RunEvent::ExitRequested { code: None, api, .. } = event {
-            api.prevent_exit();
-        }
+        tauri::RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
+        // Stop the backend properly: socket removed, lock released, batches committed.
+        tauri::RunEvent::Exit => app.state::<AppState>().set_host(None),
+        _ => {}
     });
     Ok(())
 }

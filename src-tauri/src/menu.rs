@@ -52,8 +52,10 @@ pub fn build(app: &AppHandle, status: &PanelStatus) -> tauri::Result<Menu<Wry>> 
         MenuItem::with_id(app, id, label, enabled, accel)
     };
     let mut items: Vec<Box<dyn IsMenuItem<Wry>>> = vec![Box::new(info("status", &status.line)?)];
-    if let Some(notice) = &status.hotkey_notice {
-        items.push(Box::new(info("hotkey-notice", notice)?));
+    for (id, notice) in [("hotkey-notice", &status.hotkey_notice), ("backend-notice", &status.backend_notice)] {
+        if let Some(text) = notice {
+            items.push(Box::new(info(id, text)?));
+        }
     }
     items.push(Box::new(PredefinedMenuItem::separator(app)?));
     let accel = status.hotkey_notice.is_none().then_some(status.hotkey.as_str());

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use tauri::{AppHandle, Emitter, Manager, PhysicalPosition, PhysicalSize, WebviewWindow};
 
-use crate::state::AppState;
 
 /// The panel window's label (tauri.conf.json, capabilities/panel.json).
 pub const PANEL: &str = "panel";
@@ -45,10 +44,6 @@ pub fn show(app: &AppHandle) {
     }
     *app.state::<ShownAt>().0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
     let _ = app.emit_to(PANEL, SHOWN_EVENT, serde_json::json!({ "requested_at_ms": requested_at }));
-    // Notes may have changed while the panel was hidden.
-    if let Some(host) = app.state::<AppState>().host() {
-        host.sync();
-    }
 }
 
 /// Hides the panel.

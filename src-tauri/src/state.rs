@@ -2,6 +2,7 @@
 //! it is busy with, and the hotkey's fate. Commands, the tray and the hotkey all read it.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use anyhow::{anyhow, Context};
@@ -27,6 +28,7 @@ pub struct AppState {
     host: RwLock<Option<Arc<Host>>>,
     activity: Mutex<Activity>,
     hotkey_notice: Mutex<Option<String>>,
+    downloading: AtomicBool,
     /// `BRAIN_CAPTURE_OPEN`: open, reveal and copy write here instead of acting (for tests).
     pub capture: Option<PathBuf>,
 }
@@ -56,6 +58,8 @@ pub struct PanelStatus {
     pub hotkey_notice: Option<String>,
     /// Why `[app] open_with` is not used, if it is not.
     pub open_with_notice: Option<String>,
+    /// Why the app is not brain's backend, if it is not.
+    pub backend_notice: Option<String>,
 }
 
 impl AppState {
@@ -66,6 +70,7 @@ impl AppState {
             host: RwLock::new(None),
             activity: Mutex::new(Activity::Idle),
             hotkey_notice: Mutex::new(None),
+            downloading: AtomicBool::new(false),
             capture: std::env::var_os("BRAIN_CAPTURE_OPEN").filter(|v| !v.is_empty()).map(PathBuf::from),
         }
     }
@@ -102,22 +107,33 @@ impl AppState {
         changed
     }
 
+    /// Marks a model download as started; false when one already runs.
+    pub fn start_download(&self) -> bool {
+        !self.downloading.swap(true, Ordering::SeqCst)
+    }
+
+    /// Marks the model download as over.
+    pub fn finish_download(&self) {
+        self.downloading.store(false, Ordering::SeqCst);
+    }
+
     /// Records why the hotkey does not work.
     pub fn set_hotkey_notice(&self, notice: Option<String>) {
         *lock(&self.hotkey_notice) = notice;
     }
 
-    /// A search as the panel asks it: no sync first (the host keeps the index fresh).
+    /// A search as the panel asks it (the backend skips the sync while its watcher keeps
+    /// the index fresh).
     pub fn search(&self, query: String, mode: Mode) -> anyhow::Result<SearchResponse> {
-        let req = SearchRequest { mode, top: PANEL_TOP, sync: false, ..SearchRequest::new(query) };
-        Ok(self.open_host()?.engine().search(&req)?)
+        let req = SearchRequest { mode, top: PANEL_TOP, ..SearchRequest::new(query) };
+        self.open_host()?.search(&req)
     }
 
     /// The lines around `line` of the note at `path`, for the preview pane.
     pub fn preview(&self, path: String, line: u32) -> anyhow::Result<Passage> {
         let start = line.saturating_sub(PREVIEW_BEFORE).max(1);
         let note = NoteRef { path, line: Some(start), count: Some(PREVIEW_LINES) };
-        Ok(self.open_host()?.engine().get(&note)?)
+        self.open_host()?.get(&note)
     }
 
     /// The real path of a note named by the panel, refusing anything outside the brain.
@@ -136,10 +152,17 @@ impl AppState {
     /// The snapshot the panel and tray show.
     pub fn status(&self) -> PanelStatus {
         let config = self.config();
-        let activity = lock(&self.activity).clone();
-        let counts = self.host().map(|h| h.engine().status().context("could not read the index"));
+        let mut activity = lock(&self.activity).clone();
+        let host = self.host();
+        let counts = host.as_ref().map(|h| h.status().context("could not read the index"));
         let (line, notes, model_installed) = match counts {
-            Some(Ok(s)) => (status_line::status_line(&s, &activity, now_secs()), s.notes, s.model_installed),
+            Some(Ok(s)) => {
+                // The backend knows best whether a sync is running (events can be missed).
+                if activity == Activity::Idle && s.backend.as_ref().is_some_and(|b| b.syncing) {
+                    activity = Activity::Indexing;
+                }
+                (status_line::status_line(&s, &activity, now_secs()), s.notes, s.model_installed)
+            }
             Some(Err(e)) => (format!("Error: {e:#}"), 0, false),
             None if config.root.is_dir() => ("Opening the brain…".to_string(), 0, false),
             None => (format!("No brain folder at {}", config.root.display()), 0, false),
@@ -158,6 +181,7 @@ impl AppState {
             },
             hotkey: config.app.hotkey.clone(),
             hotkey_notice: lock(&self.hotkey_notice).clone(),
+            backend_notice: host.as_ref().and_then(|h| h.notice().map(str::to_string)),
             open_with_notice: self.open_with().1,
         }
     }

@@ -32,6 +32,11 @@ pub enum Command {
     Get(GetArgs),
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
+    /// Install, check and try the local embedding models.
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// Run the warm backend: keep the index fresh and answer other brain commands fast.
+    Serve(ServeArgs),
 }
 
 /// `brain get`.
@@ -73,6 +78,69 @@ pub struct EvalArgs {
     /// Include where each query's answer ranked in each mode.
     #[arg(long)]
     pub details: bool,
+}
+
+/// `brain model ...`.
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Known models: installed? verified? size, dims, device.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Download a model from the hub at its pinned revision (resumes an interrupted fetch).
+    Fetch {
+        /// Model name [default: BRAIN_MODEL, else the configured model].
+        name: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install a model from a local folder in the hub's layout (offline).
+    Import {
+        /// Model name (see 'brain model list').
+        name: String,
+        /// Folder holding config.json, tokenizer.json, model.safetensors, ...
+        dir: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash an installed model's files against their pins.
+    Verify {
+        /// Model name [default: the configured model].
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Embed a text and print the vector's size, norm and first values (debugging).
+    Embed {
+        /// The text.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+        /// Embed as a search query (query prefix) instead of a document.
+        #[arg(long)]
+        query: bool,
+        /// Matryoshka dimension (nomic: 768, 512, 256, 128, 64).
+        #[arg(long, value_name = "N")]
+        dims: Option<usize>,
+        /// Model name [default: the configured model].
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the whole vector as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Whether a command may ask the warm backend.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Do the work in this process even when a backend ('brain serve', the app) is running.
+    #[arg(long, env = "BRAIN_NO_DAEMON", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_daemon: bool,
 }
 
 /// `brain index`.
@@ -117,6 +185,9 @@ pub struct SearchArgs {
     /// Show how each list ranked the results and how they were fused.
     #[arg(long)]
     pub explain: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
 }
 
 /// `brain status`.
@@ -125,6 +196,26 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Do not watch the folder; every search syncs first instead, as without a backend.
+    #[arg(long)]
+    pub no_watch: bool,
+
+    /// Log verbosity (error, warn, info, debug, trace, or a tracing filter such as
+    /// "brain=debug"); the log is serve.log in the data dir's logs folder.
+    #[arg(long, env = "BRAIN_LOG", default_value = "info", value_name = "LEVEL")]
+    pub log_level: String,
+
+    /// Close a client that takes longer than this to send a request or read an answer.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub client_timeout: f64,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {

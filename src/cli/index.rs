@@ -27,6 +27,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
             let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
             let _ = write!(io::stderr(), "\r\x1b[Kembedding {done}/{total} passages ({rate:.0}/s)");
         }
+        true
     })?;
     if show_progress && embedded.embedded > 0 {
         let _ = write!(io::stderr(), "\r\x1b[K");

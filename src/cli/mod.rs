@@ -4,8 +4,11 @@ mod args;
 mod eval;
 mod get;
 mod index;
+mod model;
 mod print;
 mod search;
+mod serve;
+mod shim;
 mod status;
 
 use std::io::{self, Write};
@@ -27,7 +30,11 @@ pub fn main() -> ExitCode {
             if err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;
             }
-            let code = err.downcast_ref::<brain::Error>().map(brain::Error::exit_code).unwrap_or(1);
+            let code = err
+                .downcast_ref::<brain::Error>()
+                .map(brain::Error::exit_code)
+                .or_else(|| err.downcast_ref::<brain::service::ServiceError>().map(|e| e.exit_code()))
+                .unwrap_or(1);
             let _ = writeln!(io::stderr(), "error: {err:#}");
             ExitCode::from(code as u8)
         }
@@ -42,5 +49,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Status(args) => status::run(config, args),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
+        Command::Model(cmd) => model::run(config, cmd),
+        Command::Serve(args) => serve::run(config, args),
     }
 }

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use brain::index::sync::SyncReport;
 use brain::search::{Hit, Mode, SearchResponse};
+use brain::service::{BackendStatus, WatcherState};
 use brain::Status;
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
@@ -33,13 +34,13 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
     }
 }
 
-/// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `rrf=0.0164 bm25=#3 sem=-`.
+/// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `fused=0.734 bm25=#3 sem=-`.
 pub fn annotation(mode: Mode, hit: &Hit) -> String {
     let rank = |r: Option<u32>| r.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
     match mode {
         Mode::Bm25 => format!("bm25={:.2}", hit.score),
         Mode::Semantic => format!("sem={:.3}", hit.score),
-        Mode::Hybrid => format!("rrf={:.4} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
+        Mode::Hybrid => format!("fused={:.3} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
     }
 }
 
@@ -96,23 +97,24 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
                 if t["in_top"].as_bool() == Some(true) { ", in keyword #1" } else { "" }
             )?;
         }
+        let alpha = w["alpha"].as_f64().unwrap_or(0.0);
         writeln!(
             out,
-            "weights: bm25={:.2} semantic={:.2} ({})",
-            w["bm25"].as_f64().unwrap_or(0.0),
-            w["semantic"].as_f64().unwrap_or(0.0),
+            "weights: keywords {alpha:.2}, meaning {:.2} ({})",
+            1.0 - alpha,
             w["reason"].as_str().unwrap_or("")
         )?;
         let k = e["k"].as_f64().unwrap_or(60.0);
-        list(out, &format!("fused (rrf, k={k}):"), "fused", &|v| {
+        list(out, &format!("fused (exact matches first, then weighted scores; rrf k={k} for comparison):"), "fused", &|v| {
             let rank = |r: &serde_json::Value| r.as_u64().map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
             format!(
-                "rrf={:.4} = bm25 {:.4} ({}) + sem {:.4} ({}){}",
+                "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
                 v["score"].as_f64().unwrap_or(0.0),
                 v["bm25_part"].as_f64().unwrap_or(0.0),
                 rank(&v["bm25_rank"]),
                 v["sem_part"].as_f64().unwrap_or(0.0),
                 rank(&v["sem_rank"]),
+                v["rrf"].as_f64().unwrap_or(0.0),
                 exact(v)
             )
         })?;
@@ -153,7 +155,51 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
         out,
         "searches:  {} ({} in the last 7 days, {} with no results)",
         s.recalls.searches, s.recalls.last_7_days, s.recalls.empty
-    )
+    )?;
+    backend(out, s.backend.as_ref())
+}
+
+/// The backend lines of `brain status`.
+fn backend(out: &mut impl Write, b: Option<&BackendStatus>) -> io::Result<()> {
+    let Some(b) = b else { return writeln!(out, "backend:   not running") };
+    writeln!(out, "backend:   running (pid {}, up {}, protocol {})", b.pid, uptime(b.uptime_secs), b.protocol)?;
+    writeln!(out, "socket:    {}", b.socket)?;
+    let mut watcher = match &b.watcher {
+        WatcherState::On => format!("on ({}, {})", plural(b.updates, "update"), plural(b.full_syncs, "full sync")),
+        WatcherState::Off => "off (--no-watch): each search syncs first".into(),
+        WatcherState::Waiting => "waiting for the brain folder to come back".into(),
+        WatcherState::Failed { reason } => format!("failed ({reason}): each search syncs first"),
+    };
+    if let Some(f) = &b.fell_back {
+        watcher.push_str(&format!("; fell back to a full sync {}: {}", ago(f.at), f.reason));
+    }
+    writeln!(out, "watcher:   {watcher}")?;
+    writeln!(
+        out,
+        "pending:   {} changes, {} passages to embed{}",
+        b.queued_changes,
+        b.pending_chunks,
+        if b.syncing { " (syncing now)" } else { "" }
+    )?;
+    if let Some(e) = &b.last_error {
+        writeln!(out, "problem:   {e}")?;
+    }
+    Ok(())
+}
+
+/// `1 update`, `2 updates`.
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `12s`, `5m 3s`, `2h 5m`, `3d 2h`.
+fn uptime(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s if s < 86_400 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        s => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
 }
 
 fn millis(ms: u64) -> String {
@@ -219,6 +265,13 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_709_251_199), "2024-02-29 23:59:59 UTC");
         assert_eq!(utc(-1), "1969-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn uptimes() {
+        assert_eq!(uptime(59), "59s");
+        assert_eq!(uptime(3 * 3600 + 5 * 60 + 9), "3h 5m");
+        assert_eq!(uptime(2 * 86_400 + 3600), "2d 1h");
     }
 
     #[test]

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use brain::search::{Filters, SearchRequest};
+use brain::service::protocol::{Op, Reply};
 use brain::{Config, Engine};
 
 use super::args::{self, SearchArgs};
-use super::print;
+use super::{print, shim};
 
 /// Runs `brain search`.
 pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
@@ -20,8 +21,11 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         sync: !args.no_sync,
         explain: args.explain,
     };
-    let engine = Engine::open(config)?;
-    let response = engine.search(&request)?;
+    let response = match shim::ask(&config, &args.daemon, Op::Search(request.clone()))? {
+        Some(Reply::Search(response)) => response,
+        Some(other) => anyhow::bail!("the backend answered a search with {}", other.op()),
+        None => Engine::open(config)?.search(&request)?,
+    };
     if let Some(notice) = &response.notice {
         writeln!(io::stderr(), "{notice}")?;
     }

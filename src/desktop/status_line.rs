@@ -98,6 +98,7 @@ mod tests {
             model_installed: true,
             embedded_with: None,
             recalls: Default::default(),
+            backend: None,
         }
     }
 

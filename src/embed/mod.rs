@@ -1,7 +1,25 @@
 //! Embedding models: a small trait the rest of brain sees, and candle implementations
 //! behind it. Serving and search code never touch candle directly.
+//!
+//! [`load`] is the one way to get the configured model: it hashes every required file
+//! against its pin (see [`crate::model`]) and builds the model from the very bytes it
+//! hashed. [`is_installed`] is the cheap check to make before, so that search can fall back
+//! to BM25 with a one-line notice.
 
-use crate::error::Result;
+mod bert;
+mod device;
+mod layers;
+mod local;
+mod nomic;
+mod ops;
+mod tokenize;
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::model::{self, ModelError};
+pub use local::{Files, LocalEmbedder, Spec};
 
 /// A loaded, verified embedding model. Vectors are L2-normalised, so a dot product is the
 /// cosine similarity.
@@ -18,17 +36,66 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
 }
 
-use std::sync::Arc;
-
-use crate::config::Config;
-use crate::model::ModelError;
-
-/// Whether the configured model's files are installed (no hashing: a cheap check).
-pub fn is_installed(_config: &Config) -> bool {
-    false
+/// Choices made when loading.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Matryoshka dimension: shorter vectors from a model trained for it (nomic: 512, 256,
+    /// 128, 64). `None`: the model's full width.
+    pub dims: Option<usize>,
 }
 
-/// Verifies and loads the configured model.
+/// Verifies and loads the configured model (`config.model`).
+/// [`ModelError::NotInstalled`] (inside [`Error::Model`]) when it is not installed.
 pub fn load(config: &Config) -> Result<Arc<dyn Embedder>> {
-    Err(ModelError::NotInstalled(config.model.clone()).into())
+    load_with(config, &config.model, &LoadOptions::default())
+}
+
+/// Verifies and loads the model `name` with `options`.
+pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<Arc<dyn Embedder>> {
+    let manifest = model::manifest(name)?;
+    if let Some(d) = options.dims {
+        if d != manifest.dims && !manifest.matryoshka_dims.contains(&d) {
+            let allowed: Vec<String> = manifest.matryoshka_dims.iter().map(|d| d.to_string()).collect();
+            return Err(Error::InvalidInput(format!(
+                "{name} makes {}-d vectors{}; {d} is not one of them",
+                manifest.dims,
+                if allowed.is_empty() { String::new() } else { format!(" (or {})", allowed.join(", ")) }
+            )));
+        }
+    }
+    if !model::is_installed(config, name) {
+        // Present but wrong files are reported by verification below, not as "not installed".
+        if !model::install_dir(config, name).is_dir() {
+            return Err(ModelError::NotInstalled(name.to_string()).into());
+        }
+    }
+    let (manifest, files) = model::open_verified(config, name)?;
+    let get = |path: &str| {
+        files.get(path).ok_or_else(|| {
+            Error::Model(ModelError::Load { model: name.to_string(), reason: format!("{path} is not a required file") })
+        })
+    };
+    let spec = Spec {
+        name: manifest.name.clone(),
+        architecture: manifest.architecture,
+        pooling: manifest.pooling,
+        max_tokens: manifest.max_tokens,
+        query_prefix: manifest.query_prefix.clone(),
+        document_prefix: manifest.document_prefix.clone(),
+        truncate_to: options.dims.filter(|&d| d != manifest.dims),
+    };
+    let files =
+        Files { config: get("config.json")?, tokenizer: get("tokenizer.json")?, weights: get("model.safetensors")? };
+    Ok(Arc::new(LocalEmbedder::from_files(spec, files)?))
+}
+
+/// Whether the configured model is installed (files present at their pinned sizes; no
+/// hashing). `load` still verifies every hash.
+pub fn is_installed(config: &Config) -> bool {
+    model::is_installed(config, &config.model)
+}
+
+/// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.
+pub fn device_label() -> String {
+    device::expected_label()
 }

@@ -112,7 +112,8 @@ pub fn run(config: &Config, opts: &EvalOptions, progress: &mut dyn FnMut(&str)) 
         engine.sync()?;
         let started = Instant::now();
         let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
-            progress(&format!("{}: embedding {done}/{total} passages", set.name))
+            progress(&format!("{}: embedding {done}/{total} passages", set.name));
+            true
         })?;
         if embedded.embedded > 0 {
             let secs = started.elapsed().as_secs_f64();

@@ -13,8 +13,10 @@ const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL
     ) WITHOUT ROWID;
 
+    -- AUTOINCREMENT: ids are never reused, so a cached vector matrix can never point a
+    -- deleted note's id at a newer note.
     CREATE TABLE notes (
-        id         INTEGER PRIMARY KEY,
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
         path       TEXT NOT NULL UNIQUE,
         type       TEXT NOT NULL,
         title      TEXT NOT NULL,
@@ -39,7 +41,7 @@ const MIGRATIONS: &[&str] = &[
     );
 
     CREATE TABLE chunks (
-        id       INTEGER PRIMARY KEY,
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
         note_id  INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
         seq      INTEGER NOT NULL,
         line     INTEGER NOT NULL,               -- first line of the passage in the file

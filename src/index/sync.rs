@@ -5,22 +5,26 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
+use rusqlite::TransactionBehavior::Immediate;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::chunk::chunk_note;
-use super::walk::{self, FileStat};
+use super::walk::{self, FileStat, Scope};
 use super::{now_secs, set_meta, Index};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::note::{self, Note};
 use crate::search::query::name_key;
 
-/// Notes written per transaction.
+/// Notes written per transaction. Each transaction is IMMEDIATE: it takes the write lock
+/// up front (waiting its turn) instead of upgrading a read, which fails at once with
+/// SQLITE_BUSY when another writer (a search logging itself) committed in between.
 const BATCH: usize = 500;
 
 /// A file written this close to its sync is re-hashed next time: a second write inside the
@@ -70,10 +74,56 @@ enum Outcome {
     Keep { warning: String },
 }
 
+/// How a sync runs; the default is an ordinary incremental sync.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions<'a> {
+    /// Re-read and rewrite every note even when its size, mtime and content are unchanged
+    /// (a rebuild of the full-text index and passages; vectors survive, keyed by content).
+    pub force: bool,
+    /// Checked between batches: once set, the sync stops after the batch in hand and
+    /// returns [`Error::Cancelled`], leaving every committed batch in place.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl SyncOptions<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
 /// Syncs the index with the folder named in `config`.
 pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
+    sync_with(index, config, SyncOptions::default())
+}
+
+/// Syncs the whole folder, as `options` say.
+pub fn sync_with(index: &Index, config: &Config, options: SyncOptions) -> Result<SyncReport> {
     let started = Instant::now();
     let walked = walk::walk(config)?;
+    reconcile(index, walked, &Scope::everything(), config, options, started)
+}
+
+/// Syncs only `scope`: the files and folders a watcher saw change. Files there are read and
+/// written exactly as a full sync would; notes indexed under a path that no longer holds
+/// one are removed. Nothing outside the scope is looked at.
+pub fn sync_paths(index: &Index, config: &Config, scope: &Scope, options: SyncOptions) -> Result<SyncReport> {
+    let started = Instant::now();
+    if scope.is_empty() {
+        return Ok(SyncReport::default());
+    }
+    let walked = walk::walk_scoped(config, scope)?;
+    reconcile(index, walked, scope, config, options, started)
+}
+
+/// Brings the notes under `scope` in line with `walked`, the files found there.
+fn reconcile(
+    index: &Index,
+    walked: walk::Walk,
+    scope: &Scope,
+    config: &Config,
+    options: SyncOptions,
+    started: Instant,
+) -> Result<SyncReport> {
     let mut report = SyncReport { warnings: walked.warnings, ..Default::default() };
 
     let mut writer = index.writer()?;
@@ -84,23 +134,36 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
     for stat in walked.files {
         seen.insert(stat.rel.clone());
         match known.get(&stat.rel) {
-            Some(k) if k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
+            Some(k) if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
             _ => candidates.push(stat),
         }
     }
-    let removed: Vec<i64> = known.iter().filter(|(p, _)| !seen.contains(*p)).map(|(_, k)| k.id).collect();
+    let removed: Vec<i64> = known
+        .iter()
+        .filter(|(p, _)| scope.contains(p) && !seen.contains(*p))
+        .map(|(_, k)| k.id)
+        .collect();
 
     let now_ns = now_secs() as i128 * 1_000_000_000;
     for batch in candidates.chunks(BATCH) {
-        let reads: Vec<Outcome> = batch.par_iter().map(|stat| read_one(stat, known.get(&stat.rel), config)).collect();
-        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        if options.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let reads: Vec<Outcome> = batch
+            .par_iter()
+            .map(|stat| read_one(stat, known.get(&stat.rel), config, options.force))
+            .collect();
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
         for r in reads {
             apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
         }
         tx.commit().map_err(|e| index.err(e))?;
     }
     for batch in removed.chunks(BATCH) {
-        let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
+        if options.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
         for &id in batch {
             delete_note(&tx, id).map_err(|e| index.err(e))?;
             report.removed += 1;
@@ -108,14 +171,17 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
         tx.commit().map_err(|e| index.err(e))?;
     }
     report.took_ms = started.elapsed().as_millis() as u64;
-    let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
-    let tx = writer.conn.transaction().map_err(|e| index.err(e))?;
-    set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
-    set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
-    if !report.is_noop() {
-        super::vectors::bump_version(&tx).map_err(|e| index.err(e))?;
+    // A scoped sync that changed nothing is not worth a line in `brain status`.
+    if scope.is_everything() || !report.is_noop() {
+        let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
+        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
+        set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
+        set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
+        if !report.is_noop() {
+            super::vectors::bump_version(&tx).map_err(|e| index.err(e))?;
+        }
+        tx.commit().map_err(|e| index.err(e))?;
     }
-    tx.commit().map_err(|e| index.err(e))?;
     Ok(report)
 }
 
@@ -163,7 +229,7 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
     rows.collect()
 }
 
-fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config) -> Outcome {
+fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
         let warning = format!(
@@ -186,7 +252,7 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config) -> Outcome 
         return Outcome::Drop { id, warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)) };
     }
     let sha: [u8; 32] = Sha256::digest(&bytes).into();
-    if let Some(k) = known {
+    if let Some(k) = known.filter(|_| !force) {
         if k.sha == sha {
             return Outcome::Same { id: k.id, stat: stat.clone() };
         }
@@ -288,6 +354,7 @@ fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
 mod tests {
     use super::*;
     use std::time::Duration;
+    use std::fs;
 
     fn config(root: &std::path::Path) -> Config {
         Config::for_root(root, root.join(".data"))
@@ -298,7 +365,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stat = FileStat { rel: "gone.md".into(), abs: dir.path().join("gone.md"), mtime_ns: 1, size: 3 };
         let known = Known { id: 7, mtime_ns: 0, size: 3, sha: [0; 32] };
-        match read_one(&stat, Some(&known), &config(dir.path())) {
+        match read_one(&stat, Some(&known), &config(dir.path()), false) {
             Outcome::Drop { id: Some(7), warning: None } => {}
             _ => panic!("expected a quiet drop"),
         }
@@ -329,5 +396,68 @@ mod tests {
         sync(&index, &cfg).unwrap();
         let stored: i64 = index.conn().unwrap().query_row("SELECT mtime_ns FROM notes", [], |r| r.get(0)).unwrap();
         assert_eq!(stored, -1, "a just-written file must be re-checked by content next time");
+    }
+
+    fn brain(files: &[(&str, &str)]) -> (tempfile::TempDir, Config, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::for_root(dir.path().join("root"), dir.path().join("data"));
+        for (path, text) in files {
+            let p = config.root.join(path);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(&config.root).unwrap();
+        let index = Index::open(&config.index_path()).unwrap();
+        (dir, config, index)
+    }
+
+    fn paths(index: &Index) -> Vec<String> {
+        let conn = index.conn().unwrap();
+        let mut stmt = conn.prepare("SELECT path FROM notes ORDER BY path").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
+    #[test]
+    fn targeted_sync_touches_only_its_scope() {
+        let (_dir, config, index) = brain(&[("a.md", "a"), ("lore/b.md", "b"), ("lore/c.md", "c"), ("idea/d.md", "d")]);
+        sync(&index, &config).unwrap();
+        fs::write(config.root.join("new.md"), "n").unwrap();
+        fs::remove_file(config.root.join("a.md")).unwrap();
+        fs::remove_dir_all(config.root.join("lore")).unwrap();
+        fs::write(config.root.join("idea/d.md"), "changed").unwrap();
+
+        let r = sync_paths(&index, &config, &Scope::new(["new.md", "lore"]), SyncOptions::default()).unwrap();
+        assert_eq!((r.added, r.updated, r.removed), (1, 0, 2));
+        // a.md is gone and idea/d.md changed, but neither was in scope.
+        assert_eq!(paths(&index), ["a.md", "idea/d.md", "new.md"]);
+
+        let r = sync_paths(&index, &config, &Scope::new(["a.md", "idea/d.md"]), SyncOptions::default()).unwrap();
+        assert_eq!((r.added, r.updated, r.removed), (0, 1, 1));
+        assert_eq!(paths(&index), ["idea/d.md", "new.md"]);
+    }
+
+    #[test]
+    fn folder_moved_in_is_indexed_whole() {
+        let (dir, config, index) = brain(&[("a.md", "a")]);
+        sync(&index, &config).unwrap();
+        let outside = dir.path().join("incoming");
+        fs::create_dir_all(outside.join("deep")).unwrap();
+        fs::write(outside.join("x.md"), "x").unwrap();
+        fs::write(outside.join("deep/y.md"), "y").unwrap();
+        fs::rename(&outside, config.root.join("incoming")).unwrap();
+        let r = sync_paths(&index, &config, &Scope::new(["incoming"]), SyncOptions::default()).unwrap();
+        assert_eq!(r.added, 2);
+        assert_eq!(paths(&index), ["a.md", "incoming/deep/y.md", "incoming/x.md"]);
+    }
+
+    #[test]
+    fn force_rewrites_and_cancel_stops() {
+        let (_dir, config, index) = brain(&[("a.md", "a"), ("b.md", "b")]);
+        sync(&index, &config).unwrap();
+        let r = sync_with(&index, &config, SyncOptions { force: true, cancel: None }).unwrap();
+        assert_eq!((r.updated, r.unchanged), (2, 0));
+        let stop = AtomicBool::new(true);
+        let err = sync_with(&index, &config, SyncOptions { force: true, cancel: Some(&stop) }).unwrap_err();
+        assert!(matches!(err, Error::Cancelled), "{err}");
     }
 }

@@ -45,8 +45,82 @@ pub fn check_root(root: &Path) -> Result<()> {
     }
 }
 
+/// A part of a brain: files and folders named by their paths relative to the root. A walk
+/// or a sync limited to a scope reads nothing outside it, yet still honours every ignore
+/// file on the way down from the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// Sorted, `/`-separated, none inside another; `[""]` is the whole brain.
+    paths: Vec<String>,
+}
+
+impl Scope {
+    /// The whole brain.
+    pub fn everything() -> Scope {
+        Scope { paths: vec![String::new()] }
+    }
+
+    /// The given relative paths (files or folders, existing or not). An empty path or `.`
+    /// means the whole brain; a path inside another one given is dropped as redundant.
+    pub fn new<S: AsRef<str>>(paths: impl IntoIterator<Item = S>) -> Scope {
+        let mut clean: Vec<String> = paths
+            .into_iter()
+            .map(|p| {
+                let parts: Vec<&str> = p.as_ref().split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+                parts.join("/")
+            })
+            .collect();
+        clean.sort();
+        clean.dedup();
+        let mut paths: Vec<String> = Vec::with_capacity(clean.len());
+        for p in clean {
+            // Sorted order puts a folder right before what it contains.
+            if !paths.last().is_some_and(|parent| covers(parent, &p)) {
+                paths.push(p);
+            }
+        }
+        Scope { paths }
+    }
+
+    /// True when the scope is the whole brain.
+    pub fn is_everything(&self) -> bool {
+        self.paths.iter().any(|p| p.is_empty())
+    }
+
+    /// True when nothing is in scope.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// The paths, as normalised.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// True when `rel` is one of the paths or lies inside one.
+    pub fn contains(&self, rel: &str) -> bool {
+        self.paths.iter().any(|p| covers(p, rel))
+    }
+
+    /// True when the folder `rel` must be entered to reach something in scope.
+    fn leads_to(&self, rel: &str) -> bool {
+        self.paths.iter().any(|p| p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/')
+    }
+}
+
+/// True when `rel` is `base` or lies inside it (`""` covers everything).
+fn covers(base: &str, rel: &str) -> bool {
+    base.is_empty() || rel == base || (rel.starts_with(base) && rel.as_bytes().get(base.len()) == Some(&b'/'))
+}
+
 /// Lists the note files under `config.root`.
 pub fn walk(config: &Config) -> Result<Walk> {
+    walk_scoped(config, &Scope::everything())
+}
+
+/// Lists the note files under `config.root` that lie in `scope`, descending only into the
+/// folders that lead there.
+pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     let root = &config.root;
     check_root(root)?;
     let mut overrides = OverrideBuilder::new(root);
@@ -73,6 +147,13 @@ pub fn walk(config: &Config) -> Result<Walk> {
         .follow_links(true)
         .add_custom_ignore_filename(".brainignore")
         .overrides(overrides);
+    if !scope.is_everything() {
+        let (scope, base) = (scope.clone(), root.clone());
+        builder.filter_entry(move |entry| match relative(&base, entry.path()) {
+            Some(rel) => rel.is_empty() || scope.contains(&rel) || scope.leads_to(&rel),
+            None => false,
+        });
+    }
 
     let mut out = Walk::default();
     for entry in builder.build() {
@@ -174,6 +255,32 @@ mod tests {
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["a/n.md"]);
         assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+    }
+
+    #[test]
+    fn scope_normalises_and_nests() {
+        let s = Scope::new(["lore/", "lore/a.md", "./idea//b.md", "lorem.md"]);
+        assert_eq!(s.paths(), ["idea/b.md", "lore", "lorem.md"]);
+        assert!(s.contains("lore/x/y.md") && s.contains("lorem.md") && !s.contains("lore.md"));
+        assert!(Scope::new(["a", "."]).is_everything());
+        assert!(Scope::new(Vec::<String>::new()).is_empty());
+    }
+
+    #[test]
+    fn scoped_walk_sees_only_its_scope_and_honours_ignores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for p in ["lore/a.md", "lore/skip/s.md", "lore/deep/d.md", "idea/b.md", "c.md"] {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "x").unwrap();
+        }
+        fs::write(root.join(".gitignore"), "skip/\n").unwrap();
+        let config = Config::for_root(root, root.join("data"));
+        let w = walk_scoped(&config, &Scope::new(["lore", "c.md", "gone.md"])).unwrap();
+        assert_eq!(names(&w), vec!["c.md", "lore/a.md", "lore/deep/d.md"]);
+        let w = walk_scoped(&config, &Scope::new(["lore/skip/s.md"])).unwrap();
+        assert!(w.files.is_empty(), "an ignored file stays ignored when named: {:?}", names(&w));
     }
 
     #[test]

@@ -1,22 +1,161 @@
-//! Pinned model manifests (`audit/`), verification before every load, fetch and import.
+//! Pinned models: the manifests in `audit/` (compiled in), verification of every required
+//! file before every load, and the two ways to install a model: [`fetch`] from the hub (the
+//! only network code in brain) and [`import`] from a local folder.
+//!
+//! Installed models live in `$BRAIN_DATA_DIR/models/<name>/`, each file at its hub-relative
+//! path. A folder there is complete by construction: installs are staged in a hidden folder
+//! and renamed into place only after every file matched its pin.
 
-/// Why a model could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    /// No manifest of that name is compiled in.
-    #[error("unknown model {0:?}; see 'brain model list'")]
-    Unknown(String),
-    /// The model is not installed in the data dir.
-    #[error("model {0} is not installed; run 'brain model fetch'")]
-    NotInstalled(String),
+mod error;
+pub mod fetch;
+pub mod install;
+pub mod manifest;
+pub mod verify;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::Config;
+pub use error::ModelError;
+pub use install::InstallReport;
+pub use manifest::{Architecture, FileSpec, Manifest, Pooling};
+pub use verify::{FileStatus, VerifiedFiles};
+
+/// The manifest named `name`, or [`ModelError::Unknown`].
+pub fn manifest(name: &str) -> Result<&'static Manifest, ModelError> {
+    manifest::find(name).ok_or_else(|| ModelError::Unknown(name.to_string()))
 }
 
-impl ModelError {
-    /// Exit code for a command that fails with this error.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ModelError::Unknown(_) => 2,
-            ModelError::NotInstalled(_) => 1,
-        }
+/// Where `name` is (or would be) installed.
+pub fn install_dir(config: &Config, name: &str) -> PathBuf {
+    config.models_dir().join(name)
+}
+
+/// Whether `name` is installed: every required file present with its pinned size. No
+/// hashing, so it is cheap enough to call before every search.
+pub fn is_installed(config: &Config, name: &str) -> bool {
+    manifest::find(name).is_some_and(|m| verify::looks_installed(m, &install_dir(config, name)))
+}
+
+/// Hashes the required files of the installed model `name` and returns their verified bytes.
+pub fn open_verified(config: &Config, name: &str) -> Result<(&'static Manifest, VerifiedFiles), ModelError> {
+    let m = manifest(name)?;
+    let dir = install_dir(config, name);
+    if !dir.is_dir() {
+        return Err(ModelError::NotInstalled(name.to_string()));
     }
+    Ok((m, verify::open_verified(m, &dir)?))
+}
+
+/// The result of `brain model verify`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    /// The model.
+    pub model: String,
+    /// Its folder.
+    pub dir: PathBuf,
+    /// One line per pinned file.
+    pub files: Vec<FileStatus>,
+}
+
+/// Re-hashes every pinned file of the installed model `name`. The report lists every file;
+/// the error is the first failure (a missing required file, a wrong size or hash).
+pub fn verify(config: &Config, name: &str) -> Result<VerifyReport, (VerifyReport, ModelError)> {
+    let dir = install_dir(config, name);
+    let empty = |model: &str| VerifyReport { model: model.to_string(), dir: dir.clone(), files: vec![] };
+    let m = manifest(name).map_err(|e| (empty(name), e))?;
+    if !dir.is_dir() {
+        return Err((empty(name), ModelError::NotInstalled(name.to_string())));
+    }
+    let checked = verify::check_all(m, &dir);
+    let mut first_error = None;
+    let mut files = Vec::with_capacity(checked.len());
+    for (status, err) in checked {
+        if first_error.is_none() {
+            first_error = err;
+        }
+        files.push(status);
+    }
+    let report = VerifyReport { model: m.name.clone(), dir, files };
+    match first_error {
+        Some(e) => Err((report, e)),
+        None => Ok(report),
+    }
+}
+
+/// One row of `brain model list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    /// Manifest name.
+    pub name: String,
+    /// Whether this is the configured model.
+    pub selected: bool,
+    /// Hub repository.
+    pub repo: String,
+    /// Pinned revision.
+    pub revision: String,
+    /// Architecture.
+    pub architecture: Architecture,
+    /// Vector length.
+    pub dims: usize,
+    /// Total size of the pinned files, in bytes.
+    pub size: u64,
+    /// Every required file present with its pinned size.
+    pub installed: bool,
+    /// Every present file hashed and matched (`None` when not installed or not checked).
+    pub verified: Option<bool>,
+    /// Where the model would run.
+    pub device: String,
+    /// Install folder.
+    pub dir: PathBuf,
+    /// A fetch was interrupted and can be resumed.
+    pub partial_fetch: bool,
+}
+
+/// Every known model with its install state; `hash` re-hashes installed ones (slower).
+pub fn list(config: &Config, hash: bool) -> Vec<ModelInfo> {
+    manifest::all()
+        .iter()
+        .map(|m| {
+            let dir = install_dir(config, &m.name);
+            let installed = verify::looks_installed(m, &dir);
+            let verified = (installed && hash).then(|| verify(config, &m.name).is_ok());
+            ModelInfo {
+                name: m.name.clone(),
+                selected: m.name == config.model,
+                repo: m.repo.clone(),
+                revision: m.revision.clone(),
+                architecture: m.architecture,
+                dims: m.dims,
+                size: m.total_size(),
+                installed,
+                verified,
+                device: crate::embed::device_label(),
+                dir,
+                partial_fetch: fetch::has_partial(&config.models_dir(), &m.name),
+            }
+        })
+        .collect()
+}
+
+/// Installs `name` from `src`, a folder in the hub's layout, verifying every file.
+pub fn import(config: &Config, name: &str, src: &Path) -> Result<InstallReport, ModelError> {
+    install::import(manifest(name)?, &config.models_dir(), src)
+}
+
+/// Downloads `name` from `hub` (see [`fetch::hub_url`]) at its pinned revision. A model
+/// that is already installed and verifies is left alone.
+pub fn fetch(
+    config: &Config,
+    name: &str,
+    hub: &str,
+    progress: &mut dyn FnMut(&fetch::Progress),
+) -> Result<InstallReport, ModelError> {
+    let m = manifest(name)?;
+    let dir = install_dir(config, name);
+    if verify::looks_installed(m, &dir) && verify(config, name).is_ok() {
+        return Ok(InstallReport { model: m.name.clone(), dir, files: vec![], bytes: 0, already_installed: true });
+    }
+    fetch::fetch(m, &config.models_dir(), hub, progress)
 }

@@ -19,11 +19,12 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 target_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps | jq -r .target_directory)
 app="$target_dir/debug/brain-app"
+cli="$target_dir/debug/brain"
 if [[ -z ${E2E_NO_BUILD:-} ]]; then
-  echo "building brain-app..."
-  (cd "$repo" && cargo build -p brain-app --quiet) || { echo "build failed"; exit 2; }
+  echo "building brain-app and brain..."
+  (cd "$repo" && cargo build -p brain-app -p brain --bin brain-app --bin brain --quiet) || { echo "build failed"; exit 2; }
 fi
-[[ -x $app ]] || { echo "no binary at $app"; exit 2; }
+[[ -x $app && -x $cli ]] || { echo "no binaries in $target_dir/debug"; exit 2; }
 
 # ---- a brain of our own, so nothing of the user's is read or written -------------------
 work=$(mktemp -d)
@@ -146,6 +147,15 @@ check "status arrives: notes indexed" wait_for '/^Search [1-9][0-9]* notes/.test
 check "no model: the panel says keywords only" \
   wait_for 'document.getElementById("notice").textContent.includes("Keywords only")'
 js 'window.__alerts = []; window.alert = (m) => window.__alerts.push(String(m)); return true;' >/dev/null
+
+# The app is brain's warm backend: the CLI's answers come from it, over its socket.
+cli_status=$("$cli" status --json 2>"$out/cli.log")
+backend_pid=$(jq -r '.backend.pid // empty' <<<"$cli_status")
+check "the CLI is answered by the app's backend" \
+  test -n "$backend_pid" -a "$(readlink "/proc/$backend_pid/exe" 2>/dev/null)" = "$(realpath "$app")"
+check "the backend watches the folder" test "$(jq -r '.backend.watcher.state // empty' <<<"$cli_status")" = on
+cli_hit=$("$cli" search "sqlite wal checkpoint" --json 2>>"$out/cli.log" | jq -r '.results[0].path // empty')
+check "a CLI search answers through the socket" test "$cli_hit" = "lore/sqlite-wal-checkpoint-starvation.md"
 
 # Results as you type.
 keys "sqlite wal checkpoint"

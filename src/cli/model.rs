@@ -1,0 +1,213 @@
+//! `brain model list|fetch|import|verify|embed`.
+
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use brain::embed::{self, LoadOptions};
+use brain::model::{self, fetch::Progress, InstallReport};
+use brain::Config;
+
+use super::args::ModelCommand;
+use super::print;
+
+/// Runs `brain model ...`.
+pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
+    match cmd {
+        ModelCommand::List { json } => list(&config, json),
+        ModelCommand::Fetch { name, json } => {
+            let name = name.unwrap_or_else(|| config.model.clone());
+            let hub = model::fetch::hub_url();
+            let mut bar = ProgressBar::new();
+            let report = model::fetch(&config, &name, &hub, &mut |p| bar.update(p));
+            bar.finish();
+            installed(&report.map_err(brain::Error::from)?, json, "fetched")
+        }
+        ModelCommand::Import { name, dir, json } => {
+            let report = model::import(&config, &name, &dir).map_err(brain::Error::from)?;
+            installed(&report, json, "imported")
+        }
+        ModelCommand::Verify { name, json } => verify(&config, &name.unwrap_or_else(|| config.model.clone()), json),
+        ModelCommand::Embed { text, query, dims, model: name, json } => {
+            let name = name.unwrap_or_else(|| config.model.clone());
+            let started = Instant::now();
+            let embedder = embed::load_with(&config, &name, &LoadOptions { dims })?;
+            let loaded = started.elapsed();
+            let text = text.join(" ");
+            let started = Instant::now();
+            let v = if query { embedder.embed_query(&text)? } else { embedder.embed_documents(&[&text])?.remove(0) };
+            let took = started.elapsed();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let mut out = io::stdout().lock();
+            if json {
+                let value = serde_json::json!({
+                    "model": embedder.name(), "device": embedder.device(), "dims": v.len(),
+                    "norm": norm, "as": if query { "query" } else { "document" }, "vector": v,
+                });
+                writeln!(out, "{value}")?;
+            } else {
+                let first: Vec<String> = v.iter().take(8).map(|x| format!("{x:+.5}")).collect();
+                writeln!(
+                    out,
+                    "model:  {} on {} ({})",
+                    embedder.name(),
+                    embedder.device(),
+                    if query { "query" } else { "document" }
+                )?;
+                writeln!(out, "dims:   {}", v.len())?;
+                writeln!(out, "norm:   {norm:.6}")?;
+                writeln!(out, "first:  [{}, ...]", first.join(", "))?;
+                writeln!(
+                    out,
+                    "time:   load {} ms (verify included), embed {} ms",
+                    loaded.as_millis(),
+                    took.as_millis()
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn list(config: &Config, json: bool) -> Result<ExitCode> {
+    let rows = model::list(config, true);
+    let mut out = io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "  {:<24} {:<10} {:<9} {:>9} {:>5}  device", "model", "installed", "verified", "size", "dims")?;
+    for r in &rows {
+        let verified = match r.verified {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        let installed = if r.installed {
+            "yes"
+        } else if r.partial_fetch {
+            "partial"
+        } else {
+            "no"
+        };
+        writeln!(
+            out,
+            "{} {:<24} {:<10} {:<9} {:>9} {:>5}  {}",
+            if r.selected { "*" } else { " " },
+            r.name,
+            installed,
+            verified,
+            print::bytes(r.size),
+            r.dims,
+            r.device
+        )?;
+    }
+    writeln!(
+        out,
+        "\n* = the configured model (BRAIN_MODEL or config); models live in {}",
+        config.models_dir().display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(config: &Config, name: &str, json: bool) -> Result<ExitCode> {
+    let (report, err) = match model::verify(config, name) {
+        Ok(r) => (r, None),
+        Err((r, e)) => (r, Some(e)),
+    };
+    let mut out = io::stdout().lock();
+    if json {
+        let value =
+            serde_json::json!({ "report": report, "ok": err.is_none(), "error": err.as_ref().map(|e| e.to_string()) });
+        writeln!(out, "{value}")?;
+    } else {
+        for f in &report.files {
+            writeln!(out, "{:<10} {}{}", f.state, f.path, if f.required { "" } else { " (optional)" })?;
+        }
+        if err.is_none() {
+            writeln!(out, "{name}: every file matches audit/{name}.toml")?;
+        }
+    }
+    out.flush()?;
+    match err {
+        Some(e) => Err(brain::Error::from(e).into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn installed(r: &InstallReport, json: bool, verb: &str) -> Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string(r)?)?;
+    } else if r.already_installed {
+        writeln!(out, "{} is already installed and verified in {}", r.model, r.dir.display())?;
+    } else {
+        writeln!(
+            out,
+            "{verb} {} ({} files, {} verified) into {}",
+            r.model,
+            r.files.len(),
+            print::bytes(r.bytes),
+            r.dir.display()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+struct ProgressBar {
+    enabled: bool,
+    last: Option<Instant>,
+    started: Instant,
+    start_bytes: u64,
+}
+
+impl ProgressBar {
+    fn new() -> ProgressBar {
+        ProgressBar { enabled: io::stderr().is_terminal(), last: None, started: Instant::now(), start_bytes: 0 }
+    }
+
+    fn update(&mut self, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let mut err = io::stderr().lock();
+        match p {
+            Progress::Start { done, .. } => {
+                self.started = Instant::now();
+                self.start_bytes = *done;
+                self.last = None;
+            }
+            Progress::Advance { file, done, total } => {
+                if self.last.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) && done < total {
+                    return;
+                }
+                self.last = Some(Instant::now());
+                let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+                let rate = (done - self.start_bytes) as f64 / secs;
+                let frac = if *total == 0 { 1.0 } else { *done as f64 / *total as f64 };
+                let filled = (frac * 24.0) as usize;
+                let _ = write!(
+                    err,
+                    "\r\x1b[2K{file:<24} [{}{}] {:>3}% {} / {}  {}/s",
+                    "#".repeat(filled),
+                    " ".repeat(24 - filled.min(24)),
+                    (frac * 100.0) as u32,
+                    print::bytes(*done),
+                    print::bytes(*total),
+                    print::bytes(rate as u64)
+                );
+            }
+            Progress::Verified { file } => {
+                let _ = writeln!(err, "\r\x1b[2K{file:<24} verified");
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.enabled {
+            let _ = io::stderr().flush();
+        }
+    }
+}

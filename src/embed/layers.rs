@@ -1,0 +1,194 @@
+//! Building blocks shared by the architectures: a packed batch, linear and layer-norm
+//! layers, and attention.
+//!
+//! A batch is *packed*: the tokens of all texts are laid end to end in one `[tokens, hidden]`
+//! matrix, so the dense layers (nearly all the work) never compute a padding token. Only
+//! attention needs each text on its own; it runs per text, texts in parallel.
+
+use candle_core::{DType, Device, Result, Tensor, D};
+use candle_nn::VarBuilder;
+use rayon::prelude::*;
+
+/// Texts laid end to end.
+pub struct Packed {
+    /// Token ids, `[tokens]`.
+    pub ids: Tensor,
+    /// Position of each token inside its text, `[tokens]`.
+    pub positions: Tensor,
+    /// `(start, len)` of each text.
+    pub spans: Vec<(usize, usize)>,
+}
+
+impl Packed {
+    /// Packs tokenised texts (each already truncated to the model's window).
+    pub fn new(texts: &[Vec<u32>], device: &Device) -> Result<Packed> {
+        let total: usize = texts.iter().map(Vec::len).sum();
+        let mut ids = Vec::with_capacity(total);
+        let mut positions = Vec::with_capacity(total);
+        let mut spans = Vec::with_capacity(texts.len());
+        for t in texts {
+            spans.push((ids.len(), t.len()));
+            ids.extend_from_slice(t);
+            positions.extend(0..t.len() as u32);
+        }
+        Ok(Packed {
+            ids: Tensor::from_vec(ids, total, device)?,
+            positions: Tensor::from_vec(positions, total, device)?,
+            spans,
+        })
+    }
+}
+
+/// `y = x W^T + b` on `[tokens, in]`.
+pub struct Linear {
+    weight: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Linear {
+    /// Builds a layer from a `[out, in]` weight and optional `[out]` bias.
+    pub fn new(weight: Tensor, bias: Option<Tensor>) -> Linear {
+        Linear { weight, bias }
+    }
+
+    /// Loads `NAME.weight` (and `NAME.bias` when `bias`).
+    pub fn load(vb: &VarBuilder, name: &str, out: usize, input: usize, bias: bool) -> Result<Linear> {
+        let vb = vb.pp(name);
+        let weight = vb.get((out, input), "weight")?;
+        let bias = if bias { Some(vb.get(out, "bias")?) } else { None };
+        Ok(Linear { weight, bias })
+    }
+
+    /// Applies the layer.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = x.matmul(&self.weight.t()?)?;
+        match &self.bias {
+            Some(b) => y.broadcast_add(b),
+            None => Ok(y),
+        }
+    }
+
+    /// The weight and bias, for fusing layers at load time.
+    pub fn parts(&self) -> (&Tensor, Option<&Tensor>) {
+        (&self.weight, self.bias.as_ref())
+    }
+}
+
+/// Stacks linear layers that read the same input into one, so one matrix product serves
+/// all of them; each part's output rows are scaled by its factor (used to fold attention's
+/// `1/sqrt(d)` into the query projection).
+pub fn fuse(parts: &[(&Linear, f64)]) -> Result<Linear> {
+    let weights = parts.iter().map(|(l, s)| l.weight.affine(*s, 0.0)).collect::<Result<Vec<_>>>()?;
+    let weight = Tensor::cat(&weights, 0)?;
+    let bias = if parts.iter().all(|(l, _)| l.bias.is_some()) {
+        let biases =
+            parts.iter().filter_map(|(l, s)| l.bias.as_ref().map(|b| b.affine(*s, 0.0))).collect::<Result<Vec<_>>>()?;
+        Some(Tensor::cat(&biases, 0)?)
+    } else {
+        None
+    };
+    Ok(Linear { weight, bias })
+}
+
+/// Layer normalisation over the last dimension.
+pub struct LayerNorm {
+    weight: Tensor,
+    bias: Tensor,
+    eps: f32,
+}
+
+impl LayerNorm {
+    /// Loads `NAME.weight`/`NAME.bias` (or the `gamma`/`beta` of older BERT checkpoints).
+    pub fn load(vb: &VarBuilder, name: &str, size: usize, eps: f64) -> Result<LayerNorm> {
+        let vb = vb.pp(name);
+        let (weight, bias) = match (vb.get(size, "weight"), vb.get(size, "bias")) {
+            (Ok(w), Ok(b)) => (w, b),
+            _ => (vb.get(size, "gamma")?, vb.get(size, "beta")?),
+        };
+        Ok(LayerNorm { weight, bias, eps: eps as f32 })
+    }
+
+    /// Applies the norm.
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        candle_nn::ops::layer_norm(x, &self.weight, &self.bias, self.eps)
+    }
+}
+
+/// Rotary position tables, `[positions, head_dim / 2]`.
+pub struct Rotary {
+    cos: Tensor,
+    sin: Tensor,
+}
+
+impl Rotary {
+    /// Tables for `positions` positions of a `dim`-wide rotary embedding.
+    pub fn new(dim: usize, positions: usize, base: f64, device: &Device) -> Result<Rotary> {
+        let inv_freq: Vec<f32> = (0..dim / 2).map(|i| (1.0 / base.powf(2.0 * i as f64 / dim as f64)) as f32).collect();
+        let inv_freq = Tensor::from_vec(inv_freq, (1, dim / 2), device)?;
+        let t = Tensor::arange(0u32, positions as u32, device)?.to_dtype(DType::F32)?.reshape((positions, 1))?;
+        let freqs = t.matmul(&inv_freq)?;
+        Ok(Rotary { cos: freqs.cos()?, sin: freqs.sin()? })
+    }
+
+    /// Rotates `[heads, len, head_dim]` (GPT-NeoX style: halves, not interleaved pairs).
+    fn apply(&self, x: &Tensor) -> Result<Tensor> {
+        let len = x.dim(1)?;
+        let cos = self.cos.narrow(0, 0, len)?;
+        let sin = self.sin.narrow(0, 0, len)?;
+        candle_nn::rotary_emb::rope(&x.unsqueeze(0)?, &cos, &sin)?.squeeze(0)
+    }
+
+    /// How many positions the tables cover.
+    pub fn positions(&self) -> usize {
+        self.cos.dim(0).unwrap_or(0)
+    }
+}
+
+/// Self-attention over packed texts: `qkv` is `[tokens, 3 * hidden]` (query already scaled
+/// by `1/sqrt(head_dim)`); returns the attended values, `[tokens, hidden]`.
+pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: Option<&Rotary>) -> Result<Tensor> {
+    let hidden = qkv.dim(D::Minus1)? / 3;
+    let head_dim = hidden / heads;
+    let one = |&(start, len): &(usize, usize)| -> Result<Tensor> {
+        // [len, 3, heads, head_dim] -> [3, heads, len, head_dim]
+        let part =
+            qkv.narrow(0, start, len)?.reshape((len, 3, heads, head_dim))?.permute((1, 2, 0, 3))?.contiguous()?;
+        let (mut q, mut k, v) = (part.get(0)?, part.get(1)?, part.get(2)?);
+        if let Some(r) = rotary {
+            q = r.apply(&q)?;
+            k = r.apply(&k)?;
+        }
+        let scores = q.matmul(&k.t()?)?;
+        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        probs.matmul(&v)?.transpose(0, 1)?.reshape((len, hidden))
+    };
+    let parts: Vec<Tensor> = if qkv.device().is_cpu() {
+        spans.par_iter().map(one).collect::<Result<_>>()?
+    } else {
+        spans.iter().map(one).collect::<Result<_>>()?
+    };
+    Tensor::cat(&parts, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_lays_texts_end_to_end() {
+        let p = Packed::new(&[vec![5, 6, 7], vec![8], vec![9, 10]], &Device::Cpu).unwrap();
+        assert_eq!(p.spans, vec![(0, 3), (3, 1), (4, 2)]);
+        assert_eq!(p.positions.to_vec1::<u32>().unwrap(), vec![0, 1, 2, 0, 0, 1]);
+    }
+
+    #[test]
+    fn packed_attention_equals_attention_per_text() {
+        let dev = Device::Cpu;
+        let qkv = Tensor::randn(0f32, 1.0, (7, 3 * 8), &dev).unwrap();
+        let rot = Rotary::new(4, 16, 1000.0, &dev).unwrap();
+        let both = attention(&qkv, &[(0, 4), (4, 3)], 2, Some(&rot)).unwrap();
+        let first = attention(&qkv.narrow(0, 0, 4).unwrap(), &[(0, 4)], 2, Some(&rot)).unwrap();
+        let diff = (both.narrow(0, 0, 4).unwrap() - first).unwrap().abs().unwrap().max_all().unwrap();
+        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
+    }
+}

@@ -1,0 +1,190 @@
+//! The [`Embedder`] over a candle model: tokenise, pack by length, run the encoder, pool,
+//! normalise.
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+
+use super::bert::{self, Bert};
+use super::layers::Packed;
+use super::nomic::{self, NomicBert};
+use super::tokenize::TextTokenizer;
+use super::{device, Embedder};
+use crate::error::{Error, Result};
+use crate::model::{Architecture, Pooling};
+
+/// Tokens per forward pass. Big enough for the matrix products to run at full speed, small
+/// enough that the MLP activations of a 768-wide model stay near 100 MB.
+const BATCH_TOKENS: usize = 4096;
+
+/// What an embedder needs to know besides its files (from a manifest, or a test).
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Name reported by [`Embedder::name`].
+    pub name: String,
+    /// Which forward pass.
+    pub architecture: Architecture,
+    /// How token vectors are pooled.
+    pub pooling: Pooling,
+    /// Longest input, in tokens.
+    pub max_tokens: usize,
+    /// Prepended to queries.
+    pub query_prefix: String,
+    /// Prepended to documents.
+    pub document_prefix: String,
+    /// Matryoshka truncation: layer-norm, keep the first `dims` values, normalise.
+    pub truncate_to: Option<usize>,
+}
+
+/// The three files a model is built from.
+pub struct Files<'a> {
+    /// `config.json`.
+    pub config: &'a [u8],
+    /// `tokenizer.json`.
+    pub tokenizer: &'a [u8],
+    /// `model.safetensors`.
+    pub weights: &'a [u8],
+}
+
+enum Encoder {
+    Bert(Bert),
+    Nomic(NomicBert),
+}
+
+/// A candle model behind the [`Embedder`] trait.
+pub struct LocalEmbedder {
+    spec: Spec,
+    hidden: usize,
+    device: Device,
+    tokenizer: TextTokenizer,
+    encoder: Encoder,
+}
+
+impl LocalEmbedder {
+    /// Builds a model from its files' bytes, on the best device here. The caller has verified
+    /// the bytes ([`super::load`] does); this is also the way to run a model that has no
+    /// manifest, such as a test checkpoint.
+    pub fn from_files(spec: Spec, files: Files<'_>) -> Result<LocalEmbedder> {
+        let device = device::select();
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            Error::Model(crate::model::ModelError::Load { model: spec.name.clone(), reason: format!("{what}: {e}") })
+        };
+        let vb = VarBuilder::from_slice_safetensors(files.weights, DType::F32, &device)
+            .map_err(|e| fail("model.safetensors", &e))?;
+        let (encoder, hidden, max_positions) = match spec.architecture {
+            Architecture::Bert => {
+                let c: bert::Config = serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
+                let m = Bert::load(vb, &c).map_err(|e| fail("model.safetensors", &e))?;
+                let max = m.max_positions;
+                (Encoder::Bert(m), c.hidden_size, max)
+            }
+            Architecture::NomicBert => {
+                let c: nomic::Config = serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
+                let m = NomicBert::load(vb, &c, spec.max_tokens).map_err(|e| fail("model.safetensors", &e))?;
+                let max = m.max_positions();
+                (Encoder::Nomic(m), c.n_embd, max)
+            }
+        };
+        if let Some(d) = spec.truncate_to {
+            if d == 0 || d > hidden {
+                return Err(Error::InvalidInput(format!("dimension {d} is outside 1..={hidden} for {}", spec.name)));
+            }
+        }
+        let tokenizer = TextTokenizer::from_bytes(files.tokenizer, spec.max_tokens.min(max_positions))
+            .map_err(|e| fail("tokenizer.json", &e))?;
+        Ok(LocalEmbedder { spec, hidden, device, tokenizer, encoder })
+    }
+
+    /// Embeds texts exactly as given (prefixes already applied), in input order.
+    pub fn embed_raw(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let ids = self.tokenizer.encode(texts).map_err(Error::Embed)?;
+        // Similar lengths go together so the per-text attention work is balanced across
+        // threads; packing means there is no padding to waste either way.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
+        let mut out = vec![Vec::new(); ids.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            let mut tokens = 0;
+            while end < order.len() && (end == start || tokens + ids[order[end]].len() <= BATCH_TOKENS) {
+                tokens += ids[order[end]].len();
+                end += 1;
+            }
+            let batch: Vec<Vec<u32>> = order[start..end].iter().map(|&i| ids[i].clone()).collect();
+            let vectors = self.run(&batch).map_err(|e| Error::Embed(e.to_string()))?;
+            for (&i, v) in order[start..end].iter().zip(vectors) {
+                out[i] = v;
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+
+    fn run(&self, batch: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let packed = Packed::new(batch, &self.device)?;
+        let hidden = match &self.encoder {
+            Encoder::Bert(m) => m.forward(&packed)?,
+            Encoder::Nomic(m) => m.forward(&packed)?,
+        };
+        let pooled = packed
+            .spans
+            .iter()
+            .map(|&(start, len)| match self.spec.pooling {
+                Pooling::Mean => hidden.narrow(0, start, len)?.mean(0),
+                Pooling::Cls => hidden.get(start),
+            })
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        let mut pooled = Tensor::stack(&pooled, 0)?;
+        if let Some(d) = self.spec.truncate_to.filter(|&d| d < self.hidden) {
+            let ones = Tensor::ones(self.hidden, DType::F32, &self.device)?;
+            let zeros = Tensor::zeros(self.hidden, DType::F32, &self.device)?;
+            pooled = candle_nn::ops::layer_norm(&pooled, &ones, &zeros, 1e-5)?.narrow(1, 0, d)?;
+        }
+        let norm = pooled.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        pooled.broadcast_div(&norm)?.to_vec2::<f32>()
+    }
+
+    /// The encoder's output for each token of `text` (no prefix added, special tokens
+    /// included), `[tokens][hidden]`: for checking against reference implementations.
+    pub fn token_vectors(&self, text: &str) -> Result<Vec<Vec<f32>>> {
+        let ids = self.tokenizer.encode(&[text.to_string()]).map_err(Error::Embed)?;
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let packed = Packed::new(&ids, &self.device)?;
+            match &self.encoder {
+                Encoder::Bert(m) => m.forward(&packed)?,
+                Encoder::Nomic(m) => m.forward(&packed)?,
+            }
+            .to_vec2::<f32>()
+        };
+        run().map_err(|e| Error::Embed(e.to_string()))
+    }
+
+    /// The model's window, in tokens.
+    pub fn max_tokens(&self) -> usize {
+        self.tokenizer.max_tokens()
+    }
+}
+
+impl Embedder for LocalEmbedder {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn dim(&self) -> usize {
+        self.spec.truncate_to.unwrap_or(self.hidden)
+    }
+
+    fn device(&self) -> String {
+        device::label(&self.device)
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let texts: Vec<String> = texts.iter().map(|t| format!("{}{t}", self.spec.document_prefix)).collect();
+        self.embed_raw(&texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = self.embed_raw(&[format!("{}{text}", self.spec.query_prefix)])?;
+        v.pop().ok_or_else(|| Error::Embed("no vector returned".into()))
+    }
+}

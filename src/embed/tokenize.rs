@@ -1,0 +1,69 @@
+//! Text to token ids: the model's own `tokenizer.json`, with truncation and padding set here
+//! rather than trusted from the file (MiniLM's file hard-codes 128 tokens and fixed padding).
+
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+/// Bytes of text kept per token of the window before tokenising. Truncation happens after
+/// tokenisation, so without a cut a 10 MB paste would be tokenised whole only to be thrown
+/// away; no real token is this long, so the cut never changes what the model sees.
+const MAX_BYTES_PER_TOKEN: usize = 32;
+
+/// A tokenizer set up for one model's window.
+pub struct TextTokenizer {
+    inner: Tokenizer,
+    max_tokens: usize,
+}
+
+impl TextTokenizer {
+    /// Reads `tokenizer.json` bytes; every text is cut to `max_tokens` (special tokens included).
+    pub fn from_bytes(bytes: &[u8], max_tokens: usize) -> Result<TextTokenizer, String> {
+        let mut inner = Tokenizer::from_bytes(bytes).map_err(|e| format!("tokenizer.json: {e}"))?;
+        inner
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+                direction: TruncationDirection::Right,
+            }))
+            .map_err(|e| format!("tokenizer.json: {e}"))?;
+        inner.with_padding(None);
+        Ok(TextTokenizer { inner, max_tokens })
+    }
+
+    /// Token ids of each text, special tokens added, at most `max_tokens` each.
+    pub fn encode(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, String> {
+        let cut: Vec<&str> = texts.iter().map(|t| cut_at_char(t, self.max_tokens * MAX_BYTES_PER_TOKEN)).collect();
+        let encodings = self.inner.encode_batch(cut, true).map_err(|e| format!("tokenizing: {e}"))?;
+        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+
+    /// The window, in tokens.
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn cut_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_on_char_boundaries() {
+        assert_eq!(cut_at_char("héllo", 2), "h");
+        assert_eq!(cut_at_char("héllo", 3), "hé");
+        assert_eq!(cut_at_char("abc", 10), "abc");
+        assert_eq!(cut_at_char("😀😀", 5), "😀");
+    }
+}

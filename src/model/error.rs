@@ -1,0 +1,125 @@
+//! Why a model could not be installed, verified or loaded: one line each, naming the file.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a model could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// No manifest of that name is compiled in.
+    #[error("unknown model {0:?}; see 'brain model list'")]
+    Unknown(String),
+    /// The model is not installed in the data dir.
+    #[error("model {0} is not installed; run 'brain model fetch {0}' (or 'brain model import {0} DIR')")]
+    NotInstalled(String),
+    /// A pinned file is absent.
+    #[error("{}: missing (model {model} needs it)", file.display())]
+    Missing {
+        /// The model.
+        model: String,
+        /// The file that should be there.
+        file: PathBuf,
+    },
+    /// A file has the wrong size: it cannot have the pinned hash.
+    #[error("{}: size {actual} bytes, expected {expected} (pinned in audit/{model}.toml); refusing to use it", file.display())]
+    WrongSize {
+        /// The model.
+        model: String,
+        /// The file.
+        file: PathBuf,
+        /// Pinned size.
+        expected: u64,
+        /// Size on disk.
+        actual: u64,
+    },
+    /// A file's SHA-256 is not the pinned one.
+    #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it", file.display())]
+    Mismatch {
+        /// The model.
+        model: String,
+        /// The file.
+        file: PathBuf,
+        /// Pinned hash.
+        expected: String,
+        /// Hash of the bytes on disk.
+        actual: String,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// A download failed (network, HTTP status, or an interrupted transfer).
+    #[error("fetching {url}: {reason}")]
+    Fetch {
+        /// What was being downloaded.
+        url: String,
+        /// What went wrong, in one line.
+        reason: String,
+    },
+    /// The files verified but the model could not be built from them.
+    #[error("loading model {model}: {reason}")]
+    Load {
+        /// The model.
+        model: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A request that cannot be met as asked (bad folder, bad dimension, ...).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ModelError {
+    /// Exit code for a command that fails with this error: 2 when the input or the files on
+    /// disk cannot be trusted or used as given, 1 for everything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ModelError::Unknown(_)
+            | ModelError::Missing { .. }
+            | ModelError::WrongSize { .. }
+            | ModelError::Mismatch { .. }
+            | ModelError::Invalid(_) => 2,
+            ModelError::NotInstalled(_)
+            | ModelError::Io { .. }
+            | ModelError::Fetch { .. }
+            | ModelError::Load { .. } => 1,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        ModelError::Io { path: path.into(), source }
+    }
+
+    /// Whether this error says the files on disk are not the pinned ones.
+    pub fn is_verification_failure(&self) -> bool {
+        matches!(self, ModelError::Missing { .. } | ModelError::WrongSize { .. } | ModelError::Mismatch { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mismatch_is_one_line_naming_file_and_both_hashes_and_exits_2() {
+        let e = ModelError::Mismatch {
+            model: "m".into(),
+            file: "/d/models/m/model.safetensors".into(),
+            expected: "aa".into(),
+            actual: "bb".into(),
+        };
+        let msg = e.to_string();
+        assert!(!msg.contains('\n'));
+        for needle in ["model.safetensors", "aa", "bb", "audit/m.toml"] {
+            assert!(msg.contains(needle), "{msg}");
+        }
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(ModelError::NotInstalled("m".into()).exit_code(), 1);
+    }
+}

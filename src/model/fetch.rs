@@ -1,0 +1,221 @@
+//! Downloading a model from the hub at its pinned revision: the only code in brain that
+//! opens a network connection.
+//!
+//! Files land in a hidden `.NAME.partial/` folder beside the installed models. A transfer
+//! that breaks keeps what it received, and the next fetch asks for the rest with an HTTP
+//! `Range` request. Each file is hashed when complete; the folder is renamed into place
+//! only when every file matches its pin.
+
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use super::install::{commit, staging_dir, InstallReport};
+use super::manifest::{FileSpec, Manifest};
+use super::verify::{file_path, sha256_file};
+use super::ModelError;
+
+/// The hub used when `BRAIN_HUB_URL` is not set.
+pub const DEFAULT_HUB_URL: &str = "https://huggingface.co";
+
+/// The hub base URL: `BRAIN_HUB_URL` (a mirror, or a test server), else the default.
+pub fn hub_url() -> String {
+    std::env::var("BRAIN_HUB_URL")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim_end_matches('/').to_string())
+        .unwrap_or_else(|| DEFAULT_HUB_URL.to_string())
+}
+
+/// The URL of one pinned file: `{hub}/{repo}/resolve/{revision}/{path}`.
+pub fn file_url(hub: &str, manifest: &Manifest, path: &str) -> String {
+    format!("{hub}/{}/resolve/{}/{path}", manifest.repo, manifest.revision)
+}
+
+/// What a fetch reports while it runs, for a progress bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// A file starts (or resumes) downloading: `done` bytes are already there.
+    Start {
+        /// Hub-relative path.
+        file: String,
+        /// Bytes already present.
+        done: u64,
+        /// Pinned size.
+        total: u64,
+    },
+    /// More bytes arrived.
+    Advance {
+        /// Hub-relative path.
+        file: String,
+        /// Bytes present now.
+        done: u64,
+        /// Pinned size.
+        total: u64,
+    },
+    /// The file is complete and matches its pin.
+    Verified {
+        /// Hub-relative path.
+        file: String,
+    },
+}
+
+/// Downloads every hub file of `manifest` into `models_dir/NAME/`. Files already complete
+/// in the staging folder are kept (after a hash check); partial ones are resumed.
+pub fn fetch(
+    manifest: &Manifest,
+    models_dir: &Path,
+    hub: &str,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<InstallReport, ModelError> {
+    let staging = staging_dir(models_dir, &manifest.name, "partial");
+    fs::create_dir_all(&staging).map_err(|e| ModelError::io(&staging, e))?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_recv_response(Some(Duration::from_secs(60)))
+        .timeout_per_read(Some(Duration::from_secs(60)))
+        .http_status_as_error(false)
+        .user_agent(concat!("brain/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+
+    let mut bytes = 0;
+    let mut files = Vec::new();
+    for spec in manifest.files.iter().filter(|f| f.hub) {
+        let dest = file_path(&staging, &spec.path);
+        bytes += fetch_file(&agent, manifest, spec, &file_url(hub, manifest, &spec.path), &dest, progress)?;
+        progress(&Progress::Verified { file: spec.path.clone() });
+        files.push(spec.path.clone());
+    }
+    let target = models_dir.join(&manifest.name);
+    commit(&staging, &target)?;
+    Ok(InstallReport { model: manifest.name.clone(), dir: target, files, bytes, already_installed: false })
+}
+
+/// Brings one file to its pinned bytes; returns how many bytes were downloaded.
+fn fetch_file(
+    agent: &ureq::Agent,
+    manifest: &Manifest,
+    spec: &FileSpec,
+    url: &str,
+    dest: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<u64, ModelError> {
+    if let Some(parent) = dest.parent() {
+        fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
+    }
+    let mut have = fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
+    if have > spec.size {
+        remove(dest)?;
+        have = 0;
+    }
+    let fail = |reason: String| ModelError::Fetch { url: url.to_string(), reason };
+    let mut downloaded = 0;
+    if have < spec.size {
+        progress(&Progress::Start { file: spec.path.clone(), done: have, total: spec.size });
+        let mut request = agent.get(url);
+        if have > 0 {
+            request = request.header("Range", format!("bytes={have}-"));
+        }
+        let response = request.call().map_err(|e| fail(e.to_string()))?;
+        let status = response.status().as_u16();
+        let resumed = match status {
+            206 if have > 0 && content_range_start(&response) == Some(have) => true,
+            200 => false,
+            // A server that will not resume from here: start the file over next time.
+            206 | 416 => {
+                remove(dest)?;
+                return Err(fail(format!("the server could not resume at byte {have}; run the fetch again")));
+            }
+            _ => return Err(fail(format!("HTTP {status}"))),
+        };
+        if !resumed {
+            have = 0;
+        }
+        let mut out = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(resumed)
+            .truncate(!resumed)
+            .open(dest)
+            .map_err(|e| ModelError::io(dest, e))?;
+        let mut body = response.into_body().into_reader();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = match body.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = out.flush();
+                    return Err(fail(format!(
+                        "transfer broke after {have} of {} bytes ({e}); run the fetch again to resume",
+                        spec.size
+                    )));
+                }
+            };
+            if have + n as u64 > spec.size {
+                drop(out);
+                remove(dest)?;
+                return Err(fail(format!("the server sent more than the pinned {} bytes", spec.size)));
+            }
+            out.write_all(&buf[..n]).map_err(|e| ModelError::io(dest, e))?;
+            have += n as u64;
+            downloaded += n as u64;
+            progress(&Progress::Advance { file: spec.path.clone(), done: have, total: spec.size });
+        }
+        out.sync_all().map_err(|e| ModelError::io(dest, e))?;
+        if have != spec.size {
+            return Err(fail(format!(
+                "transfer ended after {have} of {} bytes; run the fetch again to resume",
+                spec.size
+            )));
+        }
+    }
+    let actual = sha256_file(dest).map_err(|e| ModelError::io(dest, e))?;
+    if actual != spec.sha256 {
+        // Wrong bytes are never kept: the next fetch starts this file over.
+        remove(dest)?;
+        return Err(ModelError::Mismatch {
+            model: manifest.name.clone(),
+            file: Path::new(url).to_path_buf(),
+            expected: spec.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(downloaded)
+}
+
+fn content_range_start(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    // `Content-Range: bytes START-END/TOTAL`
+    let value = response.headers().get("content-range")?.to_str().ok()?;
+    let range = value.trim().strip_prefix("bytes")?.trim();
+    range.split('-').next()?.trim().parse().ok()
+}
+
+fn remove(path: &Path) -> Result<(), ModelError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ModelError::io(path, e)),
+    }
+}
+
+/// Whether a staging folder with a partial download exists for `name`.
+pub fn has_partial(models_dir: &Path, name: &str) -> bool {
+    staging_dir(models_dir, name, "partial").is_dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_follow_the_hub_layout_at_the_pinned_revision() {
+        let m = crate::model::manifest::find("all-minilm-l6-v2").unwrap();
+        assert_eq!(
+            file_url("http://127.0.0.1:9", m, "1_Pooling/config.json"),
+            "http://127.0.0.1:9/sentence-transformers/all-MiniLM-L6-v2/resolve/1110a243fdf4706b3f48f1d95db1a4f5529b4d41/1_Pooling/config.json"
+        );
+    }
+}

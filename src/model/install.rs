@@ -1,0 +1,223 @@
+//! Installing a model: files go into a staging folder next to the final one, are verified
+//! there, and the folder is renamed into place only when every file is right. A failed or
+//! interrupted install therefore never leaves a model that loads.
+
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::manifest::{FileSpec, Manifest};
+use super::verify::file_path;
+use super::ModelError;
+
+/// What an import or fetch did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InstallReport {
+    /// The model.
+    pub model: String,
+    /// Where it is installed now.
+    pub dir: PathBuf,
+    /// Pinned files installed (hub-relative paths).
+    pub files: Vec<String>,
+    /// Bytes written (downloaded or copied) by this run.
+    pub bytes: u64,
+    /// True when the model was already installed and verified, so nothing was done.
+    pub already_installed: bool,
+}
+
+/// Installs `manifest`'s files from `src`, a folder in the hub's layout (a downloaded
+/// snapshot, a wheel's data folder...). Every file is hashed while it is copied; a missing
+/// required file or any wrong byte refuses the whole import and installs nothing. Files the
+/// manifest does not pin are ignored.
+pub fn import(manifest: &Manifest, models_dir: &Path, src: &Path) -> Result<InstallReport, ModelError> {
+    if !src.is_dir() {
+        return Err(ModelError::Invalid(format!("{} is not a folder", src.display())));
+    }
+    let staging = staging_dir(models_dir, &manifest.name, &format!("import-{}", std::process::id()));
+    remove_dir_if_present(&staging)?;
+    let result = copy_all(manifest, src, &staging).and_then(|copied| {
+        let target = models_dir.join(&manifest.name);
+        commit(&staging, &target)?;
+        let bytes = copied.iter().map(|(_, n)| n).sum();
+        Ok(InstallReport {
+            model: manifest.name.clone(),
+            dir: target,
+            files: copied.into_iter().map(|(p, _)| p).collect(),
+            bytes,
+            already_installed: false,
+        })
+    });
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+fn copy_all(manifest: &Manifest, src: &Path, staging: &Path) -> Result<Vec<(String, u64)>, ModelError> {
+    let copied: Vec<Option<(String, u64)>> = manifest
+        .files
+        .par_iter()
+        .map(|spec| {
+            let from = file_path(src, &spec.path);
+            if !from.is_file() {
+                return if spec.required {
+                    Err(ModelError::Missing { model: manifest.name.clone(), file: from })
+                } else {
+                    Ok(None)
+                };
+            }
+            copy_verified(manifest, spec, &from, &file_path(staging, &spec.path)).map(|n| Some((spec.path.clone(), n)))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(copied.into_iter().flatten().collect())
+}
+
+/// Copies one file, hashing it on the way, and refuses it (naming the source) unless it has
+/// the pinned size and hash.
+fn copy_verified(manifest: &Manifest, spec: &FileSpec, from: &Path, to: &Path) -> Result<u64, ModelError> {
+    let mut input = File::open(from).map_err(|e| ModelError::io(from, e))?;
+    let actual_size = input.metadata().map_err(|e| ModelError::io(from, e))?.len();
+    if actual_size != spec.size {
+        return Err(ModelError::WrongSize {
+            model: manifest.name.clone(),
+            file: from.to_path_buf(),
+            expected: spec.size,
+            actual: actual_size,
+        });
+    }
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
+    }
+    let mut output = File::create(to).map_err(|e| ModelError::io(to, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 4 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = input.read(&mut buf).map_err(|e| ModelError::io(from, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        output.write_all(&buf[..n]).map_err(|e| ModelError::io(to, e))?;
+        total += n as u64;
+    }
+    output.sync_all().map_err(|e| ModelError::io(to, e))?;
+    let actual = hex::encode(hasher.finalize());
+    if actual != spec.sha256 || total != spec.size {
+        return Err(ModelError::Mismatch {
+            model: manifest.name.clone(),
+            file: from.to_path_buf(),
+            expected: spec.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(total)
+}
+
+/// A staging folder for `name` inside `models_dir`: hidden, so it is never mistaken for an
+/// installed model.
+pub fn staging_dir(models_dir: &Path, name: &str, purpose: &str) -> PathBuf {
+    models_dir.join(format!(".{name}.{purpose}"))
+}
+
+/// Moves a fully verified staging folder into place. An older install is moved aside first
+/// and deleted afterwards, because a directory rename cannot replace a non-empty directory.
+pub fn commit(staging: &Path, target: &Path) -> Result<(), ModelError> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
+    let old = target.with_file_name(format!(
+        ".{}.old-{}",
+        target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id()
+    ));
+    let had_old = target.exists();
+    if had_old {
+        fs::rename(target, &old).map_err(|e| ModelError::io(target, e))?;
+    }
+    if let Err(e) = fs::rename(staging, target) {
+        if had_old {
+            let _ = fs::rename(&old, target);
+        }
+        return Err(ModelError::io(target, e));
+    }
+    if had_old {
+        let _ = fs::remove_dir_all(&old);
+    }
+    // The rename is durable only once the parent directory entry is on disk.
+    if let Ok(dir) = File::open(parent) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// Deletes an installed model's folder (used before re-installing a broken one).
+pub fn remove_dir_if_present(dir: &Path) -> Result<(), ModelError> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ModelError::io(dir, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::verify::sha256_hex;
+
+    fn manifest(files: &[(&str, &[u8], bool)]) -> Manifest {
+        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
+        m.name = "tiny".into();
+        m.files = files
+            .iter()
+            .map(|(p, b, req)| FileSpec {
+                path: p.to_string(),
+                size: b.len() as u64,
+                sha256: sha256_hex(b),
+                required: *req,
+                hub: true,
+            })
+            .collect();
+        m
+    }
+
+    #[test]
+    fn import_installs_pinned_files_only_and_replaces_an_old_install() {
+        let src = tempfile::tempdir().unwrap();
+        let models = tempfile::tempdir().unwrap();
+        fs::create_dir_all(src.path().join("sub")).unwrap();
+        fs::write(src.path().join("sub/w.bin"), b"weights").unwrap();
+        fs::write(src.path().join("extra.txt"), b"not pinned").unwrap();
+        let m = manifest(&[("sub/w.bin", b"weights", true), ("opt.json", b"{}", false)]);
+
+        fs::create_dir_all(models.path().join("tiny")).unwrap();
+        fs::write(models.path().join("tiny/stale"), b"old").unwrap();
+        let report = import(&m, models.path(), src.path()).unwrap();
+        assert_eq!(report.files, vec!["sub/w.bin".to_string()]);
+        assert_eq!(fs::read(models.path().join("tiny/sub/w.bin")).unwrap(), b"weights");
+        assert!(!models.path().join("tiny/stale").exists());
+        assert!(!models.path().join("tiny/extra.txt").exists());
+        let leftovers: Vec<_> = fs::read_dir(models.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers, vec![std::ffi::OsString::from("tiny")]);
+    }
+
+    #[test]
+    fn a_wrong_byte_refuses_the_import_and_installs_nothing() {
+        let src = tempfile::tempdir().unwrap();
+        let models = tempfile::tempdir().unwrap();
+        fs::write(src.path().join("a"), b"good").unwrap();
+        fs::write(src.path().join("b"), b"evil").unwrap();
+        let m = manifest(&[("a", b"good", true), ("b", b"nice", true)]);
+        let err = import(&m, models.path(), src.path()).unwrap_err();
+        assert!(matches!(err, ModelError::Mismatch { .. }), "{err}");
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(fs::read_dir(models.path()).unwrap().count(), 0, "nothing installed, no staging left");
+
+        fs::remove_file(src.path().join("b")).unwrap();
+        let err = import(&m, models.path(), src.path()).unwrap_err();
+        assert!(matches!(err, ModelError::Missing { .. }), "{err}");
+        assert!(import(&m, models.path(), &src.path().join("nope")).is_err());
+    }
+}

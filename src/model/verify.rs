@@ -1,0 +1,242 @@
+//! Hashing installed files against their pins.
+//!
+//! Loading goes through [`open_verified`]: each required file is opened once, mapped,
+//! hashed, and the very same bytes are handed to the loader, so nothing can swap a file
+//! between the check and the use. Files are hashed in parallel; a mapped file is hashed
+//! straight from the page cache without copying.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::manifest::{FileSpec, Manifest};
+use super::ModelError;
+
+/// Below this size a file is read into memory; above it, mapped.
+const MAP_THRESHOLD: u64 = 1 << 20;
+
+/// The bytes of one verified file.
+pub enum Bytes {
+    /// A read-only mapping of a large file.
+    Mapped(memmap2::Mmap),
+    /// A small file, read whole.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// The required files of a model, verified, by hub-relative path.
+pub struct VerifiedFiles {
+    files: Vec<(String, Bytes)>,
+}
+
+impl VerifiedFiles {
+    /// The bytes of `path` (one of the manifest's required files).
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.iter().find(|(p, _)| p == path).map(|(_, b)| &**b)
+    }
+}
+
+/// The outcome of checking one file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FileStatus {
+    /// Hub-relative path.
+    pub path: String,
+    /// Whether loading needs it.
+    pub required: bool,
+    /// `ok`, `missing`, `wrong size`, `wrong hash`, or an I/O error.
+    pub state: String,
+}
+
+/// Opens, hashes and returns the required files of `manifest` in `dir`; the first problem
+/// found (missing, wrong size, wrong hash) is the error.
+pub fn open_verified(manifest: &Manifest, dir: &Path) -> Result<VerifiedFiles, ModelError> {
+    let required: Vec<&FileSpec> = manifest.required_files().collect();
+    let files = required
+        .par_iter()
+        .map(|spec| {
+            let path = file_path(dir, &spec.path);
+            let bytes = open_checked(manifest, spec, &path)?;
+            check_hash(manifest, spec, &path, &bytes)?;
+            Ok((spec.path.clone(), bytes))
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    Ok(VerifiedFiles { files })
+}
+
+/// Checks every pinned file present in `dir` (and that every required one is present),
+/// returning one status per pinned file; optional files that are absent are `missing`
+/// without being an error.
+pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<ModelError>)> {
+    manifest
+        .files
+        .par_iter()
+        .map(|spec| {
+            let path = file_path(dir, &spec.path);
+            let outcome = open_checked(manifest, spec, &path).and_then(|b| check_hash(manifest, spec, &path, &b));
+            let (state, err) = match outcome {
+                Ok(()) => ("ok".to_string(), None),
+                Err(ModelError::Missing { .. }) if !spec.required => ("missing".to_string(), None),
+                Err(e @ ModelError::Missing { .. }) => ("missing".to_string(), Some(e)),
+                Err(e @ ModelError::WrongSize { .. }) => ("wrong size".to_string(), Some(e)),
+                Err(e @ ModelError::Mismatch { .. }) => ("wrong hash".to_string(), Some(e)),
+                Err(e) => (e.to_string(), Some(e)),
+            };
+            (FileStatus { path: spec.path.clone(), required: spec.required, state }, err)
+        })
+        .collect()
+}
+
+/// Whether every required file is present with its pinned size: the cheap check, no hashing.
+pub fn looks_installed(manifest: &Manifest, dir: &Path) -> bool {
+    manifest
+        .required_files()
+        .all(|spec| std::fs::metadata(file_path(dir, &spec.path)).is_ok_and(|m| m.is_file() && m.len() == spec.size))
+}
+
+/// `dir` joined with a `/`-separated hub path.
+pub fn file_path(dir: &Path, hub_path: &str) -> PathBuf {
+    hub_path.split('/').fold(dir.to_path_buf(), |p, part| p.join(part))
+}
+
+/// Lowercase hex SHA-256 of a byte slice.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    // Large updates let sha2 run its SHA-NI loop without per-call overhead.
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Lowercase hex SHA-256 of a file, streamed in large blocks.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Bytes, ModelError> {
+    let missing = || ModelError::Missing { model: manifest.name.clone(), file: path.to_path_buf() };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(ModelError::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| ModelError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(missing());
+    }
+    if meta.len() != spec.size {
+        return Err(ModelError::WrongSize {
+            model: manifest.name.clone(),
+            file: path.to_path_buf(),
+            expected: spec.size,
+            actual: meta.len(),
+        });
+    }
+    if meta.len() < MAP_THRESHOLD {
+        let mut v = Vec::with_capacity(meta.len() as usize);
+        (&file).read_to_end(&mut v).map_err(|e| ModelError::io(path, e))?;
+        return Ok(Bytes::Owned(v));
+    }
+    // SAFETY: the mapping is read-only and private to this process. Another process
+    // truncating the file while it is mapped could fault; brain's data dir is its own,
+    // and the same risk is accepted by every mmap-based weight loader.
+    let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| ModelError::io(path, e))?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(Bytes::Mapped(map))
+}
+
+fn check_hash(manifest: &Manifest, spec: &FileSpec, path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
+    let actual = sha256_hex(bytes);
+    if actual != spec.sha256 {
+        return Err(ModelError::Mismatch {
+            model: manifest.name.clone(),
+            file: path.to_path_buf(),
+            expected: spec.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_for(files: &[(&str, &[u8], bool)]) -> Manifest {
+        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
+        m.files = files
+            .iter()
+            .map(|(p, b, req)| FileSpec {
+                path: p.to_string(),
+                size: b.len() as u64,
+                sha256: sha256_hex(b),
+                required: *req,
+                hub: true,
+            })
+            .collect();
+        m
+    }
+
+    #[test]
+    fn known_digest() {
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+
+    #[test]
+    fn verified_bytes_are_the_hashed_bytes_and_tampering_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = vec![7u8; (MAP_THRESHOLD + 10) as usize];
+        let m = manifest_for(&[("a/b.bin", &big, true), ("c.json", b"{}", true), ("opt.txt", b"x", false)]);
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/b.bin"), &big).unwrap();
+        std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
+
+        let v = open_verified(&m, dir.path()).unwrap();
+        assert_eq!(v.get("c.json").unwrap(), b"{}");
+        assert_eq!(v.get("a/b.bin").unwrap().len(), big.len());
+        assert!(looks_installed(&m, dir.path()));
+        let statuses = check_all(&m, dir.path());
+        assert!(statuses.iter().all(|(_, e)| e.is_none()), "an absent optional file is not an error");
+
+        std::fs::write(dir.path().join("c.json"), b"[]").unwrap();
+        let err = open_verified(&m, dir.path()).err().unwrap();
+        assert!(matches!(err, ModelError::Mismatch { .. }), "{err}");
+        assert!(err.to_string().contains("c.json"));
+
+        std::fs::write(dir.path().join("c.json"), b"{ }").unwrap();
+        let err = open_verified(&m, dir.path()).err().unwrap();
+        assert!(matches!(err, ModelError::WrongSize { expected: 2, actual: 3, .. }), "{err}");
+        assert!(!looks_installed(&m, dir.path()));
+
+        std::fs::remove_file(dir.path().join("c.json")).unwrap();
+        assert!(matches!(open_verified(&m, dir.path()), Err(ModelError::Missing { .. })));
+    }
+
+    #[test]
+    fn streamed_and_sliced_hashes_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..(5u32 << 20) + 3).map(|i| (i * 31) as u8).collect();
+        let p = dir.path().join("x");
+        std::fs::write(&p, &data).unwrap();
+        assert_eq!(sha256_file(&p).unwrap(), sha256_hex(&data));
+    }
+}

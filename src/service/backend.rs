@@ -1,0 +1,248 @@
+//! The backend assembled in one place: lock, engine, socket, server, indexer, watcher and
+//! embedder, started together and stopped together. `brain serve` and the app both call
+//! [`Backend::start`].
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+
+use super::error::ServiceError;
+use super::handler::Handler;
+use super::indexer::{self, Indexer, Job, Wiring};
+use super::location::{clear_stale_socket, ensure_private_dir, lock_path, runtime_dir, socket_path};
+use super::lock::{InstanceLock, LockFailure};
+use super::protocol::{Op, Reply};
+use super::server::{self, Limits};
+use super::state::{BackendEvent, Live};
+use crate::engine::Status;
+use crate::index::sync::SyncReport;
+use crate::search::{SearchRequest, SearchResponse};
+use crate::{Config, Engine};
+
+/// How a backend runs.
+#[derive(Debug, Clone)]
+pub struct BackendOptions {
+    /// Watch the folder and keep the index fresh (else searches sync first, as the CLI does).
+    pub watch: bool,
+    /// How long a client may take to send a request line or read an answer.
+    pub client_timeout: Duration,
+    /// Clients served at once.
+    pub max_clients: usize,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        BackendOptions { watch: true, client_timeout: Duration::from_secs(60), max_clients: 256 }
+    }
+}
+
+/// How long stopping waits for a sync to reach the end of its batch; SQLite keeps the index
+/// consistent even if it does not.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// A running backend. Dropping it stops it (as [`Backend::shutdown`] does).
+pub struct Backend {
+    engine: Arc<Engine>,
+    handler: Arc<Handler>,
+    socket: PathBuf,
+    events: broadcast::Sender<BackendEvent>,
+    stop: Arc<AtomicBool>,
+    jobs: Sender<Job>,
+    shutdown: watch::Sender<bool>,
+    server: Option<JoinHandle<()>>,
+    indexer: Option<JoinHandle<()>>,
+    embedder: Option<JoinHandle<()>>,
+    lock: Option<InstanceLock>,
+}
+
+impl Backend {
+    /// Starts serving `config.root`: takes the one-backend-per-root lock, opens the index,
+    /// listens on the socket, then syncs and watches in the background. Returns once
+    /// clients can connect; fails at once when another backend already serves this root.
+    pub fn start(config: Config, options: BackendOptions) -> Result<Backend, ServiceError> {
+        let root = config.root.to_string_lossy().into_owned();
+        let socket = socket_path(&config);
+        let lock_file = lock_path(&config);
+        if let Some(dir) = lock_file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, e))?;
+        }
+        let lock = match InstanceLock::acquire(&lock_file) {
+            Ok(lock) => lock,
+            Err(LockFailure::Held(pid)) => return Err(ServiceError::AlreadyRunning { root, pid, socket }),
+            Err(LockFailure::Failed(e)) => return Err(e),
+        };
+        ensure_private_dir(&runtime_dir(&config))?;
+        clear_stale_socket(&socket, &root)?;
+        let engine = Arc::new(Engine::open(config)?);
+        let listener = bind(&socket)?;
+
+        let live = Arc::new(Live::new(socket.clone(), options.watch));
+        let (events, _) = broadcast::channel(64);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (jobs, rx) = mpsc::channel();
+        let (embed, wake) = mpsc::sync_channel(1);
+        let handler = Arc::new(Handler::new(engine.clone(), live.clone(), jobs.clone()));
+        let (shutdown, shutdown_rx) = watch::channel(false);
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(64)
+            .thread_name("brain-serve")
+            .enable_all()
+            .build()
+            .map_err(|e| ServiceError::io(&socket, e))?;
+        let limits = Limits { client_timeout: options.client_timeout, max_clients: options.max_clients };
+        let server = {
+            let handler = handler.clone();
+            spawn("brain-server", move || {
+                let served = runtime.block_on(async move {
+                    let listener = tokio::net::UnixListener::from_std(listener)?;
+                    server::serve(listener, handler, limits, shutdown_rx).await;
+                    Ok::<(), std::io::Error>(())
+                });
+                if let Err(e) = served {
+                    tracing::error!(error = %e, "the socket server could not run");
+                }
+                // Connections still open get a moment to finish their answer.
+                runtime.shutdown_timeout(Duration::from_secs(2));
+            })?
+        };
+        let wiring = Wiring {
+            engine: engine.clone(),
+            live: live.clone(),
+            events: events.clone(),
+            stop: stop.clone(),
+            jobs: jobs.clone(),
+            rx,
+            embed,
+            watch: options.watch,
+        };
+        let indexer = spawn("brain-indexer", move || Indexer::new(wiring).run())?;
+        let embedder = {
+            let (engine, live, events, stop) = (engine.clone(), live.clone(), events.clone(), stop.clone());
+            spawn("brain-embedder", move || indexer::embed_loop(engine, live, events, wake, stop))?
+        };
+        tracing::info!(root = %engine.config().root.display(), socket = %socket.display(), pid = std::process::id(), "backend started");
+        Ok(Backend {
+            engine,
+            handler,
+            socket,
+            events,
+            stop,
+            jobs,
+            shutdown,
+            server: Some(server),
+            indexer: Some(indexer),
+            embedder: Some(embedder),
+            lock: Some(lock),
+        })
+    }
+
+    /// The engine, for hosts that search in-process (the app's panel).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The socket clients connect to.
+    pub fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Progress events (syncs, embedding, watcher changes), for a status line.
+    pub fn subscribe(&self) -> broadcast::Receiver<BackendEvent> {
+        self.events.subscribe()
+    }
+
+    /// Searches exactly as a socket client would be answered.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {
+        match self.handler.handle(Op::Search(req.clone())).map_err(ServiceError::Remote)? {
+            Reply::Search(r) => Ok(r),
+            other => Err(ServiceError::Protocol(format!("search answered as {}", other.op()))),
+        }
+    }
+
+    /// `brain status` with the backend section.
+    pub fn status(&self) -> Result<Status, ServiceError> {
+        match self.handler.handle(Op::Status).map_err(ServiceError::Remote)? {
+            Reply::Status(s) => Ok(*s),
+            other => Err(ServiceError::Protocol(format!("status answered as {}", other.op()))),
+        }
+    }
+
+    /// Syncs the whole folder now (rewriting every note when `full`) and waits for it.
+    pub fn reindex(&self, full: bool) -> Result<SyncReport, ServiceError> {
+        match self.handler.handle(Op::Reindex { full }).map_err(ServiceError::Remote)? {
+            Reply::Reindex(r) => Ok(r),
+            other => Err(ServiceError::Protocol(format!("reindex answered as {}", other.op()))),
+        }
+    }
+
+    /// Stops: no new clients, open ones finish their answer, a running sync stops after
+    /// the batch in hand, then the socket is removed and the lock released.
+    pub fn shutdown(mut self) {
+        self.stop_all();
+    }
+
+    fn stop_all(&mut self) {
+        if self.lock.is_none() {
+            return;
+        }
+        tracing::info!("backend stopping");
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.jobs.send(Job::Stop);
+        let _ = self.shutdown.send(true);
+        if let Some(t) = self.server.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.indexer.take() {
+            join_within(t, STOP_WAIT, "indexer");
+        }
+        // The embedder ends when the indexer's wake-up channel closes.
+        if let Some(t) = self.embedder.take() {
+            join_within(t, STOP_WAIT, "embedder");
+        }
+        // Before the lock goes: a successor may bind the same path right after.
+        if let Err(e) = std::fs::remove_file(&self.socket) {
+            tracing::warn!(error = %e, socket = %self.socket.display(), "could not remove the socket");
+        }
+        self.lock = None;
+        tracing::info!("backend stopped");
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// Binds the socket and closes it to everyone but its owner.
+fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| ServiceError::io(path, e))?;
+    listener.set_nonblocking(true).map_err(|e| ServiceError::io(path, e))?;
+    Ok(listener)
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, ServiceError> {
+    std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| ServiceError::io(name, e))
+}
+
+/// Joins `thread`, or leaves it behind after `limit` (the process is exiting anyway).
+fn join_within(thread: JoinHandle<()>, limit: Duration, what: &str) {
+    let deadline = std::time::Instant::now() + limit;
+    while !thread.is_finished() {
+        if std::time::Instant::now() >= deadline {
+            tracing::warn!("{what} did not stop within {limit:?}; leaving it");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = thread.join();
+}

@@ -1,0 +1,169 @@
+//! A blocking client for the socket: what the CLI, `brain get` and the MCP server use. It
+//! never waits to find out that no backend runs: a Unix-socket connect either completes at
+//! once or fails, and the connect here does not block either way.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use socket2::{Domain, SockAddr, Socket, Type};
+
+use super::error::ServiceError;
+use super::location::{check_owner, socket_path};
+use super::protocol::{Op, Outcome, Reply, Request, Response, ServerInfo, PROTOCOL_VERSION};
+use crate::engine::Status;
+use crate::index::sync::SyncReport;
+use crate::passage::{NoteRef, Passage};
+use crate::search::{SearchRequest, SearchResponse};
+use crate::Config;
+
+/// How long to wait for an answer by default: a search takes milliseconds, but a backend
+/// busy embedding on a slow CPU may take a while to get to it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A connection to a running backend.
+#[derive(Debug)]
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    socket: PathBuf,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects to the backend serving `config.root`, or says quickly that none does.
+    pub fn connect(config: &Config) -> Result<Client, ServiceError> {
+        Client::connect_to(&socket_path(config))
+    }
+
+    /// Connects to the socket at `path`, which must belong to this user.
+    pub fn connect_to(path: &Path) -> Result<Client, ServiceError> {
+        let not_running = || ServiceError::NotRunning { socket: path.into() };
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_running()),
+            Err(e) => return Err(ServiceError::io(path, e)),
+        };
+        check_owner(path, &meta)?;
+        let io = |e| ServiceError::io(path, e);
+        let socket = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(io)?;
+        let addr = SockAddr::unix(path).map_err(io)?;
+        // Non-blocking, so a backend too busy to accept (full backlog) fails us at once
+        // (EAGAIN) instead of stalling the command.
+        socket.set_nonblocking(true).map_err(io)?;
+        match socket.connect(&addr) {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound) => {
+                return Err(not_running())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(ServiceError::Disconnected("the backend is not accepting connections".into()))
+            }
+            Err(e) => return Err(io(e)),
+        }
+        socket.set_nonblocking(false).map_err(io)?;
+        let stream: UnixStream = socket.into();
+        let mut client = Client { reader: BufReader::new(stream), socket: path.into(), next_id: 1 };
+        client.set_timeout(Some(DEFAULT_TIMEOUT))?;
+        Ok(client)
+    }
+
+    /// How long to wait for each answer (`None`: forever; a full reindex may take minutes).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), ServiceError> {
+        let stream = self.reader.get_ref();
+        stream.set_read_timeout(timeout).map_err(|e| ServiceError::io(&self.socket, e))?;
+        stream.set_write_timeout(timeout).map_err(|e| ServiceError::io(&self.socket, e))
+    }
+
+    /// The socket this client is connected to.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Sends one request and waits for its answer.
+    pub fn request(&mut self, op: Op) -> Result<Reply, ServiceError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = serde_json::to_vec(&Request { v: PROTOCOL_VERSION, id: Some(id), op })
+            .map_err(|e| ServiceError::Protocol(format!("request could not be encoded: {e}")))?;
+        line.push(b'\n');
+        let gone = |e: std::io::Error| ServiceError::Disconnected(e.to_string());
+        self.reader.get_mut().write_all(&line).map_err(gone)?;
+        let mut answer = Vec::new();
+        let n = self.reader.read_until(b'\n', &mut answer).map_err(gone)?;
+        if n == 0 || answer.last() != Some(&b'\n') {
+            return Err(ServiceError::Disconnected("connection closed before a whole answer".into()));
+        }
+        let response: Response = match serde_json::from_slice(&answer) {
+            Ok(r) => r,
+            Err(e) => {
+                // An older or newer backend may shape its answers differently; its version
+                // says which, when even that much can be read.
+                let v = serde_json::from_slice::<serde_json::Value>(&answer).ok().and_then(|j| j["v"].as_u64());
+                return Err(match v {
+                    Some(v) if v != u64::from(PROTOCOL_VERSION) => {
+                        ServiceError::VersionMismatch { theirs: v as u32, ours: PROTOCOL_VERSION }
+                    }
+                    _ => ServiceError::Protocol(e.to_string()),
+                });
+            }
+        };
+        if response.v != PROTOCOL_VERSION {
+            return Err(ServiceError::VersionMismatch { theirs: response.v, ours: PROTOCOL_VERSION });
+        }
+        if response.id != Some(id) {
+            return Err(ServiceError::Protocol(format!("answer to request {:?}, expected {id}", response.id)));
+        }
+        match response.outcome {
+            Outcome::Result(reply) => Ok(reply),
+            Outcome::Error(fault) => Err(ServiceError::Remote(fault)),
+        }
+    }
+
+    /// Who is serving.
+    pub fn hello(&mut self) -> Result<ServerInfo, ServiceError> {
+        match self.request(Op::Hello)? {
+            Reply::Hello(info) => Ok(info),
+            other => Err(mismatch("hello", &other)),
+        }
+    }
+
+    /// Runs a search on the backend.
+    pub fn search(&mut self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {
+        match self.request(Op::Search(req.clone()))? {
+            Reply::Search(r) => Ok(r),
+            other => Err(mismatch("search", &other)),
+        }
+    }
+
+    /// The backend's `brain status`, its own section included.
+    pub fn status(&mut self) -> Result<Status, ServiceError> {
+        match self.request(Op::Status)? {
+            Reply::Status(s) => Ok(*s),
+            other => Err(mismatch("status", &other)),
+        }
+    }
+
+    /// Asks for a sync now and waits for it (no timeout: a full one may take minutes).
+    pub fn reindex(&mut self, full: bool) -> Result<SyncReport, ServiceError> {
+        self.set_timeout(None)?;
+        let reply = self.request(Op::Reindex { full });
+        self.set_timeout(Some(DEFAULT_TIMEOUT))?;
+        match reply? {
+            Reply::Reindex(r) => Ok(r),
+            other => Err(mismatch("reindex", &other)),
+        }
+    }
+
+    /// A note's text, or some of its lines.
+    pub fn get(&mut self, req: &NoteRef) -> Result<Passage, ServiceError> {
+        match self.request(Op::Get(req.clone()))? {
+            Reply::Get(p) => Ok(p),
+            other => Err(mismatch("get", &other)),
+        }
+    }
+}
+
+fn mismatch(asked: &str, got: &Reply) -> ServiceError {
+    ServiceError::Protocol(format!("asked for {asked}, got an answer to {}", got.op()))
+}

@@ -1,0 +1,330 @@
+//! The indexer thread: the one place the backend writes the index. It owns the watcher,
+//! gathers its changes into bursts (a burst of saves is one update), syncs just the
+//! changed paths, falls back to a whole-folder sync when events were lost, follows the brain
+//! folder being deleted and recreated, and runs the reindexes clients ask for.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::broadcast;
+
+use super::state::{BackendEvent, Live, WatcherState};
+use super::watcher::{self, FolderWatcher};
+use crate::error::{Error, Result};
+use crate::index::sync::{self, SyncOptions, SyncReport, SyncSummary};
+use crate::index::walk::Scope;
+use crate::Engine;
+
+/// A burst is over once the folder has been quiet this long...
+const QUIET: Duration = Duration::from_millis(50);
+/// ...or this long after its first change, however busy the folder still is.
+const MAX_WAIT: Duration = Duration::from_millis(500);
+/// How often the brain folder itself is looked at (deleted? replaced? back?).
+const TICK: Duration = Duration::from_secs(1);
+/// How often a watcher that failed to start is tried again.
+const RETRY_WATCH: Duration = Duration::from_secs(10);
+/// More changed paths than this in one burst: a whole-folder sync is cheaper.
+const MAX_SCOPED_PATHS: usize = 2000;
+
+/// What the indexer is asked to do.
+#[derive(Debug)]
+pub enum Job {
+    /// These paths (relative to the root) changed.
+    Changed(Vec<String>),
+    /// Events were lost or cannot be trusted: sync the whole folder (the reason goes in status).
+    Rescan(String),
+    /// Something happened to the brain folder itself.
+    CheckRoot,
+    /// Sync now and answer on `reply`.
+    Reindex {
+        /// Rewrite every note.
+        full: bool,
+        /// Where the outcome goes.
+        reply: Sender<Result<SyncReport>>,
+    },
+    /// Stop after the batch in hand.
+    Stop,
+}
+
+/// The indexer's state; lives on its own thread.
+pub struct Indexer {
+    engine: Arc<Engine>,
+    live: Arc<Live>,
+    events: broadcast::Sender<BackendEvent>,
+    stop: Arc<AtomicBool>,
+    jobs: Sender<Job>,
+    rx: Receiver<Job>,
+    embed: SyncSender<()>,
+    watch: bool,
+    watcher: Option<FolderWatcher>,
+    watch_tried: Option<Instant>,
+    pending: BTreeSet<String>,
+    rescan: Option<String>,
+    burst: Option<(Instant, Instant)>,
+}
+
+/// What an [`Indexer`] needs from the backend that starts it.
+pub struct Wiring {
+    /// The engine to write through.
+    pub engine: Arc<Engine>,
+    /// Counters to keep current.
+    pub live: Arc<Live>,
+    /// Where progress goes.
+    pub events: broadcast::Sender<BackendEvent>,
+    /// Set when the backend stops.
+    pub stop: Arc<AtomicBool>,
+    /// A sender into `rx`, handed to the watcher.
+    pub jobs: Sender<Job>,
+    /// The indexer's queue.
+    pub rx: Receiver<Job>,
+    /// Wakes the embedding thread.
+    pub embed: SyncSender<()>,
+    /// Whether to watch the folder at all.
+    pub watch: bool,
+}
+
+impl Indexer {
+    /// An indexer over `wiring`; [`Indexer::run`] does the work.
+    pub fn new(w: Wiring) -> Indexer {
+        Indexer {
+            engine: w.engine,
+            live: w.live,
+            events: w.events,
+            stop: w.stop,
+            jobs: w.jobs,
+            rx: w.rx,
+            embed: w.embed,
+            watch: w.watch,
+            watcher: None,
+            watch_tried: None,
+            pending: BTreeSet::new(),
+            rescan: None,
+            burst: None,
+        }
+    }
+
+    /// Starts watching, syncs the whole folder once, then follows changes until stopped.
+    pub fn run(mut self) {
+        // Watch before the first sync, so nothing saved during it is missed.
+        self.check_root(true);
+        let _ = self.sync(true, false, None);
+        let _ = self.embed.try_send(());
+        let mut last_tick = Instant::now();
+        while !self.stopping() {
+            let wait = match self.burst {
+                Some((first, last)) => (last + QUIET).min(first + MAX_WAIT).saturating_duration_since(Instant::now()),
+                None => TICK.saturating_sub(last_tick.elapsed()),
+            };
+            match self.rx.recv_timeout(wait) {
+                Ok(job) => {
+                    self.take(job);
+                    while let Ok(job) = self.rx.try_recv() {
+                        self.take(job);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if self.stopping() {
+                break;
+            }
+            if self.burst.is_some_and(|(first, last)| {
+                let now = Instant::now();
+                now >= last + QUIET || now >= first + MAX_WAIT
+            }) {
+                self.flush();
+            }
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                self.check_root(false);
+            }
+        }
+        tracing::debug!("indexer stopped");
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn take(&mut self, job: Job) {
+        let now = Instant::now();
+        match job {
+            Job::Changed(paths) => {
+                self.pending.extend(paths);
+                self.live.queued.store(self.pending.len() as u64, Ordering::Relaxed);
+                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+            }
+            Job::Rescan(reason) => {
+                tracing::warn!(%reason, "falling back to a whole-folder sync");
+                self.live.fresh.store(false, Ordering::Relaxed);
+                self.rescan = Some(reason);
+                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+            }
+            Job::CheckRoot => self.check_root(false),
+            Job::Reindex { full, reply } => {
+                // A whole-folder sync covers whatever was queued.
+                self.clear_burst();
+                let _ = reply.send(self.sync(true, full, None));
+            }
+            Job::Stop => self.stop.store(true, Ordering::Relaxed),
+        }
+    }
+
+    fn clear_burst(&mut self) {
+        self.pending.clear();
+        self.rescan = None;
+        self.burst = None;
+        self.live.queued.store(0, Ordering::Relaxed);
+    }
+
+    fn flush(&mut self) {
+        let rescan = self.rescan.take();
+        let scope = Scope::new(std::mem::take(&mut self.pending));
+        self.clear_burst();
+        if let Some(reason) = rescan {
+            self.live.fall_back(&reason);
+            let _ = self.sync(true, false, None);
+        } else if scope.paths().len() > MAX_SCOPED_PATHS {
+            let _ = self.sync(true, false, None);
+        } else if !scope.is_empty() {
+            let _ = self.sync(false, false, Some(&scope));
+        }
+    }
+
+    /// Runs one sync, keeping status and progress current.
+    fn sync(&self, full: bool, force: bool, scope: Option<&Scope>) -> Result<SyncReport> {
+        let options = SyncOptions { force, cancel: Some(&self.stop) };
+        let (index, config) = (self.engine.index(), self.engine.config());
+        self.live.syncing.store(true, Ordering::Relaxed);
+        let _ = self.events.send(BackendEvent::SyncStarted { full });
+        let result = match scope {
+            Some(scope) => sync::sync_paths(index, config, scope, options),
+            None => sync::sync_with(index, config, options),
+        };
+        self.live.syncing.store(false, Ordering::Relaxed);
+        let counter = if full { &self.live.full_syncs } else { &self.live.updates };
+        match &result {
+            Ok(report) => {
+                counter.fetch_add(1, Ordering::Relaxed);
+                if full && self.watcher.is_some() && self.rescan.is_none() {
+                    self.live.fresh.store(true, Ordering::Relaxed);
+                }
+                self.live.set_error(None);
+                let summary = SyncSummary::from(report);
+                tracing::info!(full, added = summary.added, updated = summary.updated, removed = summary.removed,
+                    took_ms = summary.took_ms, "synced");
+                for w in &report.warnings {
+                    tracing::warn!("{w}");
+                }
+                if !report.is_noop() {
+                    let _ = self.embed.try_send(());
+                }
+                let _ = self.events.send(BackendEvent::Synced { full, summary });
+            }
+            Err(Error::Cancelled) => tracing::info!("sync interrupted by shutdown; committed batches kept"),
+            Err(e) => {
+                let message = super::protocol::chain(e);
+                tracing::warn!(error = %message, full, "sync failed");
+                self.live.set_error(Some(message.clone()));
+                let _ = self.events.send(BackendEvent::Failed { message });
+            }
+        }
+        result
+    }
+
+    /// Keeps the watcher on the brain folder as it is now: stops it when the folder goes,
+    /// restarts it (and syncs everything) when the folder comes back or is replaced. The
+    /// `initial` call skips that sync: the startup sync follows it.
+    fn check_root(&mut self, initial: bool) {
+        if !self.watch {
+            return;
+        }
+        let config = self.engine.config();
+        let root = config.root.clone();
+        let here = watcher::identity(&root).is_some();
+        let reason = match &self.watcher {
+            Some(w) if w.still_watching(&root) => return,
+            Some(_) if !here => {
+                tracing::warn!(root = %root.display(), "the brain folder is gone; waiting for it to come back");
+                self.watcher = None;
+                self.set_state(WatcherState::Waiting);
+                return;
+            }
+            Some(_) => "the brain folder was replaced",
+            None if !here => {
+                if self.live.watcher() != WatcherState::Waiting {
+                    self.set_state(WatcherState::Waiting);
+                }
+                return;
+            }
+            None => {
+                let failed = matches!(self.live.watcher(), WatcherState::Failed { .. });
+                if failed && self.watch_tried.is_some_and(|t| t.elapsed() < RETRY_WATCH) {
+                    return;
+                }
+                "the brain folder is back"
+            }
+        };
+        self.watcher = None;
+        self.watch_tried = Some(Instant::now());
+        match FolderWatcher::start(&root, &config.data_dir, self.jobs.clone()) {
+            Ok(w) => {
+                self.watcher = Some(w);
+                self.set_state(WatcherState::On);
+                tracing::info!(root = %root.display(), "watching the brain folder");
+                if !initial {
+                    self.take(Job::Rescan(reason.into()));
+                }
+            }
+            Err(reason) => {
+                tracing::warn!(%reason, "the file watcher could not start; searches will sync first");
+                self.set_state(WatcherState::Failed { reason });
+            }
+        }
+    }
+
+    fn set_state(&self, state: WatcherState) {
+        if !state.is_on() {
+            self.live.fresh.store(false, Ordering::Relaxed);
+        }
+        self.live.set_watcher(state.clone());
+        let _ = self.events.send(BackendEvent::Watcher(state));
+    }
+}
+
+/// The embedding thread: after each sync that changed something, embed what has no vector
+/// yet. Separate from the indexer so a long embedding backlog never delays the next sync.
+/// Stops after the batch in hand once `stop` is set, so shutting down never waits for a
+/// whole backlog; what was committed stays, and the next start carries on.
+pub fn embed_loop(
+    engine: Arc<Engine>,
+    live: Arc<Live>,
+    events: broadcast::Sender<BackendEvent>,
+    wake: Receiver<()>,
+    stop: Arc<AtomicBool>,
+) {
+    while wake.recv().is_ok() {
+        let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
+            live.pending_chunks.store(total.saturating_sub(done), Ordering::Relaxed);
+            !stop.load(Ordering::Relaxed)
+        });
+        match outcome {
+            Ok(report) => {
+                live.pending_chunks.store(report.pending, Ordering::Relaxed);
+                if report.embedded > 0 {
+                    tracing::info!(embedded = report.embedded, pending = report.pending, "embedded");
+                    let _ = events.send(BackendEvent::Embedded(report));
+                }
+            }
+            Err(e) => {
+                let message = super::protocol::chain(&e);
+                tracing::warn!(error = %message, "embedding failed");
+                live.set_error(Some(message.clone()));
+                let _ = events.send(BackendEvent::Failed { message });
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Where the socket lives and who may use it. One socket per brain root (and data dir), in
+//! a folder only its user can enter; a socket or folder owned by someone else is never
+//! used, never removed.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::error::ServiceError;
+use crate::config::Config;
+
+/// The longest socket path the kernel accepts (`sun_path` less its terminating NUL; macOS
+/// has 104 bytes, Linux 108).
+const MAX_SOCKET_PATH: usize = 103;
+
+/// The folder holding brain's sockets: `$XDG_RUNTIME_DIR/brain` when that names an
+/// existing folder (a per-user tmpfs on Linux; a stale value after `su` names none), else
+/// `run/` in the data dir.
+pub fn runtime_dir(config: &Config) -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() && dir.is_dir() => dir.join("brain"),
+        _ => config.data_dir.join("run"),
+    }
+}
+
+/// The socket of the backend serving `config.root`: named after the root folder plus a
+/// hash of its index folder, so each (data dir, root) pair has its own.
+pub fn socket_path(config: &Config) -> PathBuf {
+    let index_dir = config.index_dir();
+    let digest = Sha256::digest(index_dir.to_string_lossy().as_bytes());
+    let name: String = index_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .and_then(|n| n.rsplit_once('-').map(|(stem, _)| stem.chars().take(32).collect()))
+        .unwrap_or_else(|| "root".into());
+    runtime_dir(config).join(format!("{name}-{}.sock", &hex::encode(digest)[..12]))
+}
+
+/// The lock file that makes one backend per index: next to the index itself.
+pub fn lock_path(config: &Config) -> PathBuf {
+    config.index_dir().join("backend.lock")
+}
+
+/// This process's effective uid.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Creates `dir` (mode 0700) when missing and checks that it is a real folder owned by
+/// this user and closed to others; a folder of ours left open is closed.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), ServiceError> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| ServiceError::io(dir, e))?;
+    let meta = fs::symlink_metadata(dir).map_err(|e| ServiceError::io(dir, e))?;
+    if !meta.file_type().is_dir() {
+        return Err(ServiceError::Unsafe { path: dir.into(), reason: "not a folder (a symlink?)".into() });
+    }
+    check_owner(dir, &meta)?;
+    if meta.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| ServiceError::io(dir, e))?;
+    }
+    Ok(())
+}
+
+/// Makes `path` free for a new socket: nothing there, or a stale socket of ours (nobody
+/// answers on it) which is removed. A live socket means another backend serves it.
+pub fn clear_stale_socket(path: &Path, root: &str) -> Result<(), ServiceError> {
+    if path.as_os_str().len() > MAX_SOCKET_PATH {
+        return Err(ServiceError::Unsafe {
+            path: path.into(),
+            reason: format!("socket path is longer than {MAX_SOCKET_PATH} bytes; set XDG_RUNTIME_DIR to a shorter folder"),
+        });
+    }
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(ServiceError::io(path, e)),
+    };
+    check_owner(path, &meta)?;
+    if !std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) {
+        return Err(ServiceError::Unsafe { path: path.into(), reason: "exists and is not a socket; remove it".into() });
+    }
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Err(ServiceError::AlreadyRunning { root: root.into(), pid: None, socket: path.into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            tracing::info!(socket = %path.display(), "removing a stale socket left by a backend that did not stop cleanly");
+            fs::remove_file(path).map_err(|e| ServiceError::io(path, e))
+        }
+        Err(e) => Err(ServiceError::io(path, e)),
+    }
+}
+
+/// Checks that `path` (described by `meta`, from `lstat`) belongs to this user.
+pub fn check_owner(path: &Path, meta: &fs::Metadata) -> Result<(), ServiceError> {
+    let me = my_uid();
+    if meta.uid() != me {
+        return Err(ServiceError::ForeignOwner { path: path.into(), owner: meta.uid(), me });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_names_differ_per_root_and_data_dir_and_stay_short() {
+        let a = socket_path(&Config::for_root("/notes/a", "/data"));
+        let b = socket_path(&Config::for_root("/notes/b", "/data"));
+        let c = socket_path(&Config::for_root("/notes/a", "/other"));
+        assert!(a != b && a != c && b != c);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("a-") && name.ends_with(".sock"), "{name}");
+        let long = socket_path(&Config::for_root(format!("/notes/{}", "x".repeat(200)), "/d"));
+        assert!(long.file_name().unwrap().len() < 60, "{}", long.display());
+    }
+
+    #[test]
+    fn private_dir_is_created_closed_and_reclosed() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("a/run");
+        ensure_private_dir(&run).unwrap();
+        assert_eq!(fs::metadata(&run).unwrap().mode() & 0o777, 0o700);
+        fs::set_permissions(&run, fs::Permissions::from_mode(0o755)).unwrap();
+        ensure_private_dir(&run).unwrap();
+        assert_eq!(fs::metadata(&run).unwrap().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn stale_sockets_go_and_other_files_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("s.sock");
+        drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+        clear_stale_socket(&sock, "/r").unwrap();
+        assert!(!sock.exists());
+        let live = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        assert!(matches!(clear_stale_socket(&sock, "/r"), Err(ServiceError::AlreadyRunning { .. })));
+        drop(live);
+        fs::remove_file(&sock).unwrap();
+        fs::write(&sock, "x").unwrap();
+        assert!(matches!(clear_stale_socket(&sock, "/r"), Err(ServiceError::Unsafe { .. })));
+        assert!(sock.exists());
+    }
+}

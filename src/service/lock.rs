@@ -1,0 +1,74 @@
+//! One backend per index: an exclusive `flock` on a lock file that holds the owner's pid.
+//! The kernel drops the lock when the process dies, however it dies, so a crash never
+//! leaves brain locked out.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use super::error::ServiceError;
+
+/// A held lock; released when dropped.
+#[derive(Debug)]
+pub struct InstanceLock {
+    _file: File,
+}
+
+/// Why the lock could not be taken.
+#[derive(Debug)]
+pub enum LockFailure {
+    /// Another process holds it; its pid when the file says.
+    Held(Option<u32>),
+    /// The lock file could not be opened or locked.
+    Failed(ServiceError),
+}
+
+impl InstanceLock {
+    /// Takes the lock at `path` without waiting and writes this process's pid into it.
+    pub fn acquire(path: &Path) -> Result<InstanceLock, LockFailure> {
+        let io = |e| LockFailure::Failed(ServiceError::io(path, e));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(io)?;
+        // SAFETY: the descriptor is open for the whole call; flock does not retain it.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::WouldBlock {
+                let mut text = String::new();
+                let pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+                return Err(LockFailure::Held(pid));
+            }
+            return Err(io(err));
+        }
+        file.set_len(0).map_err(io)?;
+        file.rewind().map_err(io)?;
+        writeln!(file, "{}", std::process::id()).map_err(io)?;
+        Ok(InstanceLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_taker_is_refused_with_the_pid_until_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backend.lock");
+        let held = InstanceLock::acquire(&path).unwrap();
+        match InstanceLock::acquire(&path) {
+            Err(LockFailure::Held(pid)) => assert_eq!(pid, Some(std::process::id())),
+            other => panic!("{other:?}"),
+        }
+        drop(held);
+        InstanceLock::acquire(&path).unwrap();
+    }
+}

@@ -1,0 +1,148 @@
+//! The socket server: accepts clients, reads one request line at a time, answers on the
+//! blocking pool, writes one response line. A bad client only ever ends its own connection.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{watch, Semaphore};
+
+use super::framing::{read_line, Line};
+use super::handler::Handler;
+use super::location::my_uid;
+use super::protocol::{parse_request, ErrorCode, Fault, Response, MAX_LINE_BYTES};
+
+/// Limits applied to every client.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// How long a client may take to send a whole request line, or to read a response.
+    pub client_timeout: Duration,
+    /// Clients served at once; more are answered `busy` and closed.
+    pub max_clients: usize,
+}
+
+/// Accepts clients until `shutdown` changes (or its sender goes).
+pub async fn serve(listener: UnixListener, handler: Arc<Handler>, limits: Limits, mut shutdown: watch::Receiver<bool>) {
+    let slots = Arc::new(Semaphore::new(limits.max_clients));
+    let me = my_uid();
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = shutdown.changed() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of file descriptors, mostly: let clients finish before accepting more.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // The socket is 0600 in a 0700 folder; this also stops a client that got a
+        // descriptor passed from elsewhere. Root may always ask.
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == me || cred.uid() == 0 => {}
+            Ok(cred) => {
+                tracing::warn!(uid = cred.uid(), "refused a client of another user");
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read a client's credentials; refused");
+                continue;
+            }
+        }
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            let fault = Fault::new(ErrorCode::Busy, format!("{} clients already connected; try again", limits.max_clients));
+            tokio::spawn(refuse(stream, fault, limits.client_timeout));
+            continue;
+        };
+        let (handler, shutdown) = (handler.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            handler.live.clients.fetch_add(1, Ordering::Relaxed);
+            connection(stream, &handler, limits, shutdown).await;
+            handler.live.clients.fetch_sub(1, Ordering::Relaxed);
+            drop(permit);
+        });
+    }
+    tracing::debug!("stopped accepting clients");
+}
+
+async fn refuse(mut stream: UnixStream, fault: Fault, timeout: Duration) {
+    let _ = tokio::time::timeout(timeout, stream.write_all(&Response::err(None, fault).to_line())).await;
+}
+
+/// Serves one client until it leaves, misbehaves, idles out, or the backend stops.
+async fn connection(stream: UnixStream, handler: &Arc<Handler>, limits: Limits, mut shutdown: watch::Receiver<bool>) {
+    let (reader, mut writer) = stream.into_split();
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    loop {
+        let read = tokio::select! {
+            r = tokio::time::timeout(limits.client_timeout, read_line(&mut reader, MAX_LINE_BYTES)) => r,
+            _ = shutdown.changed() => return,
+        };
+        let (bytes, last) = match read {
+            Err(_) => {
+                tracing::debug!("closed an idle client");
+                return;
+            }
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "client read failed");
+                return;
+            }
+            Ok(Ok(Line::TooLong)) => {
+                let fault = Fault::new(ErrorCode::TooLarge, format!("request line is longer than {MAX_LINE_BYTES} bytes"));
+                tracing::warn!("closed a client that sent an oversized request");
+                let _ = send(&mut writer, &Response::err(None, fault), limits).await;
+                return;
+            }
+            Ok(Ok(Line::Complete(bytes))) => (bytes, false),
+            Ok(Ok(Line::Eof(bytes))) => (bytes, true),
+        };
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            let (response, keep) = match parse_request(&bytes) {
+                Ok(request) => (answer(handler, request.id, request.op).await, true),
+                Err(response) => {
+                    tracing::debug!("closed a client that sent a malformed request");
+                    (*response, false)
+                }
+            };
+            handler.live.requests.fetch_add(1, Ordering::Relaxed);
+            if send(&mut writer, &response, limits).await.is_err() || !keep {
+                return;
+            }
+        }
+        if last {
+            return;
+        }
+    }
+}
+
+async fn answer(handler: &Arc<Handler>, id: Option<u64>, op: super::protocol::Op) -> Response {
+    let h = handler.clone();
+    match tokio::task::spawn_blocking(move || h.handle(op)).await {
+        Ok(Ok(reply)) => Response::ok(id, reply),
+        Ok(Err(fault)) => Response::err(id, fault),
+        Err(e) => {
+            tracing::error!(error = %e, "a request handler panicked");
+            Response::err(id, Fault::new(ErrorCode::Internal, "the backend failed on this request; see its log"))
+        }
+    }
+}
+
+/// Writes a response, giving up on a client that stops reading.
+async fn send(writer: &mut tokio::net::unix::OwnedWriteHalf, response: &Response, limits: Limits) -> Result<(), ()> {
+    match tokio::time::timeout(limits.client_timeout, writer.write_all(&response.to_line())).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "client left before its answer was written");
+            Err(())
+        }
+        Err(_) => {
+            tracing::debug!("client stopped reading its answer");
+            Err(())
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The file watcher: notify (inotify on Linux, FSEvents on macOS) turned into the few
+//! messages the indexer cares about: "these paths changed", "rescan everything", "look at
+//! the root". Debouncing happens in the indexer, which sees the whole stream.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc::Sender;
+
+use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
+use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
+
+use super::indexer::Job;
+
+/// Ignore files whose change alters which files are notes.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".brainignore"];
+
+/// A running watch on a brain folder; stops when dropped.
+pub struct FolderWatcher {
+    _inner: RecommendedWatcher,
+    identity: Option<(u64, u64)>,
+}
+
+impl FolderWatcher {
+    /// Watches `root` recursively, sending what changes to `jobs`. `data_dir` is ignored
+    /// (an index kept inside the notes folder must not wake its own indexer).
+    pub fn start(root: &Path, data_dir: &Path, jobs: Sender<Job>) -> Result<FolderWatcher, String> {
+        let identity = identity(root);
+        let (root_c, data_c) = (root.to_path_buf(), data_dir.to_path_buf());
+        let mut inner = notify::recommended_watcher(move |res: notify::Result<Event>| {
+            let job = match res {
+                Ok(event) => classify(&root_c, &data_c, &event),
+                Err(e) => Some(Job::Rescan(format!("watcher error: {e}"))),
+            };
+            if let Some(job) = job {
+                // The indexer is gone only while stopping: nothing left to tell.
+                let _ = jobs.send(job);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        inner.watch(root, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
+        Ok(FolderWatcher { _inner: inner, identity })
+    }
+
+    /// True while `root` is still the folder this watcher was started on (not deleted,
+    /// not replaced by another folder of the same name).
+    pub fn still_watching(&self, root: &Path) -> bool {
+        self.identity.is_some() && identity(root) == self.identity
+    }
+}
+
+/// The folder's (device, inode), when it is a folder.
+pub fn identity(root: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(root).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
+}
+
+/// What one notify event means for the index, if anything.
+fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Job> {
+    if event.need_rescan() {
+        return Some(Job::Rescan("file events overflowed".into()));
+    }
+    let kind = event.kind;
+    let structural = matches!(kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_)));
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
+        // Opens and reads, including the indexer's own.
+        EventKind::Access(_) => return None,
+        _ => {}
+    }
+    let mut paths = Vec::new();
+    for path in &event.paths {
+        match relevance(root, data_dir, path, structural) {
+            Relevance::Ignore => {}
+            Relevance::Note(rel) => paths.push(rel),
+            Relevance::Rules => return Some(Job::Rescan(format!("{} changed", path.display()))),
+            Relevance::Root => return Some(Job::CheckRoot),
+        }
+    }
+    (!paths.is_empty()).then_some(Job::Changed(paths))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Relevance {
+    Ignore,
+    /// A note, or a folder that may hold notes, at this relative path.
+    Note(String),
+    /// An ignore file: which files are notes may have changed.
+    Rules,
+    /// The brain folder itself.
+    Root,
+}
+
+/// Sorts a changed path. `structural` events (removal, rename) keep paths of any name: a
+/// folder that disappears takes its notes with it, whatever it was called.
+fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Relevance {
+    if path == root {
+        return Relevance::Root;
+    }
+    if path.starts_with(data_dir) {
+        return Relevance::Ignore;
+    }
+    let Ok(rel) = path.strip_prefix(root) else { return Relevance::Ignore };
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect();
+    if parts.len() != rel.components().count() || parts.is_empty() {
+        return Relevance::Ignore;
+    }
+    let (name, dirs) = parts.split_last().map(|(n, d)| (*n, d)).unwrap_or(("", &[]));
+    if dirs.iter().any(|d| d.starts_with('.')) {
+        return Relevance::Ignore;
+    }
+    if IGNORE_FILES.contains(&name) {
+        return Relevance::Rules;
+    }
+    if name.starts_with('.') {
+        return Relevance::Ignore;
+    }
+    let is_note = name.ends_with(".md");
+    if is_note || structural || PathBuf::from(path).is_dir() {
+        Relevance::Note(parts.join("/"))
+    } else {
+        Relevance::Ignore
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, DataChange, RemoveKind, RenameMode};
+
+    fn ev(kind: EventKind, paths: &[&str]) -> Event {
+        let mut e = Event::new(kind);
+        for p in paths {
+            e = e.add_path(PathBuf::from(p));
+        }
+        e
+    }
+
+    fn changed(job: Option<Job>) -> Vec<String> {
+        match job {
+            Some(Job::Changed(p)) => p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn notes_pass_and_noise_does_not() {
+        let (root, data) = (Path::new("/b"), Path::new("/b/.data"));
+        let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        assert_eq!(changed(classify(root, data, &ev(modify, &["/b/lore/x.md"]))), ["lore/x.md"]);
+        for noise in ["/b/lore/.x.md.swp", "/b/.git/index", "/b/lore/x.md~", "/b/.data/brain.sqlite", "/elsewhere/y.md"] {
+            assert!(classify(root, data, &ev(modify, &[noise])).is_none(), "{noise}");
+        }
+        let read = EventKind::Access(AccessKind::Open(notify::event::AccessMode::Read));
+        assert!(classify(root, data, &ev(read, &["/b/lore/x.md"])).is_none());
+    }
+
+    #[test]
+    fn removals_and_renames_keep_any_name() {
+        let (root, data) = (Path::new("/b"), Path::new("/d"));
+        let rename = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
+        assert_eq!(changed(classify(root, data, &ev(rename, &["/b/old", "/b/v1.2"]))), ["old", "v1.2"]);
+        let gone = EventKind::Remove(RemoveKind::Folder);
+        assert_eq!(changed(classify(root, data, &ev(gone, &["/b/lore"]))), ["lore"]);
+        assert!(classify(root, data, &ev(EventKind::Create(CreateKind::File), &["/b/notes.txt"])).is_none());
+    }
+
+    #[test]
+    fn rules_root_and_overflow_are_special() {
+        let (root, data) = (Path::new("/b"), Path::new("/d"));
+        let any = EventKind::Any;
+        assert!(matches!(classify(root, data, &ev(any, &["/b/lore/.brainignore"])), Some(Job::Rescan(_))));
+        assert!(matches!(classify(root, data, &ev(EventKind::Remove(RemoveKind::Any), &["/b"])), Some(Job::CheckRoot)));
+        let overflow = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(matches!(classify(root, data, &overflow), Some(Job::Rescan(_))));
+    }
+}

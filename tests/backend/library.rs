@@ -1,0 +1,55 @@
+//! The backend as the app and the MCP server use it: started in-process through the
+//! library, asked through `Client`.
+
+use std::time::Duration;
+
+use brain::search::{Mode, SearchRequest};
+use brain::service::{Backend, BackendEvent, BackendOptions, Client, ServiceError, WatcherState};
+use brain::Config;
+
+use crate::harness::{eventually, Brain};
+
+#[test]
+fn the_library_backend_serves_clients_and_stops_cleanly() {
+    let brain = Brain::examples();
+    let config = Config::for_root(&brain.root, brain.path("data"));
+    let backend = Backend::start(config.clone(), BackendOptions::default()).unwrap();
+    let mut events = backend.subscribe();
+    eventually(Duration::from_secs(20), || (backend.status().unwrap().notes == 34).then_some(()));
+
+    let mut req = SearchRequest::new("flag cleanup");
+    req.mode = Mode::Bm25;
+    let direct = backend.search(&req).unwrap();
+    let mut client = Client::connect(&config).unwrap();
+    assert_eq!(client.hello().unwrap().pid, std::process::id());
+    let remote = client.search(&req).unwrap();
+    assert_eq!(remote.results, direct.results);
+    assert_eq!(remote.results[0].path, "lore/flag-cleanup-test-rework.md");
+
+    let status = client.status().unwrap();
+    let section = status.backend.unwrap();
+    assert_eq!(section.watcher, WatcherState::On);
+    assert_eq!(section.socket, backend.socket_path().to_string_lossy());
+
+    brain.write("lore/library.md", "# Library\n\nlibraryword\n");
+    let report = client.reindex(false).unwrap();
+    assert_eq!(report.added + report.unchanged, 35);
+    let synced = eventually(Duration::from_secs(5), || match events.try_recv() {
+        Ok(BackendEvent::Synced { summary, .. }) => Some(summary),
+        _ => None,
+    });
+    assert!(synced.took_ms < 60_000);
+
+    match Backend::start(config.clone(), BackendOptions::default()) {
+        Err(e @ ServiceError::AlreadyRunning { .. }) => assert_eq!(e.exit_code(), 3),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a second backend started on the same root"),
+    }
+
+    let socket = backend.socket_path().to_path_buf();
+    backend.shutdown();
+    assert!(!socket.exists());
+    let err = Client::connect(&config).unwrap_err();
+    assert!(err.is_unavailable() && !err.is_surprising(), "{err}");
+    drop(Backend::start(config, BackendOptions::default()).unwrap());
+}

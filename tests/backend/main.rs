@@ -1,0 +1,453 @@
+//! The warm backend end to end: a real `brain serve` on a temp brain, driven by the real CLI
+//! and by raw socket clients, including the ones that misbehave.
+
+mod harness;
+mod library;
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use harness::{eventually, hit_paths, without_recall_id, Brain, Conn};
+use serde_json::Value;
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn search_line(query: &str) -> String {
+    serde_json::json!({"v": 1, "op": "search", "query": query, "mode": "bm25", "top": 5}).to_string()
+}
+
+fn error_code(response: &Value) -> &str {
+    response["error"]["code"].as_str().unwrap_or_else(|| panic!("not an error: {response}"))
+}
+
+#[test]
+fn cli_output_is_the_same_through_the_backend_and_in_process() {
+    let brain = Brain::examples();
+    let _server = brain.serve(&[]);
+    let cases: [&[&str]; 5] = [
+        &["search", "flag", "cleanup"],
+        &["search", "sqlite", "wal", "--mode", "bm25", "--top", "3"],
+        &["search", "retry", "jitter", "--json"],
+        &["search", "nothing-matches-this-zzz"],
+        &["search", "tests", "--type", "lroe"],
+    ];
+    for args in cases {
+        let warm = brain.run(args);
+        let mut cold_args = args.to_vec();
+        cold_args.push("--no-daemon");
+        let cold = brain.run(&cold_args);
+        assert!(warm.status.success(), "{args:?}: {}", String::from_utf8_lossy(&warm.stderr));
+        assert_eq!(warm.status.code(), cold.status.code(), "{args:?}");
+        let (w, c) = (String::from_utf8(warm.stdout).unwrap(), String::from_utf8(cold.stdout).unwrap());
+        assert_eq!(without_recall_id(&w), without_recall_id(&c), "{args:?}");
+        assert_eq!(warm.stderr, cold.stderr, "{args:?}");
+    }
+    // Bad input fails the same way either way.
+    let warm = brain.run(&["search", "x", "--top", "0"]);
+    let cold = brain.cmd().args(["search", "x", "--top", "0"]).env("BRAIN_NO_DAEMON", "1").output().unwrap();
+    assert_eq!((warm.status.code(), &warm.stderr), (cold.status.code(), &cold.stderr));
+    assert_eq!(warm.status.code(), Some(2));
+
+    // The searches above did go through the backend; status says who answered.
+    let status = brain.status();
+    assert!(status["backend"]["requests"].as_u64().unwrap() >= 6, "{status}");
+    assert_eq!(status["notes"], 34);
+    let text = brain.ok(&["status"]);
+    assert!(text.contains("backend:   running (pid"), "{text}");
+    assert!(text.contains("watcher:   on"), "{text}");
+    let cold = brain.ok(&["status", "--no-daemon"]);
+    assert!(cold.ends_with("backend:   not running\n"), "{cold}");
+    assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
+}
+
+#[test]
+fn garbage_gets_an_error_and_ends_only_its_connection() {
+    let brain = Brain::examples();
+    let server = brain.serve(&[]);
+    for garbage in [&b"this is not json\n"[..], b"\xff\xfe\x00\x01garbage\n", b"[1,2,3]\n", b"{\"v\":1,\"op\":\"rm -rf\"}\n"] {
+        let mut c = server.conn();
+        c.send(garbage).unwrap();
+        let response = c.read().unwrap();
+        assert_eq!(error_code(&response), "bad_request", "{response}");
+        assert_eq!(response["v"], 1);
+        assert!(c.read().is_none(), "the connection is closed after a malformed request");
+    }
+    let mut c = server.conn();
+    assert_eq!(error_code(&c.ask(r#"{"v":99,"op":"hello"}"#)), "unsupported_version");
+    let ok = server.conn().ask(&search_line("flag"));
+    assert!(!hit_paths(&ok["result"]["search"]).is_empty(), "{ok}");
+}
+
+#[test]
+fn partial_lines_wait_for_their_end_or_are_dropped() {
+    let brain = Brain::examples();
+    let server = brain.serve(&[]);
+    let mut c = server.conn();
+    c.send(br#"{"v":1,"id":7,"op":"#).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    c.send(b"\"hello\"}\n{\"v\":1,\"id\":8,\"op\":\"status\"}\n").unwrap();
+    assert_eq!(c.read().unwrap()["id"], 7);
+    assert_eq!(c.read().unwrap()["id"], 8);
+    // A last request without its newline is still answered when the client stops writing.
+    c.send(br#"{"v":1,"id":9,"op":"hello"}"#).unwrap();
+    c.reader.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(c.read().unwrap()["id"], 9);
+    assert!(c.read().is_none());
+    // A cut-off request followed by the client leaving costs nothing.
+    let mut c = server.conn();
+    c.send(br#"{"v":1,"op":"sea"#).unwrap();
+    drop(c);
+    assert!(server.conn().ask(r#"{"v":1,"op":"hello"}"#)["result"]["hello"].is_object());
+}
+
+#[test]
+fn a_100_mb_line_is_refused_without_buffering_it() {
+    let brain = Brain::examples();
+    let mut server = brain.serve(&[]);
+    let mut c = server.conn();
+    let mut writer = c.reader.get_ref().try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        let chunk = vec![b'a'; 1 << 20];
+        let mut sent = 0;
+        for _ in 0..100 {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += 1;
+        }
+        sent
+    });
+    let response = c.read().unwrap();
+    assert_eq!(error_code(&response), "too_large", "{response}");
+    assert!(c.read().is_none());
+    let sent = sender.join().unwrap();
+    assert!(sent < 100, "the server should stop reading long before 100 MiB, read {sent} MiB");
+    assert!(server.alive());
+    assert!(server.peak_rss_mib() < 200, "peak RSS {} MiB", server.peak_rss_mib());
+    assert!(server.conn().ask(r#"{"v":1,"op":"hello"}"#)["result"].is_object());
+}
+
+#[test]
+fn a_silent_client_is_closed_and_never_blocks_others() {
+    let brain = Brain::examples();
+    let server = brain.serve(&["--client-timeout", "1"]);
+    let mut silent = server.conn();
+    let started = Instant::now();
+    for _ in 0..5 {
+        let r = server.conn().ask(&search_line("sqlite"));
+        assert!(r["result"]["search"].is_object());
+    }
+    assert!(started.elapsed() < SECOND, "others were served while the silent client waited");
+    assert!(silent.read().is_none(), "the silent client is disconnected");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(10), "{waited:?}");
+}
+
+#[test]
+fn clients_that_leave_mid_answer_do_no_harm() {
+    let brain = Brain::new();
+    for i in 0..300 {
+        brain.write(&format!("n/{i:04}.md"), &format!("# Note {i}\n\ncommon words {}\n", "filler text ".repeat(40)));
+    }
+    let mut server = brain.serve(&[]);
+    eventually(10 * SECOND, || (brain.status()["notes"] == 300).then_some(()));
+    let big = serde_json::json!({"v": 1, "op": "search", "query": "common words", "mode": "bm25", "top": 1000}).to_string();
+    for i in 0..30 {
+        let mut c = server.conn();
+        c.send(format!("{big}\n").as_bytes()).unwrap();
+        if i % 2 == 0 {
+            // Read a few bytes of the answer, then leave.
+            let mut buf = [0u8; 16];
+            let _ = std::io::Read::read(c.reader.get_mut(), &mut buf);
+        }
+        drop(c);
+    }
+    assert!(server.alive());
+    let r = server.conn().ask(&big);
+    assert_eq!(r["result"]["search"]["results"].as_array().unwrap().len(), 300);
+}
+
+#[test]
+fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
+    const NOTES: usize = 400;
+    let brain = Brain::new();
+    for i in 0..NOTES {
+        brain.write(&format!("n/{i:04}.md"), &format!("# Note {i}\n\nmarker tok{i:04} and some shared words\n"));
+    }
+    let server = brain.serve(&[]);
+    eventually(20 * SECOND, || (brain.status()["notes"] == NOTES).then_some(()));
+    let socket = server.socket.clone();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reindexer = {
+        let (socket, done) = (socket.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut rounds = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let r = Conn::open(&socket).unwrap().ask(r#"{"v":1,"op":"reindex","full":true}"#);
+                assert_eq!(r["result"]["reindex"]["updated"], NOTES, "{r}");
+                rounds += 1;
+            }
+            rounds
+        })
+    };
+    let clients: Vec<_> = (0..50)
+        .map(|t| {
+            let socket = socket.clone();
+            std::thread::spawn(move || {
+                let (mut errors, mut wrong) = (Vec::new(), 0);
+                let mut conn = Conn::open(&socket).unwrap();
+                for q in 0..100 {
+                    if q % 10 == 0 {
+                        conn = Conn::open(&socket).unwrap();
+                    }
+                    let i = (t * 100 + q * 7) % NOTES;
+                    let r = conn.ask(&search_line(&format!("tok{i:04}")));
+                    if r["error"].is_object() {
+                        errors.push(r.to_string());
+                    } else if hit_paths(&r["result"]["search"]) != [format!("n/{i:04}.md")] {
+                        wrong += 1;
+                    }
+                }
+                (errors, wrong)
+            })
+        })
+        .collect();
+    let (mut errors, mut wrong) = (Vec::new(), 0);
+    for c in clients {
+        let (e, w) = c.join().unwrap();
+        errors.extend(e);
+        wrong += w;
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rounds = reindexer.join().unwrap();
+    assert!(errors.is_empty(), "{} errors, first: {}", errors.len(), errors[0]);
+    assert_eq!(wrong, 0, "wrong answers");
+    assert!(rounds >= 1);
+}
+
+#[test]
+fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
+    let brain = Brain::examples();
+    let _server = brain.serve_synced(&[]);
+    let before = brain.status()["backend"]["updates"].as_u64().unwrap();
+    let started = Instant::now();
+    for i in 0..100 {
+        brain.write("lore/busy.md", &format!("# Busy note\n\nversion{i:03} of the text\n"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let writing = started.elapsed();
+    eventually(5 * SECOND, || {
+        let r = brain.json(&["search", "version099", "--mode", "bm25"]);
+        (hit_paths(&r) == ["lore/busy.md"]).then_some(())
+    });
+    assert!(hit_paths(&brain.json(&["search", "version098", "--mode", "bm25"])).is_empty());
+    let status = brain.status();
+    let syncs = status["backend"]["updates"].as_u64().unwrap() - before;
+    // One sync per half second at most while saves keep coming, plus the last one.
+    let bound = writing.as_millis() as u64 / 500 + 3;
+    assert!((1..=bound).contains(&syncs), "{syncs} syncs for 100 saves in {writing:?}");
+    assert_eq!(status["notes"], 35);
+}
+
+#[test]
+fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
+    let brain = Brain::examples();
+    let _server = brain.serve_synced(&[]);
+    let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
+    let wait_for = |q: &str, want: &[&str]| eventually(5 * SECOND, || (find(q) == want).then_some(()));
+
+    brain.write("idea/fresh.md", "# Fresh\n\nwombatfresh\n");
+    wait_for("wombatfresh", &["idea/fresh.md"]);
+    std::fs::rename(brain.root.join("idea/fresh.md"), brain.root.join("lore/renamed.md")).unwrap();
+    wait_for("wombatfresh", &["lore/renamed.md"]);
+    std::fs::remove_file(brain.root.join("lore/renamed.md")).unwrap();
+    wait_for("wombatfresh", &[]);
+
+    // A whole folder moved out, then back in under another name.
+    let away = brain.path("away");
+    std::fs::rename(brain.root.join("research-link"), &away).unwrap();
+    eventually(5 * SECOND, || (brain.status()["notes"] == 25).then_some(()));
+    std::fs::rename(&away, brain.root.join("links")).unwrap();
+    eventually(5 * SECOND, || (brain.status()["notes"] == 34).then_some(()));
+    assert!(find("Robertson").iter().any(|p| p.starts_with("links/")));
+    // Editor noise is not a note.
+    brain.write("lore/.swap.md.swp", "wombatswap");
+    brain.write("lore/notes.txt", "wombatswap");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(find("wombatswap").is_empty());
+}
+
+#[test]
+fn the_brain_folder_deleted_and_recreated_while_serving() {
+    let brain = Brain::examples();
+    let _server = brain.serve_synced(&[]);
+    std::fs::remove_dir_all(&brain.root).unwrap();
+    eventually(5 * SECOND, || (brain.status()["backend"]["watcher"]["state"] == "waiting").then_some(()));
+    // Searching a missing brain fails as it does without a backend.
+    let warm = brain.run(&["search", "flag"]);
+    let cold = brain.run(&["search", "flag", "--no-daemon"]);
+    assert_eq!(warm.status.code(), Some(2));
+    assert_eq!((warm.status.code(), &warm.stderr), (cold.status.code(), &cold.stderr));
+
+    brain.write("lore/reborn.md", "# Reborn\n\nphoenixword\n");
+    eventually(5 * SECOND, || {
+        let status = brain.status();
+        (status["notes"] == 1 && status["backend"]["watcher"]["state"] == "on").then_some(())
+    });
+    assert_eq!(hit_paths(&brain.json(&["search", "phoenixword"])), ["lore/reborn.md"]);
+    brain.write("lore/later.md", "# Later\n\nphoenixlater\n");
+    eventually(5 * SECOND, || (hit_paths(&brain.json(&["search", "phoenixlater"])) == ["lore/later.md"]).then_some(()));
+}
+
+#[test]
+fn a_second_serve_on_the_same_root_is_refused() {
+    let brain = Brain::examples();
+    let server = brain.serve(&[]);
+    let second = brain.run(&["serve"]);
+    assert_eq!(second.status.code(), Some(3));
+    let stderr = String::from_utf8(second.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("already running") && stderr.contains(&format!("pid {}", server.pid())), "{stderr}");
+}
+
+#[test]
+fn a_socket_planted_by_another_user_is_refused() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to give a file to another user");
+        return;
+    }
+    let brain = Brain::examples();
+    let mut server = brain.serve(&[]);
+    let socket = server.socket.clone();
+    assert!(server.signal_and_wait(libc::SIGTERM).success());
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    chown(&socket, 65534);
+    let out = brain.run(&["serve"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("owned by uid 65534"), "{stderr}");
+    assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), 65534, "never removed");
+    // The CLI will not talk to it either, and says so.
+    let out = brain.run(&["search", "flag"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stderr).unwrap().contains("refusing to use it"));
+
+    // A runtime folder of another user is refused as well.
+    std::fs::remove_file(&socket).unwrap();
+    let run = socket.parent().unwrap();
+    chown(run, 65534);
+    let out = brain.run(&["serve"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("owned by uid 65534"));
+}
+
+fn chown(path: &std::path::Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+}
+
+#[test]
+fn a_stale_socket_is_ignored_by_clients_and_replaced_by_the_next_serve() {
+    let brain = Brain::examples();
+    let mut server = brain.serve(&[]);
+    let socket = server.socket.clone();
+    server.signal_and_wait(libc::SIGKILL);
+    assert!(socket.exists(), "kill -9 leaves the socket behind");
+    let started = Instant::now();
+    let out = brain.run(&["search", "flag"]);
+    assert!(out.status.success());
+    assert!(out.stderr.starts_with(b"semantic search off"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < 5 * SECOND);
+    let server = brain.serve(&[]);
+    assert_eq!(server.socket, socket);
+}
+
+#[test]
+fn sigterm_stops_cleanly() {
+    let brain = Brain::examples();
+    let mut server = brain.serve(&[]);
+    let socket = server.socket.clone();
+    let status = server.signal_and_wait(libc::SIGTERM);
+    assert!(status.success(), "{status}");
+    assert!(!socket.exists(), "the socket is removed");
+    let log = std::fs::read_to_string(brain.path("data/logs/serve.log")).unwrap();
+    assert!(log.contains("stopping on signal") && log.contains("backend stopped"), "{log}");
+    drop(brain.serve(&[]));
+}
+
+const BULK: usize = 3000;
+
+/// A brain big enough that its first sync takes several batches.
+fn bulk_brain() -> Brain {
+    let brain = Brain::new();
+    for i in 0..BULK {
+        brain.write(&format!("bulk/{i:05}.md"), &format!("# Bulk {i}\n\nbulkword b{i:05}\n\n{}\n", "padding ".repeat(50)));
+    }
+    brain
+}
+
+/// Waits until the first batches are committed and returns how many notes they hold.
+fn some_notes_indexed(brain: &Brain) -> u64 {
+    eventually(30 * SECOND, || {
+        let n = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
+        (n > 0).then_some(n)
+    })
+}
+
+#[test]
+fn kill_9_mid_index_then_the_next_start_completes_it() {
+    let brain = bulk_brain();
+    let mut server = brain.serve(&[]);
+    let seen = some_notes_indexed(&brain);
+    server.signal_and_wait(libc::SIGKILL);
+    eprintln!("killed with {seen} of {BULK} notes indexed");
+    let _server = brain.serve(&[]);
+    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
+    assert_eq!(hit_paths(&brain.json(&["search", "b02999"])), ["bulk/02999.md"]);
+}
+
+#[test]
+fn sigterm_mid_index_stops_after_the_batch_in_hand() {
+    let brain = bulk_brain();
+    let mut server = brain.serve(&[]);
+    some_notes_indexed(&brain);
+    let started = Instant::now();
+    assert!(server.signal_and_wait(libc::SIGTERM).success());
+    let stopped_in = started.elapsed();
+    let left = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
+    eprintln!("stopped in {stopped_in:?} with {left} of {BULK} notes indexed");
+    assert!(stopped_in < 10 * SECOND);
+    let _server = brain.serve(&[]);
+    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
+}
+
+#[test]
+fn reindex_and_get_over_the_socket() {
+    let brain = Brain::examples();
+    let server = brain.serve(&[]);
+    let mut c = server.conn();
+    let r = c.ask(r#"{"v":1,"id":1,"op":"reindex"}"#);
+    assert_eq!(r["result"]["reindex"]["unchanged"], 34, "{r}");
+    let r = c.ask(r#"{"v":1,"id":2,"op":"get","path":"lore/sqlite-busy-timeout.md","line":1,"count":2}"#);
+    assert_eq!(r["result"]["get"]["text"].as_str().unwrap().lines().count(), 2, "{r}");
+    assert_eq!(r["result"]["get"]["start_line"], 1);
+    let r = c.ask(r#"{"v":1,"id":3,"op":"get","path":"../serve.stderr"}"#);
+    assert_eq!(error_code(&r), "invalid_input", "{r}");
+    assert_eq!(r["error"]["exit"], 2);
+}
+
+#[test]
+fn a_changed_ignore_file_falls_back_to_a_full_sync_and_says_so() {
+    let brain = Brain::examples();
+    let _server = brain.serve_synced(&[]);
+    brain.write(".brainignore", "lore/\n");
+    let status = eventually(5 * SECOND, || {
+        let status = brain.status();
+        (status["notes"] == 18).then_some(status)
+    });
+    let reason = status["backend"]["fell_back"]["reason"].as_str().unwrap_or_else(|| panic!("{status}"));
+    assert!(reason.contains(".brainignore"), "{status}");
+    let text = brain.ok(&["status"]);
+    assert!(text.contains("fell back to a full sync"), "{text}");
+}
