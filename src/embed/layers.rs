@@ -9,6 +9,8 @@ use candle_core::{DType, Device, Result, Tensor, D};
 use candle_nn::VarBuilder;
 use rayon::prelude::*;
 
+use super::ops;
+
 /// Texts laid end to end.
 pub struct Packed {
     /// Token ids, `[tokens]`.
@@ -66,6 +68,11 @@ impl Linear {
             Some(b) => y.broadcast_add(b),
             None => Ok(y),
         }
+    }
+
+    /// `x W^T` alone, for callers that add the bias in a fused pass.
+    pub fn forward_no_bias(&self, x: &Tensor) -> Result<Tensor> {
+        x.matmul(&self.weight.t()?)
     }
 
     /// The weight and bias, for fusing layers at load time.
@@ -144,6 +151,55 @@ impl Rotary {
     }
 }
 
+/// One post-norm transformer block, the shape BERT and NomicBert share:
+/// `x = norm1(x + out(attention(qkv(x))))`, then `x = norm2(x + down(act(up(x))))`.
+pub struct Block {
+    qkv: Linear,
+    out: Linear,
+    norm1: LayerNorm,
+    up: Linear,
+    down: Linear,
+    norm2: LayerNorm,
+    /// On the CPU: each "bias, residual, norm" tail as one fused pass.
+    fused: Option<(ops::ResidualNorm, ops::ResidualNorm)>,
+}
+
+impl Block {
+    /// Assembles a block: `qkv` fused with the query pre-scaled, `up` (for SwiGLU) with value
+    /// and gate fused.
+    pub fn new(qkv: Linear, out: Linear, norm1: LayerNorm, up: Linear, down: Linear, norm2: LayerNorm) -> Result<Block> {
+        let fused = if qkv.weight.device().is_cpu() {
+            Some((
+                ops::ResidualNorm::new(out.bias.as_ref(), &norm1.weight, &norm1.bias, norm1.eps)?,
+                ops::ResidualNorm::new(down.bias.as_ref(), &norm2.weight, &norm2.bias, norm2.eps)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Block { qkv, out, norm1, up, down, norm2, fused })
+    }
+
+    /// Runs the block over packed texts.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        spans: &[(usize, usize)],
+        heads: usize,
+        rotary: Option<&Rotary>,
+        act: fn(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let ctx = attention(&self.qkv.forward(x)?, spans, heads, rotary)?;
+        if let Some((tail1, tail2)) = &self.fused {
+            let x = tail1.apply(self.out.forward_no_bias(&ctx)?, x)?;
+            let mlp = act(&self.up.forward(&x)?)?;
+            return tail2.apply(self.down.forward_no_bias(&mlp)?, &x);
+        }
+        let x = self.norm1.forward(&(self.out.forward(&ctx)? + x)?)?;
+        let mlp = self.down.forward(&act(&self.up.forward(&x)?)?)?;
+        self.norm2.forward(&(mlp + &x)?)
+    }
+}
+
 /// Self-attention over packed texts: `qkv` is `[tokens, 3 * hidden]` (query already scaled
 /// by `1/sqrt(head_dim)`); returns the attended values, `[tokens, hidden]`.
 pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: Option<&Rotary>) -> Result<Tensor> {
@@ -159,7 +215,7 @@ pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: O
             k = r.apply(&k)?;
         }
         let scores = q.matmul(&k.t()?)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = ops::softmax(&scores)?;
         probs.matmul(&v)?.transpose(0, 1)?.reshape((len, hidden))
     };
     let parts: Vec<Tensor> = if qkv.device().is_cpu() {
