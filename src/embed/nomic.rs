@@ -114,10 +114,8 @@ impl NomicBert {
             .map(|i| {
                 let l = vb.pp(format!("encoder.layers.{i}"));
                 let wqkv = Linear::load(&l, "attn.Wqkv", 3 * h, h, c.qkv_proj_bias)?;
-                let (w, b) = wqkv.parts();
-                // Fold 1/sqrt(head_dim) into the query rows; rotary is linear, so it commutes.
-                let q = Linear::new(w.narrow(0, 0, h)?, b.map(|b| b.narrow(0, 0, h)).transpose()?);
-                let kv = Linear::new(w.narrow(0, h, 2 * h)?, b.map(|b| b.narrow(0, h, 2 * h)).transpose()?);
+                // Fold 1/sqrt(head_dim) into the query outputs; rotary is linear, so it commutes.
+                let (q, kv) = (wqkv.outputs(0, h)?, wqkv.outputs(h, 2 * h)?);
                 let fc11 = Linear::load(&l, "mlp.fc11", c.n_inner, h, c.mlp_fc1_bias)?;
                 let fc12 = Linear::load(&l, "mlp.fc12", c.n_inner, h, c.mlp_fc1_bias)?;
                 Block::new(
