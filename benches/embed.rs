@@ -162,5 +162,72 @@ fn big_file() -> tempfile::NamedTempFile {
     file
 }
 
+/// CPU seconds this process has used (user + system, all threads).
+fn cpu_seconds() -> f64 {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let u = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr());
+        u.assume_init()
+    };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// Wall and CPU time per run, median of `runs`. On a machine shared with other work the wall
+/// time says little; the CPU time of a single-threaded run (RAYON_NUM_THREADS=1) is what an
+/// idle core would take.
+fn cpu_report(name: &str, runs: usize, mut f: impl FnMut()) {
+    f();
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    for _ in 0..runs {
+        let (w, c) = (std::time::Instant::now(), cpu_seconds());
+        f();
+        walls.push(w.elapsed().as_secs_f64());
+        cpus.push(cpu_seconds() - c);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("cpu-report {name}: wall {:.4} s, cpu {:.4} s (median of {runs})", median(&mut walls), median(&mut cpus));
+}
+
+/// `BRAIN_BENCH_CPU=1 cargo bench --bench embed -- --list` prints CPU-time medians instead of
+/// running criterion's wall-clock measurements.
+fn cpu_reports() {
+    let data = tempfile::tempdir().unwrap();
+    let mut config = brain::Config::for_root(data.path(), data.path());
+    config.model = "all-minilm-l6-v2".into();
+    brain::model::import(&config, "all-minilm-l6-v2", &test_model_dir()).unwrap();
+    let docs = documents(100, 180);
+    let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    cpu_report("minilm load (hash + build)", 9, || drop(embed::load(&config).unwrap()));
+    cpu_report("minilm verify only", 9, || drop(brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap()));
+    let model = embed::load(&config).unwrap();
+    cpu_report("minilm one query", 51, || drop(model.embed_query("how do i stop silent failures in gitignore").unwrap()));
+    cpu_report("minilm 100 docs", 5, || drop(model.embed_documents(&refs).unwrap()));
+    let file = big_file();
+    cpu_report("hash 547 MB mmap", 5, || {
+        let f = std::fs::File::open(file.path()).unwrap();
+        // SAFETY: a private read-only map of a temp file nobody else writes.
+        let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+        brain::model::verify::sha256_hex(&map);
+    });
+    drop(file);
+    let nomic = nomic_sized();
+    cpu_report("nomic-sized one query", 11, || drop(nomic.embed_query("how do i stop silent failures in gitignore").unwrap()));
+    cpu_report("nomic-sized 20 docs", 3, || drop(nomic.embed_documents(&refs[..20]).unwrap()));
+}
+
 criterion_group!(benches, hashing, minilm, nomic);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("BRAIN_BENCH_CPU").is_some() {
+        cpu_reports();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -70,7 +70,8 @@ def main(model_dir):
         path = tempfile.mktemp(suffix=".onnx")
         sample = tok(["hello world"], return_tensors="pt")
         torch.onnx.export(
-            hf, (sample["input_ids"], sample["attention_mask"]), path, input_names=["input_ids", "attention_mask"],
+            hf, (sample["input_ids"],), path, kwargs={"attention_mask": sample["attention_mask"]},
+            input_names=["input_ids", "attention_mask"],
             output_names=["last_hidden_state"], dynamic_axes={"input_ids": {0: "b", 1: "s"},
             "attention_mask": {0: "b", 1: "s"}, "last_hidden_state": {0: "b", 1: "s"}}, opset_version=17, dynamo=False,
         )
