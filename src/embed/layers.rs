@@ -69,7 +69,7 @@ impl Linear {
 
     /// `x W^T` alone, for callers that add the bias in a fused pass.
     pub fn forward_no_bias(&self, x: &Tensor) -> Result<Tensor> {
-        ops::matmul_few_rows(x, &self.weight_t)
+        x.matmul(&self.weight_t)
     }
 
     /// The layer restricted to `len` output features from `start` (to split a fused

@@ -4,7 +4,7 @@
 //! vectorise (libm's is a scalar call), compiled twice: for AVX-512 when the CPU has it, and
 //! for the baseline. On a GPU candle's own kernels are used.
 
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, InplaceOp1, InplaceOp2, Layout, Result, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp1, InplaceOp1, InplaceOp2, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
 /// Values per rayon task: large enough that scheduling costs nothing, small enough to share.
@@ -32,88 +32,6 @@ pub fn swiglu(x: &Tensor) -> Result<Tensor> {
         let gate = x.narrow(candle_core::D::Minus1, n, n)?;
         value * candle_nn::ops::silu(&gate)?
     }
-}
-
-/// Inputs with at most this many rows (a query, a short batch) use [`matmul_few_rows`].
-pub const FEW_ROWS: usize = 32;
-
-/// `x [m, k] @ w [k, n]` for small `m`: one sequential pass over `w`, all rows of `x` at
-/// once. A query's cost is reading the weights from memory, and gemm's tiling (made for
-/// large `m`) read them several times over.
-pub fn matmul_few_rows(x: &Tensor, w: &Tensor) -> Result<Tensor> {
-    if x.device().is_cpu() && x.rank() == 2 && x.dim(0)? <= FEW_ROWS {
-        x.apply_op2_no_bwd(w, &FewRows)
-    } else {
-        x.matmul(w)
-    }
-}
-
-struct FewRows;
-
-/// Output columns per rayon task: the task's slice of every output row stays in L1.
-const FEW_ROWS_BLOCK: usize = 256;
-
-impl CustomOp2 for FewRows {
-    fn name(&self) -> &'static str {
-        "brain-matmul-few-rows"
-    }
-
-    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (m, k) = l1.shape().dims2()?;
-        let (k2, n) = l2.shape().dims2()?;
-        if k != k2 {
-            candle_core::bail!("matmul: shapes {:?} and {:?} do not fit", l1.shape(), l2.shape())
-        }
-        let x = contiguous_f32(s1, l1, "matmul")?;
-        let w = contiguous_f32(s2, l2, "matmul")?;
-        let blocks: Vec<(usize, Vec<f32>)> = (0..n.div_ceil(FEW_ROWS_BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let (j0, j1) = (b * FEW_ROWS_BLOCK, ((b + 1) * FEW_ROWS_BLOCK).min(n));
-                let mut local = vec![0f32; m * (j1 - j0)];
-                few_rows_block(&mut local, x, w, m, k, n, j0, j1);
-                (j0, local)
-            })
-            .collect();
-        let mut y = vec![0f32; m * n];
-        for (j0, local) in blocks {
-            let width = local.len() / m.max(1);
-            for t in 0..m {
-                y[t * n + j0..t * n + j0 + width].copy_from_slice(&local[t * width..(t + 1) * width]);
-            }
-        }
-        Ok((CpuStorage::F32(y), Shape::from((m, n))))
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn few_rows_block(local: &mut [f32], x: &[f32], w: &[f32], m: usize, k: usize, n: usize, j0: usize, j1: usize) {
-    #[inline(always)]
-    fn kernel(local: &mut [f32], x: &[f32], w: &[f32], m: usize, k: usize, n: usize, j0: usize, j1: usize) {
-        let width = j1 - j0;
-        for kk in 0..k {
-            let wrow = &w[kk * n + j0..kk * n + j1];
-            for t in 0..m {
-                let a = x[t * k + kk];
-                for (y, &wv) in local[t * width..(t + 1) * width].iter_mut().zip(wrow) {
-                    *y += a * wv;
-                }
-            }
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx2,fma")]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn wide(local: &mut [f32], x: &[f32], w: &[f32], m: usize, k: usize, n: usize, j0: usize, j1: usize) {
-            kernel(local, x, w, m, k, n, j0, j1)
-        }
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
-            return unsafe { wide(local, x, w, m, k, n, j0, j1) };
-        }
-    }
-    kernel(local, x, w, m, k, n, j0, j1)
 }
 
 /// Softmax over the last dimension. On the CPU `x` is overwritten with the result (pass only
@@ -443,8 +361,6 @@ mod tests {
         );
         let want = candle_nn::ops::layer_norm(&(y.broadcast_add(&bias).unwrap() + &res).unwrap(), &gamma, &beta, 1e-12).unwrap();
         let op = ResidualNorm::new(Some(&bias), &gamma, &beta, 1e-12).unwrap();
-        let (x, w) = (Tensor::randn(0f32, 1.0, (7, 300), &Device::Cpu).unwrap(), Tensor::randn(0f32, 1.0, (300, 600), &Device::Cpu).unwrap());
-        assert!(max_diff(&matmul_few_rows(&x, &w).unwrap(), &x.matmul(&w).unwrap()) < 1e-3);
         assert!(max_diff(&op.apply(y.copy().unwrap(), &res).unwrap(), &want) < 1e-5);
     }
 }
