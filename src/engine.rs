@@ -89,6 +89,8 @@ pub struct Status {
     pub model: String,
     /// Whether its files are installed.
     pub model_installed: bool,
+    /// Where the model runs (`cpu`, `metal`, `cuda:0`).
+    pub device: String,
     /// The model the stored vectors belong to.
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
@@ -365,6 +367,7 @@ impl Engine {
             last_sync,
             model: self.config.model.clone(),
             model_installed: embed::is_installed(&self.config),
+            device: embed::device_label(),
             embedded_with: vectors::stored_model(&conn).map_err(|e| self.index.err(e))?.map(|(m, _)| m),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
             backend: None,
