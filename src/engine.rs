@@ -89,6 +89,8 @@ pub struct Status {
     pub model: String,
     /// Whether its files are installed.
     pub model_installed: bool,
+    /// Where the model runs (`cpu`, `metal`, `cuda:0`).
+    pub device: String,
     /// The model the stored vectors belong to.
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
@@ -97,6 +99,9 @@ pub struct Status {
     #[serde(default)]
     pub backend: Option<crate::service::BackendStatus>,
 }
+
+/// A loaded model and the vector matrix it can be searched with.
+type SemanticReady = (Arc<dyn Embedder>, Arc<Matrix>);
 
 /// One ranked note before presentation.
 struct Ranked {
@@ -245,12 +250,12 @@ impl Engine {
 
         let bm25_hits = match mode {
             Mode::Semantic => Vec::new(),
-            _ => bm25::search(&conn, &query, &req.filters, pool).map_err(|e| self.index.err(e))?,
+            _ => bm25::search(conn, &query, &req.filters, pool).map_err(|e| self.index.err(e))?,
         };
         let sem_hits = match &semantic {
             Some((embedder, matrix)) => {
                 let qv = embedder.embed_query(text)?;
-                let allowed = self.allowed_notes(&conn, &req.filters)?;
+                let allowed = self.allowed_notes(conn, &req.filters)?;
                 matrix.top_notes(&qv, pool, allowed.as_ref())
             }
             None => Vec::new(),
@@ -281,7 +286,7 @@ impl Engine {
                 })
                 .collect(),
             Mode::Hybrid => {
-                let evidence = self.evidence(&conn, &query, &bm25_hits, &sem_hits)?;
+                let evidence = self.evidence(conn, &query, &bm25_hits, &sem_hits)?;
                 let weights = weigh(&evidence);
                 let fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
                 if req.explain {
@@ -302,12 +307,12 @@ impl Engine {
 
         let mut results = Vec::with_capacity(req.top);
         for r in ranked.iter().take(req.top) {
-            if let Some(hit) = self.present(&conn, &query, r)? {
+            if let Some(hit) = self.present(conn, &query, r)? {
                 results.push(hit);
             }
         }
         if results.is_empty() {
-            notices.extend(self.filter_notice(&conn, req)?);
+            notices.extend(self.filter_notice(conn, req)?);
         }
         let explain = if req.explain {
             Some(self.explain_json(conn, mode, &bm25_hits, &sem_hits, explain, req.top)?)
@@ -362,6 +367,7 @@ impl Engine {
             last_sync,
             model: self.config.model.clone(),
             model_installed: embed::is_installed(&self.config),
+            device: embed::device_label(),
             embedded_with: vectors::stored_model(&conn).map_err(|e| self.index.err(e))?.map(|(m, _)| m),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
             backend: None,
@@ -379,7 +385,7 @@ impl Engine {
         conn: &Connection,
         inline: bool,
         notices: &mut Vec<String>,
-    ) -> Result<Option<(Arc<dyn Embedder>, Arc<Matrix>)>> {
+    ) -> Result<Option<SemanticReady>> {
         let Some(embedder) = self.embedder()? else {
             notices.push(NO_MODEL_NOTICE.to_string());
             return Ok(None);

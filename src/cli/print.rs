@@ -149,7 +149,8 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
         )?,
         _ => writeln!(out, "last sync: never (run 'brain index')")?,
     }
-    let installed = if s.model_installed { "installed" } else { "not installed: run 'brain model fetch'" };
+    let installed =
+        if s.model_installed { format!("installed, runs on {}", s.device) } else { "not installed: run 'brain model fetch'".into() };
     writeln!(out, "model:     {} ({installed})", s.model)?;
     writeln!(
         out,

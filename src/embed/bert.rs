@@ -4,7 +4,7 @@ use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{attention, fuse, LayerNorm, Linear, Packed};
+use super::layers::{fuse, Block, LayerNorm, Linear, Packed};
 use super::ops;
 
 /// The fields of a BERT `config.json` this forward pass reads.
@@ -49,15 +49,6 @@ fn absolute() -> String {
     "absolute".into()
 }
 
-struct Block {
-    qkv: Linear,
-    out: Linear,
-    norm1: LayerNorm,
-    up: Linear,
-    down: Linear,
-    norm2: LayerNorm,
-}
-
 /// A loaded BERT encoder.
 pub struct Bert {
     word: Tensor,
@@ -94,14 +85,14 @@ impl Bert {
                 let q = Linear::load(&att, "self.query", h, h, true)?;
                 let k = Linear::load(&att, "self.key", h, h, true)?;
                 let v = Linear::load(&att, "self.value", h, h, true)?;
-                Ok(Block {
-                    qkv: fuse(&[(&q, scale), (&k, 1.0), (&v, 1.0)])?,
-                    out: Linear::load(&att, "output.dense", h, h, true)?,
-                    norm1: LayerNorm::load(&att, "output.LayerNorm", h, c.layer_norm_eps)?,
-                    up: Linear::load(&l, "intermediate.dense", c.intermediate_size, h, true)?,
-                    down: Linear::load(&l, "output.dense", h, c.intermediate_size, true)?,
-                    norm2: LayerNorm::load(&l, "output.LayerNorm", h, c.layer_norm_eps)?,
-                })
+                Block::new(
+                    fuse(&[(&q, scale), (&k, 1.0), (&v, 1.0)])?,
+                    Linear::load(&att, "output.dense", h, h, true)?,
+                    LayerNorm::load(&att, "output.LayerNorm", h, c.layer_norm_eps)?,
+                    Linear::load(&l, "intermediate.dense", c.intermediate_size, h, true)?,
+                    Linear::load(&l, "output.dense", h, c.intermediate_size, true)?,
+                    LayerNorm::load(&l, "output.LayerNorm", h, c.layer_norm_eps)?,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Bert {
@@ -122,10 +113,7 @@ impl Bert {
         let x = (x + self.position.index_select(&batch.positions, 0)?)?.broadcast_add(&self.token_type)?;
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
-            let ctx = attention(&b.qkv.forward(&x)?, &batch.spans, self.heads, None)?;
-            x = b.norm1.forward(&(b.out.forward(&ctx)? + &x)?)?;
-            let mlp = b.down.forward(&ops::gelu(&b.up.forward(&x)?)?)?;
-            x = b.norm2.forward(&(mlp + &x)?)?;
+            x = b.forward(&x, &batch.spans, self.heads, None, ops::gelu)?;
         }
         Ok(x)
     }

@@ -9,6 +9,8 @@ use candle_core::{DType, Device, Result, Tensor, D};
 use candle_nn::VarBuilder;
 use rayon::prelude::*;
 
+use super::ops;
+
 /// Texts laid end to end.
 pub struct Packed {
     /// Token ids, `[tokens]`.
@@ -39,55 +41,63 @@ impl Packed {
     }
 }
 
-/// `y = x W^T + b` on `[tokens, in]`.
+/// `y = x W^T + b` on `[tokens, in]`. The weight is kept transposed, `[in, out]` and
+/// contiguous: for the few rows of a query, gemm then streams it directly, where the
+/// checkpoint's `[out, in]` layout read through a transposed view ran 4x slower.
 pub struct Linear {
-    weight: Tensor,
+    weight_t: Tensor,
     bias: Option<Tensor>,
 }
 
 impl Linear {
-    /// Builds a layer from a `[out, in]` weight and optional `[out]` bias.
-    pub fn new(weight: Tensor, bias: Option<Tensor>) -> Linear {
-        Linear { weight, bias }
-    }
-
-    /// Loads `NAME.weight` (and `NAME.bias` when `bias`).
+    /// Loads `NAME.weight` (`[out, in]`, and `NAME.bias` when `bias`).
     pub fn load(vb: &VarBuilder, name: &str, out: usize, input: usize, bias: bool) -> Result<Linear> {
         let vb = vb.pp(name);
-        let weight = vb.get((out, input), "weight")?;
+        let weight_t = vb.get((out, input), "weight")?.t()?.contiguous()?;
         let bias = if bias { Some(vb.get(out, "bias")?) } else { None };
-        Ok(Linear { weight, bias })
+        Ok(Linear { weight_t, bias })
     }
 
     /// Applies the layer.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = x.matmul(&self.weight.t()?)?;
+        let y = self.forward_no_bias(x)?;
         match &self.bias {
             Some(b) => y.broadcast_add(b),
             None => Ok(y),
         }
     }
 
-    /// The weight and bias, for fusing layers at load time.
-    pub fn parts(&self) -> (&Tensor, Option<&Tensor>) {
-        (&self.weight, self.bias.as_ref())
+    /// `x W^T` alone, for callers that add the bias in a fused pass.
+    pub fn forward_no_bias(&self, x: &Tensor) -> Result<Tensor> {
+        x.matmul(&self.weight_t)
+    }
+
+    /// The layer restricted to `len` output features from `start` (to split a fused
+    /// projection stored in one checkpoint tensor).
+    pub fn outputs(&self, start: usize, len: usize) -> Result<Linear> {
+        Ok(Linear {
+            weight_t: self.weight_t.narrow(1, start, len)?.contiguous()?,
+            bias: self.bias.as_ref().map(|b| b.narrow(0, start, len)).transpose()?,
+        })
     }
 }
 
 /// Stacks linear layers that read the same input into one, so one matrix product serves
-/// all of them; each part's output rows are scaled by its factor (used to fold attention's
+/// all of them; each part's outputs are scaled by its factor (used to fold attention's
 /// `1/sqrt(d)` into the query projection).
 pub fn fuse(parts: &[(&Linear, f64)]) -> Result<Linear> {
-    let weights = parts.iter().map(|(l, s)| l.weight.affine(*s, 0.0)).collect::<Result<Vec<_>>>()?;
-    let weight = Tensor::cat(&weights, 0)?;
+    let weights = parts.iter().map(|(l, s)| l.weight_t.affine(*s, 0.0)).collect::<Result<Vec<_>>>()?;
+    let weight_t = Tensor::cat(&weights, 1)?;
     let bias = if parts.iter().all(|(l, _)| l.bias.is_some()) {
-        let biases =
-            parts.iter().filter_map(|(l, s)| l.bias.as_ref().map(|b| b.affine(*s, 0.0))).collect::<Result<Vec<_>>>()?;
+        let biases = parts
+            .iter()
+            .filter_map(|(l, s)| l.bias.as_ref().map(|b| b.affine(*s, 0.0)))
+            .collect::<Result<Vec<_>>>()?;
         Some(Tensor::cat(&biases, 0)?)
     } else {
         None
     };
-    Ok(Linear { weight, bias })
+    Ok(Linear { weight_t, bias })
 }
 
 /// Layer normalisation over the last dimension.
@@ -144,6 +154,55 @@ impl Rotary {
     }
 }
 
+/// One post-norm transformer block, the shape BERT and NomicBert share:
+/// `x = norm1(x + out(attention(qkv(x))))`, then `x = norm2(x + down(act(up(x))))`.
+pub struct Block {
+    qkv: Linear,
+    out: Linear,
+    norm1: LayerNorm,
+    up: Linear,
+    down: Linear,
+    norm2: LayerNorm,
+    /// On the CPU: each "bias, residual, norm" tail as one fused pass.
+    fused: Option<(ops::ResidualNorm, ops::ResidualNorm)>,
+}
+
+impl Block {
+    /// Assembles a block: `qkv` fused with the query pre-scaled, `up` (for SwiGLU) with value
+    /// and gate fused.
+    pub fn new(qkv: Linear, out: Linear, norm1: LayerNorm, up: Linear, down: Linear, norm2: LayerNorm) -> Result<Block> {
+        let fused = if qkv.weight_t.device().is_cpu() {
+            Some((
+                ops::ResidualNorm::new(out.bias.as_ref(), &norm1.weight, &norm1.bias, norm1.eps)?,
+                ops::ResidualNorm::new(down.bias.as_ref(), &norm2.weight, &norm2.bias, norm2.eps)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Block { qkv, out, norm1, up, down, norm2, fused })
+    }
+
+    /// Runs the block over packed texts.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        spans: &[(usize, usize)],
+        heads: usize,
+        rotary: Option<&Rotary>,
+        act: fn(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let ctx = attention(&self.qkv.forward(x)?, spans, heads, rotary)?;
+        if let Some((tail1, tail2)) = &self.fused {
+            let x = tail1.apply(self.out.forward_no_bias(&ctx)?, x)?;
+            let mlp = act(&self.up.forward(&x)?)?;
+            return tail2.apply(self.down.forward_no_bias(&mlp)?, &x);
+        }
+        let x = self.norm1.forward(&(self.out.forward(&ctx)? + x)?)?;
+        let mlp = self.down.forward(&act(&self.up.forward(&x)?)?)?;
+        self.norm2.forward(&(mlp + &x)?)
+    }
+}
+
 /// Self-attention over packed texts: `qkv` is `[tokens, 3 * hidden]` (query already scaled
 /// by `1/sqrt(head_dim)`); returns the attended values, `[tokens, hidden]`.
 pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: Option<&Rotary>) -> Result<Tensor> {
@@ -159,7 +218,7 @@ pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: O
             k = r.apply(&k)?;
         }
         let scores = q.matmul(&k.t()?)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = ops::softmax(&scores)?;
         probs.matmul(&v)?.transpose(0, 1)?.reshape((len, hidden))
     };
     let parts: Vec<Tensor> = if qkv.device().is_cpu() {

@@ -165,23 +165,7 @@ pub fn remove_dir_if_present(dir: &Path) -> Result<(), ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::verify::sha256_hex;
-
-    fn manifest(files: &[(&str, &[u8], bool)]) -> Manifest {
-        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
-        m.name = "tiny".into();
-        m.files = files
-            .iter()
-            .map(|(p, b, req)| FileSpec {
-                path: p.to_string(),
-                size: b.len() as u64,
-                sha256: sha256_hex(b),
-                required: *req,
-                hub: true,
-            })
-            .collect();
-        m
-    }
+    use crate::model::manifest::test_manifest;
 
     #[test]
     fn import_installs_pinned_files_only_and_replaces_an_old_install() {
@@ -190,7 +174,7 @@ mod tests {
         fs::create_dir_all(src.path().join("sub")).unwrap();
         fs::write(src.path().join("sub/w.bin"), b"weights").unwrap();
         fs::write(src.path().join("extra.txt"), b"not pinned").unwrap();
-        let m = manifest(&[("sub/w.bin", b"weights", true), ("opt.json", b"{}", false)]);
+        let m = test_manifest("tiny", &[("sub/w.bin", b"weights", true), ("opt.json", b"{}", false)]);
 
         fs::create_dir_all(models.path().join("tiny")).unwrap();
         fs::write(models.path().join("tiny/stale"), b"old").unwrap();
@@ -209,7 +193,7 @@ mod tests {
         let models = tempfile::tempdir().unwrap();
         fs::write(src.path().join("a"), b"good").unwrap();
         fs::write(src.path().join("b"), b"evil").unwrap();
-        let m = manifest(&[("a", b"good", true), ("b", b"nice", true)]);
+        let m = test_manifest("tiny", &[("a", b"good", true), ("b", b"nice", true)]);
         let err = import(&m, models.path(), src.path()).unwrap_err();
         assert!(matches!(err, ModelError::Mismatch { .. }), "{err}");
         assert_eq!(err.exit_code(), 2);

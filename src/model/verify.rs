@@ -180,21 +180,7 @@ fn check_hash(manifest: &Manifest, spec: &FileSpec, path: &Path, bytes: &[u8]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn manifest_for(files: &[(&str, &[u8], bool)]) -> Manifest {
-        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
-        m.files = files
-            .iter()
-            .map(|(p, b, req)| FileSpec {
-                path: p.to_string(),
-                size: b.len() as u64,
-                sha256: sha256_hex(b),
-                required: *req,
-                hub: true,
-            })
-            .collect();
-        m
-    }
+    use crate::model::manifest::test_manifest;
 
     #[test]
     fn known_digest() {
@@ -205,7 +191,7 @@ mod tests {
     fn verified_bytes_are_the_hashed_bytes_and_tampering_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let big = vec![7u8; (MAP_THRESHOLD + 10) as usize];
-        let m = manifest_for(&[("a/b.bin", &big, true), ("c.json", b"{}", true), ("opt.txt", b"x", false)]);
+        let m = test_manifest("tiny", &[("a/b.bin", &big, true), ("c.json", b"{}", true), ("opt.txt", b"x", false)]);
         std::fs::create_dir_all(dir.path().join("a")).unwrap();
         std::fs::write(dir.path().join("a/b.bin"), &big).unwrap();
         std::fs::write(dir.path().join("c.json"), b"{}").unwrap();

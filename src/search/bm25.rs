@@ -95,7 +95,7 @@ pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize)
         }
     }
     // Stable: within a tier, BM25 order stands.
-    hits.sort_by(|a, b| b.exact.cmp(&a.exact));
+    hits.sort_by_key(|h| std::cmp::Reverse(h.exact));
     hits.truncate(limit);
     Ok(hits)
 }
