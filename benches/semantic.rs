@@ -29,7 +29,9 @@ fn bench(c: &mut Criterion) {
             matrix.push(i, i / 3, &vector(i as u64 + 1, dim));
         }
         let query = vector(999_999, dim);
-        group.bench_function(format!("{dim}-d, top 50 notes"), |b| b.iter(|| matrix.top_notes(&query, 50, None)));
+        group.bench_function(format!("{dim}-d, top 50 notes"), |b| {
+            b.iter(|| matrix.top_notes(&query, 50, None))
+        });
     }
     group.finish();
 }

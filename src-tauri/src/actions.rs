@@ -16,8 +16,8 @@ use tauri_plugin_dialog::DialogExt;
 use crate::download;
 use crate::host::Host;
 use crate::panel::{self, PANEL};
-use crate::state::{AppState, PanelStatus};
 use crate::setup;
+use crate::state::{AppState, PanelStatus};
 
 /// Sent to the page with a [`PanelStatus`] whenever it changes.
 pub const STATUS_EVENT: &str = "status";
@@ -27,7 +27,12 @@ pub fn open_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
     let state = app.state::<AppState>();
     let path = state.note_path(rel)?;
     let (open_with, _) = state.open_with();
-    run(app, "open", &path, vec![launch::open_note(&open_with, &path, Platform::current())])?;
+    run(
+        app,
+        "open",
+        &path,
+        vec![launch::open_note(&open_with, &path, Platform::current())],
+    )?;
     panel::hide(app);
     Ok(())
 }
@@ -35,7 +40,12 @@ pub fn open_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
 /// Shows the note at `rel` in the file manager, and hides the panel.
 pub fn reveal_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
     let path = app.state::<AppState>().note_path(rel)?;
-    run(app, "reveal", &path, launch::reveal(&path, Platform::current()))?;
+    run(
+        app,
+        "reveal",
+        &path,
+        launch::reveal(&path, Platform::current()),
+    )?;
     panel::hide(app);
     Ok(())
 }
@@ -45,7 +55,10 @@ pub fn copy_note(app: &AppHandle, rel: &str, kind: CopyKind) -> anyhow::Result<S
     let state = app.state::<AppState>();
     let path = state.note_path(rel)?;
     let root = std::fs::canonicalize(&state.config().root).context("brain folder")?;
-    let rel = path.strip_prefix(&root).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| rel.to_string());
+    let rel = path
+        .strip_prefix(&root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| rel.to_string());
     let text = copy::text(kind, &rel, &path.to_string_lossy());
     clip(app, &text)?;
     Ok(text)
@@ -57,19 +70,28 @@ pub fn open_brain_folder(app: &AppHandle) -> anyhow::Result<()> {
     if !root.is_dir() {
         bail!("{} does not exist yet", root.display());
     }
-    run(app, "folder", &root, vec![launch::open_folder(&root, Platform::current())])
+    run(
+        app,
+        "folder",
+        &root,
+        vec![launch::open_folder(&root, Platform::current())],
+    )
 }
 
 /// Copies the absolute path of the `brain` command.
 pub fn copy_cli_path(app: &AppHandle) -> anyhow::Result<()> {
-    let cli = cli_path::find_current()
-        .ok_or_else(|| anyhow!("the brain command was not found next to the app, on PATH or in ~/.cargo/bin"))?;
+    let cli = cli_path::find_current().ok_or_else(|| {
+        anyhow!("the brain command was not found next to the app, on PATH or in ~/.cargo/bin")
+    })?;
     clip(app, &cli.to_string_lossy())
 }
 
 /// Syncs the index with the folder now (in the background).
 pub fn reindex(app: &AppHandle) -> anyhow::Result<()> {
-    let host = app.state::<AppState>().host().ok_or_else(|| anyhow!("no brain folder yet"))?;
+    let host = app
+        .state::<AppState>()
+        .host()
+        .ok_or_else(|| anyhow!("no brain folder yet"))?;
     let app = app.clone();
     std::thread::spawn(move || {
         if let Err(e) = host.reindex() {
@@ -95,16 +117,21 @@ pub fn download_model(app: &AppHandle) -> anyhow::Result<()> {
         let state = app.state::<AppState>();
         let mut files = download::Files::default();
         let mut shown = u64::MAX;
-        let fetched = brain::model::fetch(&config, &config.model, &brain::model::fetch::hub_url(), &mut |p| {
-            let done = files.update(p);
-            // One update per percent: enough for a status line, cheap for the tray.
-            let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
-            if percent != shown {
-                shown = percent;
-                state.set_activity(Activity::Downloading { done, total });
-                status_changed(&app);
-            }
-        });
+        let fetched = brain::model::fetch(
+            &config,
+            &config.model,
+            &brain::model::fetch::hub_url(),
+            &mut |p| {
+                let done = files.update(p);
+                // One update per percent: enough for a status line, cheap for the tray.
+                let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
+                if percent != shown {
+                    shown = percent;
+                    state.set_activity(Activity::Downloading { done, total });
+                    status_changed(&app);
+                }
+            },
+        );
         state.finish_download();
         match fetched {
             Ok(_) => {
@@ -131,11 +158,19 @@ pub fn create_brain(app: &AppHandle) -> anyhow::Result<PanelStatus> {
 /// person cancels.
 pub fn choose_folder(app: &AppHandle) -> anyhow::Result<Option<PanelStatus>> {
     let state = app.state::<AppState>();
-    let Some(picked) = app.dialog().file().set_title("Choose the folder of your notes").blocking_pick_folder() else {
+    let Some(picked) = app
+        .dialog()
+        .file()
+        .set_title("Choose the folder of your notes")
+        .blocking_pick_folder()
+    else {
         return Ok(None);
     };
-    let root = picked.into_path().context("the chosen folder is not a local path")?;
-    let file = brain::config::config_file_path().ok_or_else(|| anyhow!("no config folder: set BRAIN_CONFIG"))?;
+    let root = picked
+        .into_path()
+        .context("the chosen folder is not a local path")?;
+    let file = brain::config::config_file_path()
+        .ok_or_else(|| anyhow!("no config folder: set BRAIN_CONFIG"))?;
     first_run::save_root(&file, &root)?;
     let mut config = state.config();
     config.root = root;
@@ -172,7 +207,8 @@ pub fn status_changed(app: &AppHandle) {
 /// Shows a failure where the person will see it: the status line (tray and panel).
 pub fn report(app: &AppHandle, what: &str, error: &anyhow::Error) {
     tracing::warn!(error = %format!("{error:#}"), "{what} failed");
-    app.state::<AppState>().set_activity(Activity::Failed(format!("{what}: {error:#}")));
+    app.state::<AppState>()
+        .set_activity(Activity::Failed(format!("{what}: {error:#}")));
     status_changed(app);
 }
 
@@ -180,7 +216,9 @@ fn clip(app: &AppHandle, text: &str) -> anyhow::Result<()> {
     if let Some(file) = &app.state::<AppState>().capture {
         return capture(file, "copy", text);
     }
-    app.clipboard().write_text(text).context("could not write the clipboard")
+    app.clipboard()
+        .write_text(text)
+        .context("could not write the clipboard")
 }
 
 /// Starts the first of `launches` that works, in the background; with `BRAIN_CAPTURE_OPEN`

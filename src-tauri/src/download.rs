@@ -30,13 +30,25 @@ mod tests {
     #[test]
     fn sums_the_latest_count_of_each_file() {
         let mut f = Files::default();
-        let start = |file: &str, done| Progress::Start { file: file.into(), done, total: 100 };
-        let advance = |file: &str, done| Progress::Advance { file: file.into(), done, total: 100 };
+        let start = |file: &str, done| Progress::Start {
+            file: file.into(),
+            done,
+            total: 100,
+        };
+        let advance = |file: &str, done| Progress::Advance {
+            file: file.into(),
+            done,
+            total: 100,
+        };
         assert_eq!(f.update(&start("a", 0)), 0);
         assert_eq!(f.update(&advance("a", 60)), 60);
         assert_eq!(f.update(&advance("a", 100)), 100);
         assert_eq!(f.update(&Progress::Verified { file: "a".into() }), 100);
-        assert_eq!(f.update(&start("b", 30)), 130, "a resumed file counts what it already had");
+        assert_eq!(
+            f.update(&start("b", 30)),
+            130,
+            "a resumed file counts what it already had"
+        );
         assert_eq!(f.update(&advance("b", 50)), 150);
     }
 }

@@ -29,7 +29,10 @@ pub struct Host {
 impl Host {
     /// Starts the backend for `config.root` (it syncs, then watches); `report` hears what
     /// it is doing, from a thread of its own.
-    pub fn start(config: Config, report: impl Fn(Activity) + Send + 'static) -> anyhow::Result<Host> {
+    pub fn start(
+        config: Config,
+        report: impl Fn(Activity) + Send + 'static,
+    ) -> anyhow::Result<Host> {
         match Backend::start(config.clone(), BackendOptions::default()) {
             Ok(backend) => {
                 let mut events = backend.subscribe();
@@ -43,14 +46,19 @@ impl Host {
                         }
                     })
                     .context("could not start the event thread")?;
-                Ok(Host { serving: Serving::Backend(backend), notice: None })
+                Ok(Host {
+                    serving: Serving::Backend(backend),
+                    notice: None,
+                })
             }
             Err(ServiceError::AlreadyRunning { pid, .. }) => {
                 let engine = Engine::open(config).context("could not open the index")?;
                 let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
                 Ok(Host {
                     serving: Serving::InProcess(Arc::new(engine)),
-                    notice: Some(format!("brain serve{who} already serves this brain; the app searches it directly")),
+                    notice: Some(format!(
+                        "brain serve{who} already serves this brain; the app searches it directly"
+                    )),
                 })
             }
             Err(e) => Err(e).context("could not start brain's backend"),
@@ -106,6 +114,8 @@ fn activity(event: &BackendEvent) -> Activity {
     match event {
         BackendEvent::SyncStarted { .. } => Activity::Indexing,
         BackendEvent::Failed { message } => Activity::Failed(message.clone()),
-        BackendEvent::Synced { .. } | BackendEvent::Embedded(_) | BackendEvent::Watcher(_) => Activity::Idle,
+        BackendEvent::Synced { .. } | BackendEvent::Embedded(_) | BackendEvent::Watcher(_) => {
+            Activity::Idle
+        }
     }
 }

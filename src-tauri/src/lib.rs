@@ -62,14 +62,22 @@ pub fn run() {
 
 fn try_run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let config = brain::Config::load(Default::default()).context("could not read brain's settings")?;
-    let app = builder(config).build(tauri::generate_context!()).context("could not start the app")?;
+    let config =
+        brain::Config::load(Default::default()).context("could not read brain's settings")?;
+    let app = builder(config)
+        .build(tauri::generate_context!())
+        .context("could not start the app")?;
     app.run(|app, event| match event {
         // Hiding the panel is not quitting: a menu-bar app lives until Quit.
-        tauri::RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
+        tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
         // Stop the backend properly: socket removed, lock released, batches committed.
         tauri::RunEvent::Exit => app.state::<AppState>().set_host(None),
         _ => {}

@@ -29,7 +29,11 @@ const ITEMS: &[(MenuAction, &str, &str)] = &[
     (MenuAction::Reindex, "reindex", "Reindex"),
     (MenuAction::OpenFolder, "open-folder", "Open Brain Folder"),
     (MenuAction::CopyCliPath, "copy-cli-path", "Copy CLI Path"),
-    (MenuAction::DownloadModel, "download-model", "Download Model..."),
+    (
+        MenuAction::DownloadModel,
+        "download-model",
+        "Download Model...",
+    ),
     (MenuAction::Quit, "quit", "Quit Brain"),
 ];
 
@@ -40,7 +44,11 @@ impl MenuAction {
     }
 
     fn id_and_label(self) -> (&'static str, &'static str) {
-        ITEMS.iter().find(|(a, _, _)| *a == self).map(|(_, i, l)| (*i, *l)).unwrap_or(("", ""))
+        ITEMS
+            .iter()
+            .find(|(a, _, _)| *a == self)
+            .map(|(_, i, l)| (*i, *l))
+            .unwrap_or(("", ""))
     }
 }
 
@@ -52,16 +60,30 @@ pub fn build(app: &AppHandle, status: &PanelStatus) -> tauri::Result<Menu<Wry>> 
         MenuItem::with_id(app, id, label, enabled, accel)
     };
     let mut items: Vec<Box<dyn IsMenuItem<Wry>>> = vec![Box::new(info("status", &status.line)?)];
-    for (id, notice) in [("hotkey-notice", &status.hotkey_notice), ("backend-notice", &status.backend_notice)] {
+    for (id, notice) in [
+        ("hotkey-notice", &status.hotkey_notice),
+        ("backend-notice", &status.backend_notice),
+    ] {
         if let Some(text) = notice {
             items.push(Box::new(info(id, text)?));
         }
     }
     items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    let accel = status.hotkey_notice.is_none().then_some(status.hotkey.as_str());
+    let accel = status
+        .hotkey_notice
+        .is_none()
+        .then_some(status.hotkey.as_str());
     items.push(Box::new(item(MenuAction::Search, true, accel)?));
-    items.push(Box::new(item(MenuAction::Reindex, status.root_exists && !status.indexing, None)?));
-    items.push(Box::new(item(MenuAction::OpenFolder, status.root_exists, None)?));
+    items.push(Box::new(item(
+        MenuAction::Reindex,
+        status.root_exists && !status.indexing,
+        None,
+    )?));
+    items.push(Box::new(item(
+        MenuAction::OpenFolder,
+        status.root_exists,
+        None,
+    )?));
     items.push(Box::new(item(MenuAction::CopyCliPath, true, None)?));
     if !status.model_installed {
         items.push(Box::new(item(MenuAction::DownloadModel, true, None)?));
@@ -82,6 +104,10 @@ mod tests {
             assert_eq!(MenuAction::from_id(id), Some(*action));
             assert_eq!(action.id_and_label(), (*id, *label));
         }
-        assert_eq!(MenuAction::from_id("status"), None, "the status line is not an action");
+        assert_eq!(
+            MenuAction::from_id("status"),
+            None,
+            "the status line is not an action"
+        );
     }
 }

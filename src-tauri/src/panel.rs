@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use tauri::{AppHandle, Emitter, Manager, PhysicalPosition, PhysicalSize, WebviewWindow};
 
-
 /// The panel window's label (tauri.conf.json, capabilities/panel.json).
 pub const PANEL: &str = "panel";
 
@@ -42,8 +41,15 @@ pub fn show(app: &AppHandle) {
         tracing::warn!(error = %e, "could not show the panel");
         return;
     }
-    *app.state::<ShownAt>().0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-    let _ = app.emit_to(PANEL, SHOWN_EVENT, serde_json::json!({ "requested_at_ms": requested_at }));
+    *app.state::<ShownAt>()
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    let _ = app.emit_to(
+        PANEL,
+        SHOWN_EVENT,
+        serde_json::json!({ "requested_at_ms": requested_at }),
+    );
 }
 
 /// Hides the panel.
@@ -56,7 +62,11 @@ pub fn hide(app: &AppHandle) {
 
 /// The panel lost the focus: hide it, unless it was only just shown.
 pub fn blurred(app: &AppHandle) {
-    let shown = *app.state::<ShownAt>().0.lock().unwrap_or_else(|e| e.into_inner());
+    let shown = *app
+        .state::<ShownAt>()
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if shown.is_some_and(|at| at.elapsed() < SHOW_GRACE) {
         return;
     }
@@ -83,16 +93,26 @@ fn place(app: &AppHandle, w: &WebviewWindow) -> tauri::Result<()> {
 
 /// Where the panel's top-left corner goes: centred across, a fifth of the way down, like
 /// Spotlight (the eye lands there, and results grow downwards into the free space).
-pub fn origin(monitor: PhysicalPosition<i32>, screen: PhysicalSize<u32>, panel: PhysicalSize<u32>) -> (i32, i32) {
+pub fn origin(
+    monitor: PhysicalPosition<i32>,
+    screen: PhysicalSize<u32>,
+    panel: PhysicalSize<u32>,
+) -> (i32, i32) {
     let free = |s: u32, p: u32| i64::from(s.saturating_sub(p));
     let x = i64::from(monitor.x) + free(screen.width, panel.width) / 2;
     let y = i64::from(monitor.y) + free(screen.height, panel.height) / 5;
-    (x.clamp(i32::MIN.into(), i32::MAX.into()) as i32, y.clamp(i32::MIN.into(), i32::MAX.into()) as i32)
+    (
+        x.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+        y.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+    )
 }
 
 /// Milliseconds since the Unix epoch: the page compares it with its own `Date.now()`.
 fn epoch_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -101,13 +121,21 @@ mod tests {
 
     #[test]
     fn centres_across_and_sits_high() {
-        let (x, y) = origin(PhysicalPosition::new(1920, 0), PhysicalSize::new(2560, 1440), PhysicalSize::new(760, 500));
+        let (x, y) = origin(
+            PhysicalPosition::new(1920, 0),
+            PhysicalSize::new(2560, 1440),
+            PhysicalSize::new(760, 500),
+        );
         assert_eq!((x, y), (1920 + 900, 188));
     }
 
     #[test]
     fn a_panel_larger_than_the_screen_starts_at_its_corner() {
-        let (x, y) = origin(PhysicalPosition::new(-800, 0), PhysicalSize::new(640, 480), PhysicalSize::new(760, 500));
+        let (x, y) = origin(
+            PhysicalPosition::new(-800, 0),
+            PhysicalSize::new(640, 480),
+            PhysicalSize::new(760, 500),
+        );
         assert_eq!((x, y), (-800, 0));
     }
 }

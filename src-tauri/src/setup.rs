@@ -40,7 +40,9 @@ pub fn init(app: &mut App) -> anyhow::Result<()> {
 
 /// Rebuilds the tray menu (and tooltip) for `status`.
 pub fn refresh_tray(app: &AppHandle, status: &PanelStatus) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return;
+    };
     match menu::build(app, status) {
         Ok(m) => {
             let _ = tray.set_menu(Some(m));
@@ -69,7 +71,9 @@ fn create_tray(app: &AppHandle, status: &PanelStatus) -> anyhow::Result<()> {
 }
 
 fn on_menu(app: &AppHandle, id: &str) {
-    let Some(action) = MenuAction::from_id(id) else { return };
+    let Some(action) = MenuAction::from_id(id) else {
+        return;
+    };
     let outcome = match action {
         MenuAction::Search => {
             panel::show(app);
@@ -94,12 +98,14 @@ fn on_menu(app: &AppHandle, id: &str) {
 fn register_hotkey(app: &AppHandle) {
     let state = app.state::<AppState>();
     let hotkey = state.config().app.hotkey;
-    let registered = app.global_shortcut().on_shortcut(hotkey.as_str(), |app, _shortcut, event| {
-        // Key repeat and release would toggle again; only the press counts.
-        if event.state == ShortcutState::Pressed {
-            panel::toggle(app);
-        }
-    });
+    let registered = app
+        .global_shortcut()
+        .on_shortcut(hotkey.as_str(), |app, _shortcut, event| {
+            // Key repeat and release would toggle again; only the press counts.
+            if event.state == ShortcutState::Pressed {
+                panel::toggle(app);
+            }
+        });
     let notice = registered.err().map(|e| {
         tracing::warn!(error = %e, hotkey = %hotkey, "global shortcut not registered");
         format!("Hotkey {hotkey} unavailable ({e}); set [app] hotkey in the config file")

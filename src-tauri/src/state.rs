@@ -71,13 +71,18 @@ impl AppState {
             activity: Mutex::new(Activity::Idle),
             hotkey_notice: Mutex::new(None),
             downloading: AtomicBool::new(false),
-            capture: std::env::var_os("BRAIN_CAPTURE_OPEN").filter(|v| !v.is_empty()).map(PathBuf::from),
+            capture: std::env::var_os("BRAIN_CAPTURE_OPEN")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
         }
     }
 
     /// The settings now in force.
     pub fn config(&self) -> Config {
-        self.config.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Replaces the settings (after the first-run choice of folder).
@@ -96,7 +101,8 @@ impl AppState {
     }
 
     fn open_host(&self) -> anyhow::Result<Arc<Host>> {
-        self.host().ok_or_else(|| anyhow!("no brain folder yet: create one or choose a folder"))
+        self.host()
+            .ok_or_else(|| anyhow!("no brain folder yet: create one or choose a folder"))
     }
 
     /// Records what the app is doing; returns false when nothing changed.
@@ -125,14 +131,22 @@ impl AppState {
     /// A search as the panel asks it (the backend skips the sync while its watcher keeps
     /// the index fresh).
     pub fn search(&self, query: String, mode: Mode) -> anyhow::Result<SearchResponse> {
-        let req = SearchRequest { mode, top: PANEL_TOP, ..SearchRequest::new(query) };
+        let req = SearchRequest {
+            mode,
+            top: PANEL_TOP,
+            ..SearchRequest::new(query)
+        };
         self.open_host()?.search(&req)
     }
 
     /// The lines around `line` of the note at `path`, for the preview pane.
     pub fn preview(&self, path: String, line: u32) -> anyhow::Result<Passage> {
         let start = line.saturating_sub(PREVIEW_BEFORE).max(1);
-        let note = NoteRef { path, line: Some(start), count: Some(PREVIEW_LINES) };
+        let note = NoteRef {
+            path,
+            line: Some(start),
+            count: Some(PREVIEW_LINES),
+        };
         self.open_host()?.get(&note)
     }
 
@@ -145,7 +159,10 @@ impl AppState {
     pub fn open_with(&self) -> (OpenWith, Option<String>) {
         match OpenWith::parse(&self.config().app.open_with) {
             Ok(o) => (o, None),
-            Err(e) => (OpenWith::Default, Some(format!("{e}; opening with the default app"))),
+            Err(e) => (
+                OpenWith::Default,
+                Some(format!("{e}; opening with the default app")),
+            ),
         }
     }
 
@@ -154,18 +171,28 @@ impl AppState {
         let config = self.config();
         let mut activity = lock(&self.activity).clone();
         let host = self.host();
-        let counts = host.as_ref().map(|h| h.status().context("could not read the index"));
+        let counts = host
+            .as_ref()
+            .map(|h| h.status().context("could not read the index"));
         let (line, notes, model_installed) = match counts {
             Some(Ok(s)) => {
                 // The backend knows best whether a sync is running (events can be missed).
                 if activity == Activity::Idle && s.backend.as_ref().is_some_and(|b| b.syncing) {
                     activity = Activity::Indexing;
                 }
-                (status_line::status_line(&s, &activity, now_secs()), s.notes, s.model_installed)
+                (
+                    status_line::status_line(&s, &activity, now_secs()),
+                    s.notes,
+                    s.model_installed,
+                )
             }
             Some(Err(e)) => (format!("Error: {e:#}"), 0, false),
             None if config.root.is_dir() => ("Opening the brain…".to_string(), 0, false),
-            None => (format!("No brain folder at {}", config.root.display()), 0, false),
+            None => (
+                format!("No brain folder at {}", config.root.display()),
+                0,
+                false,
+            ),
         };
         PanelStatus {
             line,
@@ -193,5 +220,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn now_secs() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }

@@ -24,7 +24,10 @@ struct Fixture {
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("brain");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/brain"), &root);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/brain"),
+        &root,
+    );
     let config = brain::Config::for_root(&root, dir.path().join("data"));
     let state = AppState::new(config.clone());
     state.set_host(Some(Host::start(config, |_| {}).unwrap()));
@@ -35,14 +38,24 @@ fn fixture() -> Fixture {
     }
     let app = mock_builder()
         .manage(state)
-        .invoke_handler(tauri::generate_handler![commands::search, commands::preview, commands::status])
+        .invoke_handler(tauri::generate_handler![
+            commands::search,
+            commands::preview,
+            commands::status
+        ])
         .build(tauri::generate_context!(test = true))
         .unwrap();
-    Fixture { _dir: dir, app, root }
+    Fixture {
+        _dir: dir,
+        app,
+        root,
+    }
 }
 
 fn window(app: &App<MockRuntime>, label: &str) -> WebviewWindow<MockRuntime> {
-    WebviewWindowBuilder::new(app, label, Default::default()).build().unwrap()
+    WebviewWindowBuilder::new(app, label, Default::default())
+        .build()
+        .unwrap()
 }
 
 fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
@@ -76,29 +89,53 @@ fn the_panel_searches_previews_and_reads_the_status() {
     let f = fixture();
     let panel = window(&f.app, "panel");
 
-    let res = invoke(&panel, "search", json!({ "query": "sqlite wal checkpoint", "mode": "hybrid" })).unwrap();
+    let res = invoke(
+        &panel,
+        "search",
+        json!({ "query": "sqlite wal checkpoint", "mode": "hybrid" }),
+    )
+    .unwrap();
     let first = &res["results"][0];
     assert_eq!(first["path"], "lore/sqlite-wal-checkpoint-starvation.md");
     assert_eq!(first["bm25_rank"], 1);
     assert!(first["snippet"].as_str().unwrap().contains('«'), "{first}");
-    assert_eq!(res["mode"], "bm25", "without a model hybrid falls back to keywords");
+    assert_eq!(
+        res["mode"], "bm25",
+        "without a model hybrid falls back to keywords"
+    );
 
     let line = first["line"].as_u64().unwrap();
-    let passage = invoke(&panel, "preview", json!({ "path": first["path"], "line": line })).unwrap();
-    assert!(passage["start_line"].as_u64().unwrap() <= line && line <= passage["end_line"].as_u64().unwrap());
+    let passage = invoke(
+        &panel,
+        "preview",
+        json!({ "path": first["path"], "line": line }),
+    )
+    .unwrap();
+    assert!(
+        passage["start_line"].as_u64().unwrap() <= line
+            && line <= passage["end_line"].as_u64().unwrap()
+    );
 
     let status = invoke(&panel, "status", json!({})).unwrap();
     assert!(status["notes"].as_u64().unwrap() >= 30, "{status}");
     assert_eq!(status["model_installed"], false);
     assert_eq!(status["root"], f.root.to_string_lossy().as_ref());
-    assert!(status["line"].as_str().unwrap().contains("keywords only"), "{status}");
+    assert!(
+        status["line"].as_str().unwrap().contains("keywords only"),
+        "{status}"
+    );
 }
 
 #[test]
 fn meaning_mode_without_a_model_says_why() {
     let f = fixture();
     let panel = window(&f.app, "panel");
-    let err = invoke(&panel, "search", json!({ "query": "retries", "mode": "semantic" })).unwrap_err();
+    let err = invoke(
+        &panel,
+        "search",
+        json!({ "query": "retries", "mode": "semantic" }),
+    )
+    .unwrap_err();
     assert!(err.as_str().unwrap().contains("model"), "{err}");
 }
 
@@ -110,7 +147,12 @@ fn previews_stay_inside_the_brain() {
     for path in ["../secret.md", "/etc/passwd", "lore/../../secret.md"] {
         let err = invoke(&panel, "preview", json!({ "path": path, "line": 1 })).unwrap_err();
         let text = err.as_str().unwrap();
-        assert!(text.contains("outside the brain") || text.contains("not a markdown") || text.contains("no such note"), "{path}: {text}");
+        assert!(
+            text.contains("outside the brain")
+                || text.contains("not a markdown")
+                || text.contains("no such note"),
+            "{path}: {text}"
+        );
     }
 }
 
@@ -118,6 +160,11 @@ fn previews_stay_inside_the_brain() {
 fn other_windows_get_no_commands() {
     let f = fixture();
     let other = window(&f.app, "other");
-    let err = invoke(&other, "search", json!({ "query": "sqlite", "mode": "hybrid" })).unwrap_err();
+    let err = invoke(
+        &other,
+        "search",
+        json!({ "query": "sqlite", "mode": "hybrid" }),
+    )
+    .unwrap_err();
     assert!(err.as_str().unwrap().contains("not allowed"), "{err}");
 }

@@ -9,9 +9,15 @@ pub const CLI_NAME: &str = "brain";
 
 /// The first executable `brain` found: next to the app's own binary (a bundle that ships
 /// the CLI), then on `path_var` (`PATH`), then in `~/.cargo/bin` (`cargo install`).
-pub fn find(app_exe: Option<&Path>, path_var: Option<&OsStr>, home: Option<&Path>) -> Option<PathBuf> {
+pub fn find(
+    app_exe: Option<&Path>,
+    path_var: Option<&OsStr>,
+    home: Option<&Path>,
+) -> Option<PathBuf> {
     let beside = app_exe.and_then(Path::parent).map(Path::to_path_buf);
-    let on_path = path_var.map(|p| std::env::split_paths(p).collect::<Vec<_>>()).unwrap_or_default();
+    let on_path = path_var
+        .map(|p| std::env::split_paths(p).collect::<Vec<_>>())
+        .unwrap_or_default();
     let cargo = home.map(|h| h.join(".cargo").join("bin"));
     beside
         .into_iter()
@@ -57,7 +63,11 @@ mod tests {
         touch(&home.join(".cargo/bin/brain"), 0o755);
         assert_eq!(find_now(), Some(home.join(".cargo/bin/brain")));
         touch(&bin.join("brain"), 0o644);
-        assert_eq!(find_now(), Some(home.join(".cargo/bin/brain")), "a file that is not executable is skipped");
+        assert_eq!(
+            find_now(),
+            Some(home.join(".cargo/bin/brain")),
+            "a file that is not executable is skipped"
+        );
         touch(&bin.join("brain"), 0o755);
         assert_eq!(find_now(), Some(bin.join("brain")));
         touch(&app.with_file_name("brain"), 0o755);

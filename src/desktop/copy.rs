@@ -43,7 +43,13 @@ mod tests {
 
     #[test]
     fn copies_path_or_link() {
-        assert_eq!(text(CopyKind::Path, "lore/a.md", "/b/lore/a.md"), "/b/lore/a.md");
-        assert_eq!(text(CopyKind::Wikilink, "lore/a.md", "/b/lore/a.md"), "[[lore/a]]");
+        assert_eq!(
+            text(CopyKind::Path, "lore/a.md", "/b/lore/a.md"),
+            "/b/lore/a.md"
+        );
+        assert_eq!(
+            text(CopyKind::Wikilink, "lore/a.md", "/b/lore/a.md"),
+            "[[lore/a]]"
+        );
     }
 }

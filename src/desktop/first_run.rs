@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 /// kept as they are. Returns the folders it created.
 pub fn create_brain(root: &Path) -> Result<Vec<PathBuf>> {
     let mut created = Vec::new();
-    for dir in std::iter::once(root.to_path_buf()).chain(DEFAULT_TYPE_FOLDERS.iter().map(|t| root.join(t))) {
+    for dir in
+        std::iter::once(root.to_path_buf()).chain(DEFAULT_TYPE_FOLDERS.iter().map(|t| root.join(t)))
+    {
         if dir.is_dir() {
             continue;
         }
@@ -28,13 +30,23 @@ pub fn save_root(config_file: &Path, root: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => EXAMPLE_CONFIG.to_string(),
         Err(e) => return Err(Error::io(config_file, e)),
     };
-    let root_str = root.to_str().ok_or_else(|| Error::Config(format!("{}: not valid UTF-8", root.display())))?;
+    let root_str = root
+        .to_str()
+        .ok_or_else(|| Error::Config(format!("{}: not valid UTF-8", root.display())))?;
     let updated = with_root(&text, root_str);
     // Check the edit before writing it: a file the edit could not handle is left alone.
-    let parsed: toml::Table = toml::from_str(&updated)
-        .map_err(|e| Error::Config(format!("{}: could not set root: {}", config_file.display(), e.message())))?;
+    let parsed: toml::Table = toml::from_str(&updated).map_err(|e| {
+        Error::Config(format!(
+            "{}: could not set root: {}",
+            config_file.display(),
+            e.message()
+        ))
+    })?;
     if parsed.get("root").and_then(|v| v.as_str()) != Some(root_str) {
-        return Err(Error::Config(format!("{}: could not set root; edit it by hand", config_file.display())));
+        return Err(Error::Config(format!(
+            "{}: could not set root; edit it by hand",
+            config_file.display()
+        )));
     }
     if let Some(dir) = config_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -48,11 +60,17 @@ fn with_root(text: &str, root: &str) -> String {
     let line = format!("root = {}", toml::Value::String(root.to_string()));
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     // Only keys before the first table header belong to the top level.
-    let top = lines.iter().position(|l| l.trim_start().starts_with('[')).unwrap_or(lines.len());
+    let top = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .unwrap_or(lines.len());
     let is_key = |l: &str, key: &str| l.split_once('=').is_some_and(|(k, _)| k.trim() == key);
     if let Some(i) = lines[..top].iter().position(|l| is_key(l.as_str(), "root")) {
         lines[i] = line;
-    } else if let Some(i) = lines[..top].iter().position(|l| is_key(l.trim_start().trim_start_matches('#'), "root")) {
+    } else if let Some(i) = lines[..top]
+        .iter()
+        .position(|l| is_key(l.trim_start().trim_start_matches('#'), "root"))
+    {
         lines.insert(i + 1, line);
     } else {
         lines.insert(0, line);
@@ -74,7 +92,10 @@ mod tests {
         std::fs::write(root.join("lore/a.md"), "kept").unwrap();
         let created = create_brain(&root).unwrap();
         assert_eq!(created, vec![root.join("idea"), root.join("research-link")]);
-        assert_eq!(std::fs::read_to_string(root.join("lore/a.md")).unwrap(), "kept");
+        assert_eq!(
+            std::fs::read_to_string(root.join("lore/a.md")).unwrap(),
+            "kept"
+        );
         assert!(create_brain(&root).unwrap().is_empty());
     }
 
@@ -84,16 +105,25 @@ mod tests {
         let file = dir.path().join("cfg/brain/config.toml");
         save_root(&file, Path::new("/home/me/My Notes")).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
-        assert!(text.contains("# root = \"~/.brain\"\nroot = \"/home/me/My Notes\"\n"), "{text}");
+        assert!(
+            text.contains("# root = \"~/.brain\"\nroot = \"/home/me/My Notes\"\n"),
+            "{text}"
+        );
         assert!(text.contains("# [app]"), "the rest of the example is kept");
     }
 
     #[test]
     fn replaces_an_existing_root_and_leaves_tables_alone() {
         let text = "# mine\nroot = \"/old\"\nmodel = \"x\"\n\n[app]\nhotkey = \"Alt+B\"\n";
-        assert_eq!(with_root(text, "/new"), "# mine\nroot = \"/new\"\nmodel = \"x\"\n\n[app]\nhotkey = \"Alt+B\"\n");
+        assert_eq!(
+            with_root(text, "/new"),
+            "# mine\nroot = \"/new\"\nmodel = \"x\"\n\n[app]\nhotkey = \"Alt+B\"\n"
+        );
         let tables_only = "[app]\nroot_like = 1\n";
-        assert_eq!(with_root(tables_only, "/n"), "root = \"/n\"\n[app]\nroot_like = 1\n");
+        assert_eq!(
+            with_root(tables_only, "/n"),
+            "root = \"/n\"\n[app]\nroot_like = 1\n"
+        );
     }
 
     #[test]
@@ -112,7 +142,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.toml");
         std::fs::write(&file, "model = \"unterminated\n").unwrap();
-        assert!(matches!(save_root(&file, Path::new("/x")), Err(Error::Config(_))));
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "model = \"unterminated\n");
+        assert!(matches!(
+            save_root(&file, Path::new("/x")),
+            Err(Error::Config(_))
+        ));
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "model = \"unterminated\n"
+        );
     }
 }

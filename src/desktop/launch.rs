@@ -44,7 +44,10 @@ pub struct Launch {
 
 impl Launch {
     fn new(program: &str, args: impl IntoIterator<Item = String>) -> Launch {
-        Launch { program: program.to_string(), args: args.into_iter().collect() }
+        Launch {
+            program: program.to_string(),
+            args: args.into_iter().collect(),
+        }
     }
 }
 
@@ -74,13 +77,20 @@ impl OpenWith {
         }
         if has_url_scheme(s) {
             if !s.contains("{path}") {
-                return Err(Error::Config(format!("app.open_with = {s:?}: a URL template needs {{path}}")));
+                return Err(Error::Config(format!(
+                    "app.open_with = {s:?}: a URL template needs {{path}}"
+                )));
             }
             return Ok(OpenWith::Url(s.to_string()));
         }
         let mut words = split_words(s)?.into_iter();
-        let program = words.next().ok_or_else(|| Error::Config("app.open_with is empty".into()))?;
-        Ok(OpenWith::Command { program, args: words.collect() })
+        let program = words
+            .next()
+            .ok_or_else(|| Error::Config("app.open_with is empty".into()))?;
+        Ok(OpenWith::Command {
+            program,
+            args: words.collect(),
+        })
     }
 }
 
@@ -92,15 +102,17 @@ pub fn open_note(open_with: &OpenWith, note: &Path, platform: Platform) -> Launc
         OpenWith::Command { program, args } => {
             let mut args: Vec<String> = args.clone();
             if args.iter().any(|a| a.contains("{path}")) {
-                args.iter_mut().for_each(|a| *a = a.replace("{path}", &path));
+                args.iter_mut()
+                    .for_each(|a| *a = a.replace("{path}", &path));
             } else {
                 args.push(path.into_owned());
             }
             Launch::new(program, args)
         }
-        OpenWith::Url(template) => {
-            Launch::new(platform.opener(), [template.replace("{path}", &percent_encode(&path))])
-        }
+        OpenWith::Url(template) => Launch::new(
+            platform.opener(),
+            [template.replace("{path}", &percent_encode(&path))],
+        ),
     }
 }
 
@@ -156,10 +168,14 @@ pub fn percent_encode(path: &str) -> String {
 /// `scheme:` at the start, as in RFC 3986 (a letter, then letters, digits, `+`, `-`, `.`),
 /// and more than one letter so that `C:\...` is not taken for a URL.
 fn has_url_scheme(s: &str) -> bool {
-    let Some((scheme, _)) = s.split_once(':') else { return false };
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
     scheme.len() > 1
         && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Splits a command line into words: whitespace separates, quotes group, nothing expands.
@@ -180,7 +196,9 @@ fn split_words(s: &str) -> Result<Vec<String>> {
         }
     }
     if quote.is_some() {
-        return Err(Error::Config(format!("app.open_with = {s:?}: a quote is not closed")));
+        return Err(Error::Config(format!(
+            "app.open_with = {s:?}: a quote is not closed"
+        )));
     }
     words.extend(word);
     Ok(words)
@@ -204,55 +222,96 @@ mod tests {
         );
         assert_eq!(
             OpenWith::parse("subl -w").unwrap(),
-            OpenWith::Command { program: "subl".into(), args: vec!["-w".into()] }
+            OpenWith::Command {
+                program: "subl".into(),
+                args: vec!["-w".into()]
+            }
         );
         assert_eq!(
             OpenWith::parse(r#""/Applications/My Editor.app/bin/ed" --line 'a b'"#).unwrap(),
-            OpenWith::Command { program: "/Applications/My Editor.app/bin/ed".into(), args: vec!["--line".into(), "a b".into()] }
+            OpenWith::Command {
+                program: "/Applications/My Editor.app/bin/ed".into(),
+                args: vec!["--line".into(), "a b".into()]
+            }
         );
-        assert!(OpenWith::parse("obsidian://open").is_err(), "a URL without {{path}} cannot name the note");
+        assert!(
+            OpenWith::parse("obsidian://open").is_err(),
+            "a URL without {{path}} cannot name the note"
+        );
         assert!(OpenWith::parse("code \"unclosed").is_err());
-        assert!(matches!(OpenWith::parse(r"C:\editor.exe").unwrap(), OpenWith::Command { .. }));
+        assert!(matches!(
+            OpenWith::parse(r"C:\editor.exe").unwrap(),
+            OpenWith::Command { .. }
+        ));
     }
 
     #[test]
     fn opens_by_default_with_the_system_opener() {
         let note = Path::new("/b/lore/a b.md");
-        assert_eq!(open_note(&OpenWith::Default, note, Platform::MacOs), launch("open", &["/b/lore/a b.md"]));
-        assert_eq!(open_note(&OpenWith::Default, note, Platform::Freedesktop), launch("xdg-open", &["/b/lore/a b.md"]));
+        assert_eq!(
+            open_note(&OpenWith::Default, note, Platform::MacOs),
+            launch("open", &["/b/lore/a b.md"])
+        );
+        assert_eq!(
+            open_note(&OpenWith::Default, note, Platform::Freedesktop),
+            launch("xdg-open", &["/b/lore/a b.md"])
+        );
     }
 
     #[test]
     fn editor_commands_get_the_path_appended_or_substituted() {
         let note = Path::new("/b/lore/a.md");
         let code = OpenWith::parse("code --reuse-window").unwrap();
-        assert_eq!(open_note(&code, note, Platform::MacOs), launch("code", &["--reuse-window", "/b/lore/a.md"]));
+        assert_eq!(
+            open_note(&code, note, Platform::MacOs),
+            launch("code", &["--reuse-window", "/b/lore/a.md"])
+        );
         let goto = OpenWith::parse("code -g {path}:1").unwrap();
-        assert_eq!(open_note(&goto, note, Platform::Freedesktop), launch("code", &["-g", "/b/lore/a.md:1"]));
+        assert_eq!(
+            open_note(&goto, note, Platform::Freedesktop),
+            launch("code", &["-g", "/b/lore/a.md:1"])
+        );
     }
 
     #[test]
     fn url_templates_get_an_encoded_path() {
         let obsidian = OpenWith::parse("obsidian://open?path={path}").unwrap();
         let l = open_note(&obsidian, Path::new("/b/lore/a b&c.md"), Platform::MacOs);
-        assert_eq!(l, launch("open", &["obsidian://open?path=/b/lore/a%20b%26c.md"]));
+        assert_eq!(
+            l,
+            launch("open", &["obsidian://open?path=/b/lore/a%20b%26c.md"])
+        );
         let l = open_note(&obsidian, Path::new("/b/idée.md"), Platform::Freedesktop);
-        assert_eq!(l, launch("xdg-open", &["obsidian://open?path=/b/id%C3%A9e.md"]));
+        assert_eq!(
+            l,
+            launch("xdg-open", &["obsidian://open?path=/b/id%C3%A9e.md"])
+        );
     }
 
     #[test]
     fn reveals_per_platform() {
         let note = Path::new("/b/lore/a b.md");
-        assert_eq!(reveal(note, Platform::MacOs), vec![launch("open", &["-R", "/b/lore/a b.md"])]);
+        assert_eq!(
+            reveal(note, Platform::MacOs),
+            vec![launch("open", &["-R", "/b/lore/a b.md"])]
+        );
         let linux = reveal(note, Platform::Freedesktop);
         assert_eq!(linux[0].program, "dbus-send");
-        assert!(linux[0].args.contains(&"array:string:file:///b/lore/a%20b.md".to_string()));
+        assert!(linux[0]
+            .args
+            .contains(&"array:string:file:///b/lore/a%20b.md".to_string()));
         assert_eq!(linux[1], launch("xdg-open", &["/b/lore"]));
     }
 
     #[test]
     fn opens_folders() {
-        assert_eq!(open_folder(Path::new("/b"), Platform::MacOs), launch("open", &["/b"]));
-        assert_eq!(open_folder(Path::new("/b"), Platform::Freedesktop), launch("xdg-open", &["/b"]));
+        assert_eq!(
+            open_folder(Path::new("/b"), Platform::MacOs),
+            launch("open", &["/b"])
+        );
+        assert_eq!(
+            open_folder(Path::new("/b"), Platform::Freedesktop),
+            launch("xdg-open", &["/b"])
+        );
     }
 }

@@ -44,7 +44,10 @@ pub fn status_line(status: &Status, activity: &Activity, now: i64) -> String {
         Activity::Embedding { done, total } => parts.push(format!("embedding {done} of {total}")),
         Activity::Downloading { done, total } => parts.push(format!(
             "downloading model {}% ({} of {} MB)",
-            done.saturating_mul(100).checked_div(*total).unwrap_or(0).min(100),
+            done.saturating_mul(100)
+                .checked_div(*total)
+                .unwrap_or(0)
+                .min(100),
             done / 1_000_000,
             total / 1_000_000
         )),
@@ -55,7 +58,10 @@ pub fn status_line(status: &Status, activity: &Activity, now: i64) -> String {
     }
     let embedding = matches!(activity, Activity::Embedding { .. });
     if status.model_installed && status.pending_chunks > 0 && !embedding {
-        parts.push(format!("{} to embed", plural(status.pending_chunks, "passage", "passages")));
+        parts.push(format!(
+            "{} to embed",
+            plural(status.pending_chunks, "passage", "passages")
+        ));
     }
     parts.push(match status.model_installed {
         true => status.model.clone(),
@@ -96,6 +102,7 @@ mod tests {
             last_sync: None,
             model: "nomic-embed-text-v1.5".into(),
             model_installed: true,
+            device: "cpu".into(),
             embedded_with: None,
             recalls: Default::default(),
             backend: None,
@@ -105,26 +112,57 @@ mod tests {
     #[test]
     fn idle_line_has_counts_sync_and_model() {
         let line = status_line(&status(), &Activity::Idle, 1_130);
-        assert_eq!(line, "31 notes · synced 2 min ago · 12 passages to embed · nomic-embed-text-v1.5");
+        assert_eq!(
+            line,
+            "31 notes · synced 2 min ago · 12 passages to embed · nomic-embed-text-v1.5"
+        );
     }
 
     #[test]
     fn without_a_model_it_says_keywords_only() {
-        let s = Status { model_installed: false, notes: 1, last_sync_at: None, ..status() };
-        assert_eq!(status_line(&s, &Activity::Idle, 0), "1 note · not indexed yet · keywords only (no model)");
+        let s = Status {
+            model_installed: false,
+            notes: 1,
+            last_sync_at: None,
+            ..status()
+        };
+        assert_eq!(
+            status_line(&s, &Activity::Idle, 0),
+            "1 note · not indexed yet · keywords only (no model)"
+        );
     }
 
     #[test]
     fn activity_replaces_the_sync_time() {
         let s = status();
-        assert_eq!(status_line(&s, &Activity::Indexing, 0), "31 notes · indexing… · 12 passages to embed · nomic-embed-text-v1.5");
         assert_eq!(
-            status_line(&s, &Activity::Embedding { done: 64, total: 128 }, 0),
+            status_line(&s, &Activity::Indexing, 0),
+            "31 notes · indexing… · 12 passages to embed · nomic-embed-text-v1.5"
+        );
+        assert_eq!(
+            status_line(
+                &s,
+                &Activity::Embedding {
+                    done: 64,
+                    total: 128
+                },
+                0
+            ),
             "31 notes · embedding 64 of 128 · nomic-embed-text-v1.5"
         );
-        let s = Status { model_installed: false, ..status() };
+        let s = Status {
+            model_installed: false,
+            ..status()
+        };
         assert_eq!(
-            status_line(&s, &Activity::Downloading { done: 137_000_000, total: 274_000_000 }, 0),
+            status_line(
+                &s,
+                &Activity::Downloading {
+                    done: 137_000_000,
+                    total: 274_000_000
+                },
+                0
+            ),
             "31 notes · downloading model 50% (137 of 274 MB) · keywords only (no model)"
         );
         assert!(status_line(&s, &Activity::Downloading { done: 5, total: 0 }, 0).contains("0%"));
@@ -132,9 +170,18 @@ mod tests {
 
     #[test]
     fn errors_and_missing_folders_take_the_whole_line() {
-        assert_eq!(status_line(&status(), &Activity::Failed("disk full".into()), 0), "Error: disk full");
-        let s = Status { root_exists: false, ..status() };
-        assert_eq!(status_line(&s, &Activity::Idle, 0), "No brain folder at /home/me/.brain");
+        assert_eq!(
+            status_line(&status(), &Activity::Failed("disk full".into()), 0),
+            "Error: disk full"
+        );
+        let s = Status {
+            root_exists: false,
+            ..status()
+        };
+        assert_eq!(
+            status_line(&s, &Activity::Idle, 0),
+            "No brain folder at /home/me/.brain"
+        );
     }
 
     #[test]

@@ -72,9 +72,17 @@ impl Bert {
             )
         }
         if c.num_attention_heads == 0 || c.hidden_size % c.num_attention_heads != 0 {
-            candle_core::bail!("hidden_size {} is not a multiple of {} heads", c.hidden_size, c.num_attention_heads)
+            candle_core::bail!(
+                "hidden_size {} is not a multiple of {} heads",
+                c.hidden_size,
+                c.num_attention_heads
+            )
         }
-        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") { vb } else { vb.pp("bert") };
+        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+            vb
+        } else {
+            vb.pp("bert")
+        };
         let h = c.hidden_size;
         let emb = vb.pp("embeddings");
         let scale = 1.0 / ((h / c.num_attention_heads) as f64).sqrt();
@@ -98,7 +106,9 @@ impl Bert {
         Ok(Bert {
             word: emb.get((c.vocab_size, h), "word_embeddings.weight")?,
             position: emb.get((c.max_position_embeddings, h), "position_embeddings.weight")?,
-            token_type: emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?.get(0)?,
+            token_type: emb
+                .get((c.type_vocab_size, h), "token_type_embeddings.weight")?
+                .get(0)?,
             emb_norm: LayerNorm::load(&emb, "LayerNorm", h, c.layer_norm_eps)?,
             blocks,
             heads: c.num_attention_heads,
@@ -110,7 +120,8 @@ impl Bert {
     pub fn forward(&self, batch: &Packed) -> Result<Tensor> {
         // Every text is a single segment, so the token type is row 0 for all tokens.
         let x = self.word.index_select(&batch.ids, 0)?;
-        let x = (x + self.position.index_select(&batch.positions, 0)?)?.broadcast_add(&self.token_type)?;
+        let x = (x + self.position.index_select(&batch.positions, 0)?)?
+            .broadcast_add(&self.token_type)?;
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
             x = b.forward(&x, &batch.spans, self.heads, None, ops::gelu)?;

@@ -51,10 +51,20 @@ pub struct Linear {
 
 impl Linear {
     /// Loads `NAME.weight` (`[out, in]`, and `NAME.bias` when `bias`).
-    pub fn load(vb: &VarBuilder, name: &str, out: usize, input: usize, bias: bool) -> Result<Linear> {
+    pub fn load(
+        vb: &VarBuilder,
+        name: &str,
+        out: usize,
+        input: usize,
+        bias: bool,
+    ) -> Result<Linear> {
         let vb = vb.pp(name);
         let weight_t = vb.get((out, input), "weight")?.t()?.contiguous()?;
-        let bias = if bias { Some(vb.get(out, "bias")?) } else { None };
+        let bias = if bias {
+            Some(vb.get(out, "bias")?)
+        } else {
+            None
+        };
         Ok(Linear { weight_t, bias })
     }
 
@@ -77,7 +87,11 @@ impl Linear {
     pub fn outputs(&self, start: usize, len: usize) -> Result<Linear> {
         Ok(Linear {
             weight_t: self.weight_t.narrow(1, start, len)?.contiguous()?,
-            bias: self.bias.as_ref().map(|b| b.narrow(0, start, len)).transpose()?,
+            bias: self
+                .bias
+                .as_ref()
+                .map(|b| b.narrow(0, start, len))
+                .transpose()?,
         })
     }
 }
@@ -86,7 +100,10 @@ impl Linear {
 /// all of them; each part's outputs are scaled by its factor (used to fold attention's
 /// `1/sqrt(d)` into the query projection).
 pub fn fuse(parts: &[(&Linear, f64)]) -> Result<Linear> {
-    let weights = parts.iter().map(|(l, s)| l.weight_t.affine(*s, 0.0)).collect::<Result<Vec<_>>>()?;
+    let weights = parts
+        .iter()
+        .map(|(l, s)| l.weight_t.affine(*s, 0.0))
+        .collect::<Result<Vec<_>>>()?;
     let weight_t = Tensor::cat(&weights, 1)?;
     let bias = if parts.iter().all(|(l, _)| l.bias.is_some()) {
         let biases = parts
@@ -115,7 +132,11 @@ impl LayerNorm {
             (Ok(w), Ok(b)) => (w, b),
             _ => (vb.get(size, "gamma")?, vb.get(size, "beta")?),
         };
-        Ok(LayerNorm { weight, bias, eps: eps as f32 })
+        Ok(LayerNorm {
+            weight,
+            bias,
+            eps: eps as f32,
+        })
     }
 
     /// Applies the norm.
@@ -133,11 +154,18 @@ pub struct Rotary {
 impl Rotary {
     /// Tables for `positions` positions of a `dim`-wide rotary embedding.
     pub fn new(dim: usize, positions: usize, base: f64, device: &Device) -> Result<Rotary> {
-        let inv_freq: Vec<f32> = (0..dim / 2).map(|i| (1.0 / base.powf(2.0 * i as f64 / dim as f64)) as f32).collect();
+        let inv_freq: Vec<f32> = (0..dim / 2)
+            .map(|i| (1.0 / base.powf(2.0 * i as f64 / dim as f64)) as f32)
+            .collect();
         let inv_freq = Tensor::from_vec(inv_freq, (1, dim / 2), device)?;
-        let t = Tensor::arange(0u32, positions as u32, device)?.to_dtype(DType::F32)?.reshape((positions, 1))?;
+        let t = Tensor::arange(0u32, positions as u32, device)?
+            .to_dtype(DType::F32)?
+            .reshape((positions, 1))?;
         let freqs = t.matmul(&inv_freq)?;
-        Ok(Rotary { cos: freqs.cos()?, sin: freqs.sin()? })
+        Ok(Rotary {
+            cos: freqs.cos()?,
+            sin: freqs.sin()?,
+        })
     }
 
     /// Rotates `[heads, len, head_dim]` (GPT-NeoX style: halves, not interleaved pairs).
@@ -170,7 +198,14 @@ pub struct Block {
 impl Block {
     /// Assembles a block: `qkv` fused with the query pre-scaled, `up` (for SwiGLU) with value
     /// and gate fused.
-    pub fn new(qkv: Linear, out: Linear, norm1: LayerNorm, up: Linear, down: Linear, norm2: LayerNorm) -> Result<Block> {
+    pub fn new(
+        qkv: Linear,
+        out: Linear,
+        norm1: LayerNorm,
+        up: Linear,
+        down: Linear,
+        norm2: LayerNorm,
+    ) -> Result<Block> {
         let fused = if qkv.weight_t.device().is_cpu() {
             Some((
                 ops::ResidualNorm::new(out.bias.as_ref(), &norm1.weight, &norm1.bias, norm1.eps)?,
@@ -179,7 +214,15 @@ impl Block {
         } else {
             None
         };
-        Ok(Block { qkv, out, norm1, up, down, norm2, fused })
+        Ok(Block {
+            qkv,
+            out,
+            norm1,
+            up,
+            down,
+            norm2,
+            fused,
+        })
     }
 
     /// Runs the block over packed texts.
@@ -205,13 +248,21 @@ impl Block {
 
 /// Self-attention over packed texts: `qkv` is `[tokens, 3 * hidden]` (query already scaled
 /// by `1/sqrt(head_dim)`); returns the attended values, `[tokens, hidden]`.
-pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: Option<&Rotary>) -> Result<Tensor> {
+pub fn attention(
+    qkv: &Tensor,
+    spans: &[(usize, usize)],
+    heads: usize,
+    rotary: Option<&Rotary>,
+) -> Result<Tensor> {
     let hidden = qkv.dim(D::Minus1)? / 3;
     let head_dim = hidden / heads;
     let one = |&(start, len): &(usize, usize)| -> Result<Tensor> {
         // [len, 3, heads, head_dim] -> [3, heads, len, head_dim]
-        let part =
-            qkv.narrow(0, start, len)?.reshape((len, 3, heads, head_dim))?.permute((1, 2, 0, 3))?.contiguous()?;
+        let part = qkv
+            .narrow(0, start, len)?
+            .reshape((len, 3, heads, head_dim))?
+            .permute((1, 2, 0, 3))?
+            .contiguous()?;
         let (mut q, mut k, v) = (part.get(0)?, part.get(1)?, part.get(2)?);
         if let Some(r) = rotary {
             q = r.apply(&q)?;
@@ -237,7 +288,10 @@ mod tests {
     fn packing_lays_texts_end_to_end() {
         let p = Packed::new(&[vec![5, 6, 7], vec![8], vec![9, 10]], &Device::Cpu).unwrap();
         assert_eq!(p.spans, vec![(0, 3), (3, 1), (4, 2)]);
-        assert_eq!(p.positions.to_vec1::<u32>().unwrap(), vec![0, 1, 2, 0, 0, 1]);
+        assert_eq!(
+            p.positions.to_vec1::<u32>().unwrap(),
+            vec![0, 1, 2, 0, 0, 1]
+        );
     }
 
     #[test]
@@ -247,7 +301,12 @@ mod tests {
         let rot = Rotary::new(4, 16, 1000.0, &dev).unwrap();
         let both = attention(&qkv, &[(0, 4), (4, 3)], 2, Some(&rot)).unwrap();
         let first = attention(&qkv.narrow(0, 0, 4).unwrap(), &[(0, 4)], 2, Some(&rot)).unwrap();
-        let diff = (both.narrow(0, 0, 4).unwrap() - first).unwrap().abs().unwrap().max_all().unwrap();
+        let diff = (both.narrow(0, 0, 4).unwrap() - first)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap();
         assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
     }
 }

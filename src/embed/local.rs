@@ -69,34 +69,52 @@ impl LocalEmbedder {
     pub fn from_files(spec: Spec, files: Files<'_>) -> Result<LocalEmbedder> {
         let device = device::select();
         let fail = |what: &str, e: &dyn std::fmt::Display| {
-            Error::Model(crate::model::ModelError::Load { model: spec.name.clone(), reason: format!("{what}: {e}") })
+            Error::Model(crate::model::ModelError::Load {
+                model: spec.name.clone(),
+                reason: format!("{what}: {e}"),
+            })
         };
         let vb = VarBuilder::from_slice_safetensors(files.weights, DType::F32, &device)
             .map_err(|e| fail("model.safetensors", &e))?;
         keep_freed_memory();
         let (encoder, hidden, max_positions, widest) = match spec.architecture {
             Architecture::Bert => {
-                let c: bert::Config = serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
+                let c: bert::Config =
+                    serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
                 let m = Bert::load(vb, &c).map_err(|e| fail("model.safetensors", &e))?;
                 let max = m.max_positions;
                 (Encoder::Bert(m), c.hidden_size, max, c.intermediate_size)
             }
             Architecture::NomicBert => {
-                let c: nomic::Config = serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
-                let m = NomicBert::load(vb, &c, spec.max_tokens).map_err(|e| fail("model.safetensors", &e))?;
+                let c: nomic::Config =
+                    serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
+                let m = NomicBert::load(vb, &c, spec.max_tokens)
+                    .map_err(|e| fail("model.safetensors", &e))?;
                 let max = m.max_positions();
                 (Encoder::Nomic(m), c.n_embd, max, 2 * c.n_inner)
             }
         };
-        let batch_tokens = (BATCH_VALUES / widest.max(1)).clamp(max_positions.min(spec.max_tokens), 4096);
+        let batch_tokens =
+            (BATCH_VALUES / widest.max(1)).clamp(max_positions.min(spec.max_tokens), 4096);
         if let Some(d) = spec.truncate_to {
             if d == 0 || d > hidden {
-                return Err(Error::InvalidInput(format!("dimension {d} is outside 1..={hidden} for {}", spec.name)));
+                return Err(Error::InvalidInput(format!(
+                    "dimension {d} is outside 1..={hidden} for {}",
+                    spec.name
+                )));
             }
         }
-        let tokenizer = TextTokenizer::from_bytes(files.tokenizer, spec.max_tokens.min(max_positions))
-            .map_err(|e| fail("tokenizer.json", &e))?;
-        Ok(LocalEmbedder { spec, hidden, device, tokenizer, encoder, batch_tokens })
+        let tokenizer =
+            TextTokenizer::from_bytes(files.tokenizer, spec.max_tokens.min(max_positions))
+                .map_err(|e| fail("tokenizer.json", &e))?;
+        Ok(LocalEmbedder {
+            spec,
+            hidden,
+            device,
+            tokenizer,
+            encoder,
+            batch_tokens,
+        })
     }
 
     /// Embeds texts exactly as given (prefixes already applied), in input order.
@@ -111,7 +129,9 @@ impl LocalEmbedder {
         while start < order.len() {
             let mut end = start;
             let mut tokens = 0;
-            while end < order.len() && (end == start || tokens + ids[order[end]].len() <= self.batch_tokens) {
+            while end < order.len()
+                && (end == start || tokens + ids[order[end]].len() <= self.batch_tokens)
+            {
                 tokens += ids[order[end]].len();
                 end += 1;
             }
@@ -145,14 +165,21 @@ impl LocalEmbedder {
             let zeros = Tensor::zeros(self.hidden, DType::F32, &self.device)?;
             pooled = candle_nn::ops::layer_norm(&pooled, &ones, &zeros, 1e-5)?.narrow(1, 0, d)?;
         }
-        let norm = pooled.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        let norm = pooled
+            .sqr()?
+            .sum_keepdim(1)?
+            .sqrt()?
+            .clamp(1e-12, f64::MAX)?;
         pooled.broadcast_div(&norm)?.to_vec2::<f32>()
     }
 
     /// The encoder's output for each token of `text` (no prefix added, special tokens
     /// included), `[tokens][hidden]`: for checking against reference implementations.
     pub fn token_vectors(&self, text: &str) -> Result<Vec<Vec<f32>>> {
-        let ids = self.tokenizer.encode(&[text.to_string()]).map_err(Error::Embed)?;
+        let ids = self
+            .tokenizer
+            .encode(&[text.to_string()])
+            .map_err(Error::Embed)?;
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let packed = Packed::new(&ids, &self.device)?;
             match &self.encoder {
@@ -203,12 +230,16 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let texts: Vec<String> = texts.iter().map(|t| format!("{}{t}", self.spec.document_prefix)).collect();
+        let texts: Vec<String> = texts
+            .iter()
+            .map(|t| format!("{}{t}", self.spec.document_prefix))
+            .collect();
         self.embed_raw(&texts)
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut v = self.embed_raw(&[format!("{}{text}", self.spec.query_prefix)])?;
-        v.pop().ok_or_else(|| Error::Embed("no vector returned".into()))
+        v.pop()
+            .ok_or_else(|| Error::Embed("no vector returned".into()))
     }
 }

@@ -104,9 +104,17 @@ impl NomicBert {
             )
         }
         if c.n_head == 0 || c.n_embd % c.n_head != 0 || (c.n_embd / c.n_head) % 2 != 0 {
-            candle_core::bail!("n_embd {} does not split into {} even-sized heads", c.n_embd, c.n_head)
+            candle_core::bail!(
+                "n_embd {} does not split into {} even-sized heads",
+                c.n_embd,
+                c.n_head
+            )
         }
-        let vb = if vb.contains_tensor("emb_ln.weight") { vb } else { vb.pp("nomic_bert") };
+        let vb = if vb.contains_tensor("emb_ln.weight") {
+            vb
+        } else {
+            vb.pp("nomic_bert")
+        };
         let h = c.n_embd;
         let head_dim = h / c.n_head;
         let scale = 1.0 / (head_dim as f64).sqrt();
@@ -130,7 +138,10 @@ impl NomicBert {
             .collect::<Result<Vec<_>>>()?;
         let emb = vb.pp("embeddings");
         let token_type = if c.type_vocab_size > 0 {
-            Some(emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?.get(0)?)
+            Some(
+                emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?
+                    .get(0)?,
+            )
         } else {
             None
         };
@@ -139,7 +150,12 @@ impl NomicBert {
             token_type,
             emb_norm: LayerNorm::load(&vb, "emb_ln", h, c.layer_norm_epsilon)?,
             blocks,
-            rotary: Rotary::new(head_dim, max_len.min(c.n_positions), c.rotary_emb_base, vb.device())?,
+            rotary: Rotary::new(
+                head_dim,
+                max_len.min(c.n_positions),
+                c.rotary_emb_base,
+                vb.device(),
+            )?,
             heads: c.n_head,
         })
     }
@@ -157,7 +173,13 @@ impl NomicBert {
         }
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
-            x = b.forward(&x, &batch.spans, self.heads, Some(&self.rotary), ops::swiglu)?;
+            x = b.forward(
+                &x,
+                &batch.spans,
+                self.heads,
+                Some(&self.rotary),
+                ops::swiglu,
+            )?;
         }
         Ok(x)
     }

@@ -56,7 +56,12 @@ pub struct ResidualNorm {
 
 impl ResidualNorm {
     /// The fused op for a linear layer's `bias` followed by a layer norm.
-    pub fn new(bias: Option<&Tensor>, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<ResidualNorm> {
+    pub fn new(
+        bias: Option<&Tensor>,
+        gamma: &Tensor,
+        beta: &Tensor,
+        eps: f32,
+    ) -> Result<ResidualNorm> {
         Ok(ResidualNorm {
             bias: bias.map(|b| b.to_vec1::<f32>()).transpose()?,
             gamma: gamma.to_vec1()?,
@@ -77,31 +82,46 @@ impl InplaceOp2 for ResidualNorm {
         "brain-residual-norm"
     }
 
-    fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<()> {
+    fn cpu_fwd(
+        &self,
+        s1: &mut CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<()> {
         let n = self.gamma.len();
         if l1.shape() != l2.shape() || l1.shape().dims().last() != Some(&n) {
-            candle_core::bail!("residual-norm: shapes {:?} and {:?} do not fit width {n}", l1.shape(), l2.shape())
+            candle_core::bail!(
+                "residual-norm: shapes {:?} and {:?} do not fit width {n}",
+                l1.shape(),
+                l2.shape()
+            )
         }
-        let (Some((a0, a1)), Some((b0, b1))) = (l1.contiguous_offsets(), l2.contiguous_offsets()) else {
+        let (Some((a0, a1)), Some((b0, b1))) = (l1.contiguous_offsets(), l2.contiguous_offsets())
+        else {
             candle_core::bail!("residual-norm: inputs must be contiguous")
         };
         let residual = &s2.as_slice::<f32>()?[b0..b1];
-        let CpuStorage::F32(y) = s1 else { candle_core::bail!("residual-norm: f32 only") };
+        let CpuStorage::F32(y) = s1 else {
+            candle_core::bail!("residual-norm: f32 only")
+        };
         let y = &mut y[a0..a1];
-        y.par_chunks_mut(n).zip(residual.par_chunks(n)).for_each(|(row, res)| {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx2,fma")]
-                unsafe fn wide(op: &ResidualNorm, row: &mut [f32], res: &[f32]) {
-                    op.row(row, res)
+        y.par_chunks_mut(n)
+            .zip(residual.par_chunks(n))
+            .for_each(|(row, res)| {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx512f,avx2,fma")]
+                    unsafe fn wide(op: &ResidualNorm, row: &mut [f32], res: &[f32]) {
+                        op.row(row, res)
+                    }
+                    if std::is_x86_feature_detected!("avx512f") {
+                        // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
+                        return unsafe { wide(self, row, res) };
+                    }
                 }
-                if std::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
-                    return unsafe { wide(self, row, res) };
-                }
-            }
-            self.row(row, res)
-        });
+                self.row(row, res)
+            });
         Ok(())
     }
 }
@@ -110,7 +130,11 @@ impl ResidualNorm {
     #[inline(always)]
     fn row(&self, row: &mut [f32], res: &[f32]) {
         match &self.bias {
-            Some(b) => row.iter_mut().zip(res).zip(b).for_each(|((y, r), b)| *y += r + b),
+            Some(b) => row
+                .iter_mut()
+                .zip(res)
+                .zip(b)
+                .for_each(|((y, r), b)| *y += r + b),
             None => row.iter_mut().zip(res).for_each(|(y, r)| *y += r),
         }
         let n = row.len() as f32;
@@ -122,7 +146,13 @@ impl ResidualNorm {
                 *p += (v - mean) * (v - mean);
             }
         }
-        let var = (partial.iter().sum::<f32>() + chunks.remainder().iter().map(|v| (v - mean) * (v - mean)).sum::<f32>()) / n;
+        let var = (partial.iter().sum::<f32>()
+            + chunks
+                .remainder()
+                .iter()
+                .map(|v| (v - mean) * (v - mean))
+                .sum::<f32>())
+            / n;
         let inv = 1.0 / (var + self.eps).sqrt();
         for ((y, g), b) in row.iter_mut().zip(&self.gamma).zip(&self.beta) {
             *y = (*y - mean) * inv * g + b;
@@ -143,8 +173,14 @@ fn sum(v: &[f32]) -> f32 {
     partial.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
 }
 
-fn contiguous_f32_mut<'a>(storage: &'a mut CpuStorage, layout: &Layout, op: &str) -> Result<&'a mut [f32]> {
-    let Some((start, end)) = layout.contiguous_offsets() else { candle_core::bail!("{op}: input must be contiguous") };
+fn contiguous_f32_mut<'a>(
+    storage: &'a mut CpuStorage,
+    layout: &Layout,
+    op: &str,
+) -> Result<&'a mut [f32]> {
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{op}: input must be contiguous")
+    };
     match storage {
         CpuStorage::F32(v) => Ok(&mut v[start..end]),
         _ => candle_core::bail!("{op}: f32 only"),
@@ -195,7 +231,8 @@ impl InplaceOp1 for Gelu {
 
     fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
         let data = contiguous_f32_mut(storage, layout, "gelu")?;
-        data.par_chunks_mut(CHUNK).for_each(|d| dispatch!(gelu_kernel(d)));
+        data.par_chunks_mut(CHUNK)
+            .for_each(|d| dispatch!(gelu_kernel(d)));
         Ok(())
     }
 }
@@ -217,13 +254,17 @@ impl CustomOp1 for SwiGlu {
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
         let src = contiguous_f32(storage, layout, "swiglu")?;
         let dims = layout.shape().dims();
-        let Some((&last, lead)) = dims.split_last() else { candle_core::bail!("swiglu: scalar input") };
+        let Some((&last, lead)) = dims.split_last() else {
+            candle_core::bail!("swiglu: scalar input")
+        };
         if last % 2 != 0 {
             candle_core::bail!("swiglu: last dimension {last} is odd")
         }
         let n = last / 2;
         let mut dst = vec![0f32; src.len() / 2];
-        dst.par_chunks_mut(n).zip(src.par_chunks(last)).for_each(|(d, row)| dispatch!(swiglu_kernel(d, row)));
+        dst.par_chunks_mut(n)
+            .zip(src.par_chunks(last))
+            .for_each(|(d, row)| dispatch!(swiglu_kernel(d, row)));
         let mut out = lead.to_vec();
         out.push(n);
         Ok((CpuStorage::F32(dst), Shape::from(out)))
@@ -290,7 +331,9 @@ fn exp(x: f32) -> f32 {
     let p = 1.0
         + r * (1.0
             + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
     p * f32::from_bits(((k as i32 + 127) as u32) << 23)
 }
 
@@ -299,7 +342,13 @@ fn exp(x: f32) -> f32 {
 #[inline(always)]
 fn erf(x: f32) -> f32 {
     const P: f32 = 0.327_591_1;
-    const A: [f32; 5] = [0.254_829_6, -0.284_496_74, 1.421_413_8, -1.453_152_1, 1.061_405_4];
+    const A: [f32; 5] = [
+        0.254_829_6,
+        -0.284_496_74,
+        1.421_413_8,
+        -1.453_152_1,
+        1.061_405_4,
+    ];
     let ax = x.abs();
     let t = 1.0 / (1.0 + P * ax);
     let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
@@ -313,7 +362,14 @@ mod tests {
     use candle_core::Device;
 
     fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
-        (a - b).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap()
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
     }
 
     #[test]
@@ -321,7 +377,10 @@ mod tests {
         let mut x = -87.0f32;
         while x < 88.0 {
             let (ours, std) = (exp(x), x.exp());
-            assert!(((ours - std) / std).abs() < 4e-7, "exp({x}) = {ours}, std {std}");
+            assert!(
+                ((ours - std) / std).abs() < 4e-7,
+                "exp({x}) = {ours}, std {std}"
+            );
             x += 0.013;
         }
         assert_eq!(exp(-1000.0), exp(-87.0));
@@ -331,14 +390,27 @@ mod tests {
     #[test]
     fn erf_is_accurate() {
         // Reference values of erf to 9 digits.
-        for (x, want) in [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (4.0, 0.999_999_98)] {
-            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {} want {want}", erf(x));
+        for (x, want) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (4.0, 0.999_999_98),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 3e-7,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
         }
     }
 
     #[test]
     fn parallel_ops_match_candle() {
-        let x = Tensor::arange(-50_000f32, 50_000f32, &Device::Cpu).unwrap().affine(1e-4, 0.0).unwrap();
+        let x = Tensor::arange(-50_000f32, 50_000f32, &Device::Cpu)
+            .unwrap()
+            .affine(1e-4, 0.0)
+            .unwrap();
         let x = x.reshape((100, 1000)).unwrap();
         assert!(max_diff(&gelu(&x.copy().unwrap()).unwrap(), &x.gelu_erf().unwrap()) < 1e-6);
 
@@ -347,19 +419,31 @@ mod tests {
         let theirs = (value * candle_nn::ops::silu(&gate).unwrap()).unwrap();
         let ours = swiglu(&x).unwrap();
         assert_eq!(ours.dims(), &[100, 500]);
-        assert!(max_diff(&ours, &theirs) < 1e-5, "values reach 25: a few f32 roundings");
+        assert!(
+            max_diff(&ours, &theirs) < 1e-5,
+            "values reach 25: a few f32 roundings"
+        );
 
         let scores = Tensor::randn(0f32, 4.0, (3, 7, 37), &Device::Cpu).unwrap();
         let want = candle_nn::ops::softmax_last_dim(&scores).unwrap();
         assert!(max_diff(&softmax(&scores.copy().unwrap()).unwrap(), &want) < 1e-6);
 
-        let (y, res) = (Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap(), Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap());
+        let (y, res) = (
+            Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap(),
+            Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap(),
+        );
         let (bias, gamma, beta) = (
             Tensor::randn(0f32, 1.0, 40, &Device::Cpu).unwrap(),
             Tensor::randn(1f32, 0.1, 40, &Device::Cpu).unwrap(),
             Tensor::randn(0f32, 0.1, 40, &Device::Cpu).unwrap(),
         );
-        let want = candle_nn::ops::layer_norm(&(y.broadcast_add(&bias).unwrap() + &res).unwrap(), &gamma, &beta, 1e-12).unwrap();
+        let want = candle_nn::ops::layer_norm(
+            &(y.broadcast_add(&bias).unwrap() + &res).unwrap(),
+            &gamma,
+            &beta,
+            1e-12,
+        )
+        .unwrap();
         let op = ResidualNorm::new(Some(&bias), &gamma, &beta, 1e-12).unwrap();
         assert!(max_diff(&op.apply(y.copy().unwrap(), &res).unwrap(), &want) < 1e-5);
     }
