@@ -52,7 +52,11 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("bm25");
-    for query in ["git commit", "how do i undo the last commit", "compress files into an archive"] {
+    for query in [
+        "git commit",
+        "how do i undo the last commit",
+        "compress files into an archive",
+    ] {
         let mut req = SearchRequest::new(query);
         req.mode = Mode::Bm25;
         req.sync = false;

@@ -16,8 +16,14 @@ pub const DEFAULT_MODEL: &str = "nomic-embed-text-v1.5";
 
 /// Files and folders that hold no notes in the original layout, skipped unless configured
 /// otherwise. Gitignore syntax: a trailing `/` means a folder of that name anywhere.
-pub const DEFAULT_EXCLUDE: &[&str] =
-    &["INDEX.md", "SCHEMA.md", "README.md", "MEMORY.md", "raw/", "attachments/"];
+pub const DEFAULT_EXCLUDE: &[&str] = &[
+    "INDEX.md",
+    "SCHEMA.md",
+    "README.md",
+    "MEMORY.md",
+    "raw/",
+    "attachments/",
+];
 
 /// The folders `brain install` and the app create in a new brain.
 pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "research-link"];
@@ -50,7 +56,10 @@ pub struct AppSettings {
 
 impl Default for AppSettings {
     fn default() -> Self {
-        AppSettings { hotkey: "Alt+Space".into(), open_with: "default".into() }
+        AppSettings {
+            hotkey: "Alt+Space".into(),
+            open_with: "default".into(),
+        }
     }
 }
 
@@ -89,11 +98,14 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let file_path = Config::file_path();
+        let file_path = config_file_path();
         let (file, config_file) = match &file_path {
             Some(p) if p.is_file() => (read_file_config(p)?, Some(p.clone())),
             Some(p) if env("BRAIN_CONFIG").is_some() => {
-                return Err(Error::Config(format!("BRAIN_CONFIG names {}, which is not a file", p.display())))
+                return Err(Error::Config(format!(
+                    "BRAIN_CONFIG names {}, which is not a file",
+                    p.display()
+                )))
             }
             _ => (FileConfig::default(), None),
         };
@@ -115,25 +127,21 @@ impl Config {
             .or_else(|| env("BRAIN_MODEL").and_then(|v| v.into_string().ok()))
             .or(file.model)
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let max_file_bytes = file.max_file_mb.map(|mb| mb * 1024 * 1024).unwrap_or(DEFAULT_MAX_FILE_BYTES);
+        let max_file_bytes = file
+            .max_file_mb
+            .map(|mb| mb * 1024 * 1024)
+            .unwrap_or(DEFAULT_MAX_FILE_BYTES);
         Ok(Config {
             root: absolute(&expand_tilde(&root))?,
             data_dir: absolute(&expand_tilde(&data_dir))?,
             model,
-            exclude: file.exclude.unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
+            exclude: file
+                .exclude
+                .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
             max_file_bytes,
             app: file.app.unwrap_or_default(),
             config_file,
         })
-    }
-
-    /// Where the config file is read from, whether or not it exists: `BRAIN_CONFIG`, else
-    /// `config.toml` in the platform config dir's `brain` folder. `None` without a home folder.
-    pub fn file_path() -> Option<PathBuf> {
-        match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
-            Some(p) => Some(PathBuf::from(p)),
-            None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
-        }
     }
 
     /// A config for `root` with every other setting at its default and data under `data_dir`:
@@ -157,9 +165,16 @@ impl Config {
         let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
         let name: String = canonical
             .file_name()
-            .map(|n| n.to_string_lossy().chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect())
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() { c } else { '_' })
+                    .collect()
+            })
             .unwrap_or_else(|| "root".into());
-        self.data_dir.join("indexes").join(format!("{name}-{}", &hex::encode(digest)[..12]))
+        self.data_dir
+            .join("indexes")
+            .join(format!("{name}-{}", &hex::encode(digest)[..12]))
     }
 
     /// The SQLite index file for this root.
@@ -178,6 +193,15 @@ impl Config {
     }
 }
 
+/// The config file to read (and the one the app writes): `BRAIN_CONFIG`, else
+/// `config.toml` in the platform config dir's `brain/` folder. `None` without a home folder.
+pub fn config_file_path() -> Option<PathBuf> {
+    match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
+    }
+}
+
 fn read_file_config(path: &Path) -> Result<FileConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     toml::from_str(&text).map_err(|e| {
@@ -189,7 +213,9 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
 /// Expands a leading `~` to the home folder.
 pub fn expand_tilde(path: &Path) -> PathBuf {
     match path.strip_prefix("~") {
-        Ok(rest) => dirs::home_dir().map(|h| h.join(rest)).unwrap_or_else(|| path.to_path_buf()),
+        Ok(rest) => dirs::home_dir()
+            .map(|h| h.join(rest))
+            .unwrap_or_else(|| path.to_path_buf()),
         Err(_) => path.to_path_buf(),
     }
 }
@@ -214,7 +240,10 @@ mod tests {
     #[test]
     fn example_config_parses() {
         let parsed: FileConfig = toml::from_str(EXAMPLE_CONFIG).unwrap();
-        assert!(parsed.root.is_none(), "the example must leave every setting commented out");
+        assert!(
+            parsed.root.is_none(),
+            "the example must leave every setting commented out"
+        );
     }
 
     #[test]
@@ -222,7 +251,11 @@ mod tests {
         let a = Config::for_root("/tmp/a/notes", "/data").index_dir();
         let b = Config::for_root("/tmp/b/notes", "/data").index_dir();
         assert_ne!(a, b);
-        assert!(a.file_name().unwrap().to_string_lossy().starts_with("notes-"));
+        assert!(a
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("notes-"));
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub struct Status {
     pub model: String,
     /// Whether its files are installed.
     pub model_installed: bool,
+    /// Where the model runs (`cpu`, `metal`, `cuda:0`).
+    pub device: String,
     /// The model the stored vectors belong to.
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
@@ -117,7 +119,11 @@ impl Engine {
     /// missing: `status` still works, and `sync` says what is wrong.
     pub fn open(config: Config) -> Result<Engine> {
         let index = Index::open(&config.index_path())?;
-        Ok(Engine { config, index, semantic: Mutex::new(SemanticCache::default()) })
+        Ok(Engine {
+            config,
+            index,
+            semantic: Mutex::new(SemanticCache::default()),
+        })
     }
 
     /// The settings this engine was opened with.
@@ -160,17 +166,25 @@ impl Engine {
     /// [`Engine::embed_pending`], embedding at most `max` passages and reporting
     /// `(done, total)` after every committed batch; returning `false` from `progress` stops
     /// after that batch (what a backend that is shutting down does).
-    pub fn embed_pending_with(&self, max: usize, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<EmbedReport> {
+    pub fn embed_pending_with(
+        &self,
+        max: usize,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<EmbedReport> {
         let started = Instant::now();
         let Some(embedder) = self.embedder()? else {
             let conn = self.index.conn()?;
             let pending = vectors::pending_count(&conn).map_err(|e| self.index.err(e))?;
-            return Ok(EmbedReport { pending, ..Default::default() });
+            return Ok(EmbedReport {
+                pending,
+                ..Default::default()
+            });
         };
         let reembedded_all = {
             let mut w = self.index.writer()?;
             let tx = w.conn.transaction().map_err(|e| self.index.err(e))?;
-            let cleared = vectors::claim_for_model(&tx, embedder.name(), embedder.dim()).map_err(|e| self.index.err(e))?;
+            let cleared = vectors::claim_for_model(&tx, embedder.name(), embedder.dim())
+                .map_err(|e| self.index.err(e))?;
             tx.commit().map_err(|e| self.index.err(e))?;
             cleared
         };
@@ -186,7 +200,10 @@ impl Engine {
             let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
             let vecs = embedder.embed_documents(&texts)?;
             if vecs.len() != batch.len() || vecs.iter().any(|v| v.len() != embedder.dim()) {
-                return Err(Error::Embed(format!("{} returned vectors of the wrong shape", embedder.name())));
+                return Err(Error::Embed(format!(
+                    "{} returned vectors of the wrong shape",
+                    embedder.name()
+                )));
             }
             let hashes: Vec<Vec<u8>> = batch.into_iter().map(|p| p.hash).collect();
             let mut w = self.index.writer()?;
@@ -227,24 +244,38 @@ impl Engine {
 
         let semantic = match req.mode {
             Mode::Bm25 => None,
-            Mode::Hybrid | Mode::Semantic => match self.semantic_ready(&conn, req.sync, &mut notices)? {
-                Some(ready) => Some(ready),
-                None if req.mode == Mode::Semantic => {
-                    return Err(Error::InvalidInput(format!(
-                        "--mode semantic needs the embedding model: {}",
-                        notices.join("; ").trim_start_matches("semantic search off: ")
-                    )))
+            Mode::Hybrid | Mode::Semantic => {
+                match self.semantic_ready(&conn, req.sync, &mut notices)? {
+                    Some(ready) => Some(ready),
+                    None if req.mode == Mode::Semantic => {
+                        return Err(Error::InvalidInput(format!(
+                            "--mode semantic needs the embedding model: {}",
+                            notices
+                                .join("; ")
+                                .trim_start_matches("semantic search off: ")
+                        )))
+                    }
+                    None => None,
                 }
-                None => None,
-            },
+            }
         };
-        let mode = if semantic.is_some() { req.mode } else { Mode::Bm25 };
+        let mode = if semantic.is_some() {
+            req.mode
+        } else {
+            Mode::Bm25
+        };
         // One read transaction, so every query below sees the same committed state even while
         // a sync commits batches that replace notes underneath. (Inline embedding, a write,
         // happened above, before it.)
-        let snapshot = conn.unchecked_transaction().map_err(|e| self.index.err(e))?;
+        let snapshot = conn
+            .unchecked_transaction()
+            .map_err(|e| self.index.err(e))?;
         let conn: &Connection = &snapshot;
-        let pool = if mode == Mode::Hybrid { (4 * req.top).max(50) } else { req.top };
+        let pool = if mode == Mode::Hybrid {
+            (4 * req.top).max(50)
+        } else {
+            req.top
+        };
 
         let bm25_hits = match mode {
             Mode::Semantic => Vec::new(),
@@ -297,7 +328,9 @@ impl Engine {
                         score: f.score,
                         bm25_rank: f.bm25_rank,
                         sem_rank: f.sem_rank,
-                        chunk: f.chunk_id.filter(|_| f.sem_rank.unwrap_or(u32::MAX) <= f.bm25_rank.unwrap_or(u32::MAX)),
+                        chunk: f.chunk_id.filter(|_| {
+                            f.sem_rank.unwrap_or(u32::MAX) <= f.bm25_rank.unwrap_or(u32::MAX)
+                        }),
                     })
                     .collect()
             }
@@ -324,10 +357,17 @@ impl Engine {
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
-        let recall_id =
-            recall::record(&conn, text, mode.as_str(), &filters, &paths, took).map_err(|e| self.index.err(e))?;
+        let recall_id = recall::record(&conn, text, mode.as_str(), &filters, &paths, took)
+            .map_err(|e| self.index.err(e))?;
         let notice = (!notices.is_empty()).then(|| notices.join("; "));
-        Ok(SearchResponse { query: req.query.clone(), mode, results, recall_id, notice, explain })
+        Ok(SearchResponse {
+            query: req.query.clone(),
+            mode,
+            results,
+            recall_id,
+            notice,
+            explain,
+        })
     }
 
     /// Reads a note, or the lines around a hit, from the brain folder (never outside it).
@@ -338,20 +378,33 @@ impl Engine {
     /// Counts and paths for `brain status`.
     pub fn status(&self) -> Result<Status> {
         let conn = self.index.conn()?;
-        let q = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(|e| self.index.err(e));
+        let q = |sql: &str| {
+            conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map_err(|e| self.index.err(e))
+        };
         let notes = q("SELECT COUNT(*) FROM notes")? as u64;
         let chunks = q("SELECT COUNT(*) FROM chunks")? as u64;
         let mut types = Counts::new();
-        let mut stmt = conn.prepare("SELECT type, COUNT(*) FROM notes GROUP BY type").map_err(|e| self.index.err(e))?;
+        let mut stmt = conn
+            .prepare("SELECT type, COUNT(*) FROM notes GROUP BY type")
+            .map_err(|e| self.index.err(e))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })
             .map_err(|e| self.index.err(e))?;
         for row in rows {
             let (k, v) = row.map_err(|e| self.index.err(e))?;
             types.insert(k, v);
         }
-        let last_sync_at = self.index.meta("last_sync_at")?.and_then(|v| v.parse().ok());
-        let last_sync = self.index.meta("last_sync")?.and_then(|v| serde_json::from_str(&v).ok());
+        let last_sync_at = self
+            .index
+            .meta("last_sync_at")?
+            .and_then(|v| v.parse().ok());
+        let last_sync = self
+            .index
+            .meta("last_sync")?
+            .and_then(|v| serde_json::from_str(&v).ok());
         Ok(Status {
             root: self.config.root.to_string_lossy().into_owned(),
             root_exists: self.config.root.is_dir(),
@@ -365,7 +418,10 @@ impl Engine {
             last_sync,
             model: self.config.model.clone(),
             model_installed: embed::is_installed(&self.config),
-            embedded_with: vectors::stored_model(&conn).map_err(|e| self.index.err(e))?.map(|(m, _)| m),
+            device: embed::device_label(),
+            embedded_with: vectors::stored_model(&conn)
+                .map_err(|e| self.index.err(e))?
+                .map(|(m, _)| m),
             recalls: recall::totals(&conn).map_err(|e| self.index.err(e))?,
             backend: None,
         })
@@ -389,9 +445,14 @@ impl Engine {
         };
         let mut pending = vectors::pending_count(conn).map_err(|e| self.index.err(e))?;
         let stored = vectors::stored_model(conn).map_err(|e| self.index.err(e))?;
-        let current = stored.as_ref().is_some_and(|(m, d)| m == embedder.name() && *d == embedder.dim());
+        let current = stored
+            .as_ref()
+            .is_some_and(|(m, d)| m == embedder.name() && *d == embedder.dim());
         if !current {
-            pending = conn.query_row("SELECT COUNT(DISTINCT hash) FROM chunks", [], |r| r.get::<_, i64>(0))
+            pending = conn
+                .query_row("SELECT COUNT(DISTINCT hash) FROM chunks", [], |r| {
+                    r.get::<_, i64>(0)
+                })
                 .map_err(|e| self.index.err(e))? as u64;
         }
         if inline && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
@@ -446,10 +507,19 @@ impl Engine {
         Ok(Some(ids))
     }
 
-    fn evidence(&self, conn: &Connection, query: &Query, bm25: &[Bm25Hit], sem: &[SemHit]) -> Result<Evidence> {
-        let total: i64 = conn.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0)).map_err(|e| self.index.err(e))?;
-        let terms = evidence::term_stats(conn, query, bm25.first().map(|h| h.note_id), total as u64)
+    fn evidence(
+        &self,
+        conn: &Connection,
+        query: &Query,
+        bm25: &[Bm25Hit],
+        sem: &[SemHit],
+    ) -> Result<Evidence> {
+        let total: i64 = conn
+            .query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0))
             .map_err(|e| self.index.err(e))?;
+        let terms =
+            evidence::term_stats(conn, query, bm25.first().map(|h| h.note_id), total as u64)
+                .map_err(|e| self.index.err(e))?;
         let bm25_scores: Vec<f64> = bm25.iter().map(|h| h.score).collect();
         let sem_scores: Vec<f32> = sem.iter().map(|h| h.score).collect();
         Ok(Evidence {
@@ -463,13 +533,21 @@ impl Engine {
     /// Turns a ranked note into a result row: keyword snippet (with «marks») when the
     /// keyword list found it at least as well, else the best semantic passage.
     fn present(&self, conn: &Connection, query: &Query, r: &Ranked) -> Result<Option<Hit>> {
-        let Some(row) = self.note_row(conn, r.note_id)? else { return Ok(None) };
+        let Some(row) = self.note_row(conn, r.note_id)? else {
+            return Ok(None);
+        };
         let (snip, line) = match r.chunk {
             Some(chunk) => self.chunk_passage(conn, chunk, query)?,
-            None => bm25::snippet_and_line(conn, query, r.note_id, row.body_line).map_err(|e| self.index.err(e))?,
+            None => bm25::snippet_and_line(conn, query, r.note_id, row.body_line)
+                .map_err(|e| self.index.err(e))?,
         };
         Ok(Some(Hit {
-            abs_path: self.config.root.join(&row.path).to_string_lossy().into_owned(),
+            abs_path: self
+                .config
+                .root
+                .join(&row.path)
+                .to_string_lossy()
+                .into_owned(),
             path: row.path,
             kind: row.kind,
             title: row.title,
@@ -486,9 +564,14 @@ impl Engine {
     fn chunk_passage(&self, conn: &Connection, chunk: i64, query: &Query) -> Result<(String, u32)> {
         let found: Option<(String, String, u32)> = conn
             .prepare_cached("SELECT text, heading, line FROM chunks WHERE id = ?1")
-            .and_then(|mut s| s.query_row([chunk], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional())
+            .and_then(|mut s| {
+                s.query_row([chunk], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
             .map_err(|e| self.index.err(e))?;
-        let Some((text, heading, line)) = found else { return Ok((String::new(), 1)) };
+        let Some((text, heading, line)) = found else {
+            return Ok((String::new(), 1));
+        };
         let mut lines = text.lines().skip(1);
         let passage: Vec<&str> = match heading.is_empty() {
             true => lines.collect(),
@@ -497,7 +580,10 @@ impl Engine {
                 lines.collect()
             }
         };
-        let passage = snippet::truncate(&snippet::one_line(&passage.join("\n")), snippet::PASSAGE_CHARS);
+        let passage = snippet::truncate(
+            &snippet::one_line(&passage.join("\n")),
+            snippet::PASSAGE_CHARS,
+        );
         Ok((snippet::mark_words(&passage, &query.words()), line))
     }
 
@@ -567,8 +653,12 @@ impl Engine {
     /// When a filter names a type that no note has, say so: a typo in `--type` should not
     /// look like an empty brain.
     fn filter_notice(&self, conn: &Connection, req: &SearchRequest) -> Result<Option<String>> {
-        let Some(kind) = &req.filters.kind else { return Ok(None) };
-        let mut stmt = conn.prepare_cached("SELECT DISTINCT type FROM notes ORDER BY type").map_err(|e| self.index.err(e))?;
+        let Some(kind) = &req.filters.kind else {
+            return Ok(None);
+        };
+        let mut stmt = conn
+            .prepare_cached("SELECT DISTINCT type FROM notes ORDER BY type")
+            .map_err(|e| self.index.err(e))?;
         let types: Vec<String> = stmt
             .query_map([], |r| r.get(0))
             .and_then(|rows| rows.collect())
@@ -576,7 +666,10 @@ impl Engine {
         if types.iter().any(|t| t.eq_ignore_ascii_case(kind)) {
             return Ok(None);
         }
-        Ok(Some(format!("no notes of type {kind:?}; types here: {}", types.join(", "))))
+        Ok(Some(format!(
+            "no notes of type {kind:?}; types here: {}",
+            types.join(", ")
+        )))
     }
 }
 
@@ -596,10 +689,15 @@ struct NoteRow {
 /// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
 fn validate(req: &SearchRequest) -> Result<&str> {
     if req.query.trim().is_empty() {
-        return Err(Error::InvalidInput("empty query: say what to search for".into()));
+        return Err(Error::InvalidInput(
+            "empty query: say what to search for".into(),
+        ));
     }
     if req.top == 0 || req.top > MAX_TOP {
-        return Err(Error::InvalidInput(format!("--top must be between 1 and {MAX_TOP}, got {}", req.top)));
+        return Err(Error::InvalidInput(format!(
+            "--top must be between 1 and {MAX_TOP}, got {}",
+            req.top
+        )));
     }
     let mut end = req.query.len().min(MAX_QUERY_BYTES);
     while !req.query.is_char_boundary(end) {

@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod desktop;
 pub mod embed;
 mod engine;
 pub mod error;

@@ -49,7 +49,10 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
     let source = match std::str::from_utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(e) => {
-            warnings.push(format!("{rel_path}: invalid UTF-8 at byte {}; indexed with replacement characters", e.valid_up_to()));
+            warnings.push(format!(
+                "{rel_path}: invalid UTF-8 at byte {}; indexed with replacement characters",
+                e.valid_up_to()
+            ));
             String::from_utf8_lossy(bytes)
         }
     };
@@ -58,10 +61,16 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
     let (fields, body, body_line) = match split_frontmatter(source) {
         Frontmatter::None => (Map::new(), source, 1),
         Frontmatter::Unterminated => {
-            warnings.push(format!("{rel_path}: frontmatter has no closing '---'; read as plain markdown"));
+            warnings.push(format!(
+                "{rel_path}: frontmatter has no closing '---'; read as plain markdown"
+            ));
             (Map::new(), source, 1)
         }
-        Frontmatter::Block { yaml, body, body_line } => match parse_yaml(yaml) {
+        Frontmatter::Block {
+            yaml,
+            body,
+            body_line,
+        } => match parse_yaml(yaml) {
             Ok(fields) => (fields, body, body_line),
             Err(why) => {
                 warnings.push(format!("{rel_path}: frontmatter ignored: {why}"));
@@ -72,7 +81,12 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
 
     let (mut text, headings) = plain_text(body, body_line);
     let title = string_field(&fields, "title")
-        .or_else(|| headings.iter().find(|h| h.level == 1).map(|h| h.text.clone()))
+        .or_else(|| {
+            headings
+                .iter()
+                .find(|h| h.level == 1)
+                .map(|h| h.text.clone())
+        })
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| file_stem(rel_path).to_string());
     blank_title_heading(&mut text, &headings, &title, body_line);
@@ -99,20 +113,32 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
 /// the body it would count twice and open every snippet. Its line stays, empty, so line
 /// numbers still match the file.
 fn blank_title_heading(text: &mut String, headings: &[Heading], title: &str, body_line: u32) {
-    let Some(h) = headings.first().filter(|h| h.level == 1 && h.text.trim() == title.trim()) else { return };
+    let Some(h) = headings
+        .first()
+        .filter(|h| h.level == 1 && h.text.trim() == title.trim())
+    else {
+        return;
+    };
     let idx = (h.line - body_line) as usize;
     let start: usize = text.split('\n').take(idx).map(|l| l.len() + 1).sum();
     if start > text.len() {
         return;
     }
-    let end = text[start..].find('\n').map(|i| start + i).unwrap_or(text.len());
+    let end = text[start..]
+        .find('\n')
+        .map(|i| start + i)
+        .unwrap_or(text.len());
     text.replace_range(start..end, "");
 }
 
 enum Frontmatter<'a> {
     None,
     Unterminated,
-    Block { yaml: &'a str, body: &'a str, body_line: u32 },
+    Block {
+        yaml: &'a str,
+        body: &'a str,
+        body_line: u32,
+    },
 }
 
 /// Finds a `---` ... `---` (or `...`) block at the very top of the file.
@@ -124,7 +150,10 @@ fn split_frontmatter(source: &str) -> Frontmatter<'_> {
     let mut offset = (first_end + 1).min(source.len());
     let mut line = 2u32;
     while offset < source.len() {
-        let end = source[offset..].find('\n').map(|i| offset + i).unwrap_or(source.len());
+        let end = source[offset..]
+            .find('\n')
+            .map(|i| offset + i)
+            .unwrap_or(source.len());
         let text = source[offset..end].trim_end();
         if text == "---" || text == "..." {
             let body_start = (end + 1).min(source.len());
@@ -144,11 +173,15 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
     if yaml.trim().is_empty() {
         return Ok(Map::new());
     }
-    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
+    let value: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
     match yaml_to_json(value) {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
-        other => Err(format!("expected key: value pairs, found {}", json_kind(&other))),
+        other => Err(format!(
+            "expected key: value pairs, found {}",
+            json_kind(&other)
+        )),
     }
 }
 
@@ -175,7 +208,10 @@ fn yaml_to_json(v: serde_yaml_ng::Value) -> Value {
             } else if let Some(u) = n.as_u64() {
                 Value::from(u)
             } else {
-                n.as_f64().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::Null)
+                n.as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number)
+                    .unwrap_or(Value::Null)
             }
         }
         Y::String(s) => Value::String(s),
@@ -234,9 +270,14 @@ fn file_stem(rel_path: &str) -> &str {
 /// Renders markdown to plain text, placing each piece of text on the line it came from.
 /// Link targets and markup characters are dropped; code and literal HTML are kept.
 fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(body.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(body.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line_of = |offset: usize| {
+        line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    };
 
     let mut out = String::with_capacity(body.len());
     let mut cur_line = 0usize;
@@ -244,7 +285,8 @@ fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
     let mut headings = Vec::new();
     let mut heading: Option<(u8, usize, String)> = None;
 
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         let text = match &event {
             // HTML stays searchable as literal text: it is the user's writing, and the panel
@@ -256,13 +298,21 @@ fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, line, text)) = heading.take() {
-                    headings.push(Heading { level, text: text.trim().to_string(), line: body_line + line as u32 });
+                    headings.push(Heading {
+                        level,
+                        text: text.trim().to_string(),
+                        line: body_line + line as u32,
+                    });
                 }
                 need_space = true;
                 continue;
             }
             Event::End(
-                TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::TableCell | TagEnd::BlockQuote(_),
+                TagEnd::Paragraph
+                | TagEnd::Item
+                | TagEnd::CodeBlock
+                | TagEnd::TableCell
+                | TagEnd::BlockQuote(_),
             )
             | Event::SoftBreak
             | Event::HardBreak => {
@@ -313,7 +363,14 @@ mod tests {
         assert_eq!(n.tags, vec!["testing", "feature-flags"]);
         assert_eq!(n.fields["source"], "pr-123");
         assert_eq!(n.body_line, 7);
-        assert_eq!(n.headings, vec![Heading { level: 1, text: "Heading".into(), line: 7 }]);
+        assert_eq!(
+            n.headings,
+            vec![Heading {
+                level: 1,
+                text: "Heading".into(),
+                line: 7
+            }]
+        );
     }
 
     #[test]
@@ -339,7 +396,10 @@ mod tests {
 
     #[test]
     fn type_falls_back_to_top_folder_then_note() {
-        assert_eq!(parse("research-link/deep/x.md", b"").0.kind, "research-link");
+        assert_eq!(
+            parse("research-link/deep/x.md", b"").0.kind,
+            "research-link"
+        );
         assert_eq!(parse("x.md", b"").0.kind, "note");
     }
 
@@ -355,7 +415,10 @@ mod tests {
     #[test]
     fn non_mapping_frontmatter_is_a_warning() {
         let (_, w) = parse("a.md", b"---\n- just\n- a list\n---\nbody\n");
-        assert!(w[0].contains("expected key: value pairs, found a list"), "{w:?}");
+        assert!(
+            w[0].contains("expected key: value pairs, found a list"),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -397,7 +460,10 @@ mod tests {
             let file_line = file_lines[n.body_line as usize - 1 + i];
             for word in line.split_whitespace() {
                 let word = word.trim_matches(|c: char| !c.is_alphanumeric());
-                assert!(file_line.contains(word), "line {i}: {word:?} not in {file_line:?}");
+                assert!(
+                    file_line.contains(word),
+                    "line {i}: {word:?} not in {file_line:?}"
+                );
             }
         }
         assert!(n.text.contains("Some emphasis and a link."));

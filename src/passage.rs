@@ -34,10 +34,12 @@ impl NoteRef {
         let mut numbers = Vec::new();
         while numbers.len() < 2 {
             match path.rsplit_once(':') {
-                Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
-                    let n: u32 = tail
-                        .parse()
-                        .map_err(|_| Error::InvalidInput(format!("{spec}: line number {tail} is too large")))?;
+                Some((head, tail))
+                    if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    let n: u32 = tail.parse().map_err(|_| {
+                        Error::InvalidInput(format!("{spec}: line number {tail} is too large"))
+                    })?;
                     numbers.push(n);
                     path = head;
                 }
@@ -46,7 +48,9 @@ impl NoteRef {
         }
         numbers.reverse();
         if path.is_empty() {
-            return Err(Error::InvalidInput(format!("{spec:?}: expected PATH[:LINE[:COUNT]]")));
+            return Err(Error::InvalidInput(format!(
+                "{spec:?}: expected PATH[:LINE[:COUNT]]"
+            )));
         }
         let (line, count) = match numbers[..] {
             [] => (None, None),
@@ -55,12 +59,20 @@ impl NoteRef {
             _ => unreachable!("at most two numbers are taken"),
         };
         if line == Some(0) {
-            return Err(Error::InvalidInput(format!("{spec}: lines are numbered from 1")));
+            return Err(Error::InvalidInput(format!(
+                "{spec}: lines are numbered from 1"
+            )));
         }
         if count == Some(0) {
-            return Err(Error::InvalidInput(format!("{spec}: COUNT must be at least 1")));
+            return Err(Error::InvalidInput(format!(
+                "{spec}: COUNT must be at least 1"
+            )));
         }
-        Ok(NoteRef { path: path.to_string(), line, count })
+        Ok(NoteRef {
+            path: path.to_string(),
+            line,
+            count,
+        })
     }
 }
 
@@ -84,22 +96,34 @@ pub struct Passage {
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
-    let candidate = if Path::new(rel).is_absolute() { PathBuf::from(rel) } else { root.join(rel) };
+    let candidate = if Path::new(rel).is_absolute() {
+        PathBuf::from(rel)
+    } else {
+        root.join(rel)
+    };
     let real = match std::fs::canonicalize(&candidate) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::InvalidInput(format!("{rel}: no such note in {}", root.display())))
+            return Err(Error::InvalidInput(format!(
+                "{rel}: no such note in {}",
+                root.display()
+            )))
         }
         Err(e) => return Err(Error::io(&candidate, e)),
     };
     if !real.starts_with(&root_real) {
-        return Err(Error::InvalidInput(format!("{rel}: outside the brain folder {}; refused", root.display())));
+        return Err(Error::InvalidInput(format!(
+            "{rel}: outside the brain folder {}; refused",
+            root.display()
+        )));
     }
     if !real.is_file() {
         return Err(Error::InvalidInput(format!("{rel}: not a file")));
     }
     if real.extension().is_none_or(|e| e != "md") {
-        return Err(Error::InvalidInput(format!("{rel}: not a markdown note (.md)")));
+        return Err(Error::InvalidInput(format!(
+            "{rel}: not a markdown note (.md)"
+        )));
     }
     Ok(real)
 }
@@ -117,10 +141,17 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
         (Some(l), None) => (l.saturating_sub(LINES_BEFORE).max(1), DEFAULT_CONTEXT),
     };
     if let Some(line) = note.line.filter(|&l| l > total.max(1)) {
-        return Err(Error::InvalidInput(format!("{}: line {line} is past the end ({total} lines)", note.path)));
+        return Err(Error::InvalidInput(format!(
+            "{}: line {line} is past the end ({total} lines)",
+            note.path
+        )));
     }
     let end = start.saturating_add(count - 1).min(total);
-    let shown = if total == 0 { String::new() } else { lines[start as usize - 1..end as usize].join("\n") };
+    let shown = if total == 0 {
+        String::new()
+    } else {
+        lines[start as usize - 1..end as usize].join("\n")
+    };
     let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let rel = crate::index::walk::relative(&root_real, &real).unwrap_or_else(|| note.path.clone());
     Ok(Passage {
@@ -139,10 +170,20 @@ mod tests {
 
     #[test]
     fn parses_specs() {
-        assert_eq!(NoteRef::parse("a.md").unwrap(), NoteRef { path: "a.md".into(), line: None, count: None });
+        assert_eq!(
+            NoteRef::parse("a.md").unwrap(),
+            NoteRef {
+                path: "a.md".into(),
+                line: None,
+                count: None
+            }
+        );
         assert_eq!(NoteRef::parse("a.md:12").unwrap().line, Some(12));
         let r = NoteRef::parse("dir:x/a.md:3:4").unwrap();
-        assert_eq!((r.path.as_str(), r.line, r.count), ("dir:x/a.md", Some(3), Some(4)));
+        assert_eq!(
+            (r.path.as_str(), r.line, r.count),
+            ("dir:x/a.md", Some(3), Some(4))
+        );
         assert!(NoteRef::parse("a.md:0").is_err());
         assert!(NoteRef::parse("a.md:1:0").is_err());
         assert!(NoteRef::parse(":3").is_err());

@@ -6,7 +6,12 @@ mod common;
 use common::Brain;
 
 fn paths(json: &serde_json::Value) -> Vec<String> {
-    json["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -21,11 +26,28 @@ fn index_reports_changes_and_is_idempotent() {
 #[test]
 fn search_prints_the_recall_format() {
     let b = Brain::example();
-    let out = b.ok(&["search", "feature flag cleanup", "--mode", "bm25", "--top", "3"]).stdout();
+    let out = b
+        .ok(&[
+            "search",
+            "feature flag cleanup",
+            "--mode",
+            "bm25",
+            "--top",
+            "3",
+        ])
+        .stdout();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "[1] [lore] lore/flag-cleanup-test-rework.md");
-    assert!(lines[1].starts_with("    Flag Cleanup: Rework Tests, Don't Delete Them  (bm25="), "{}", lines[1]);
-    assert!(lines[2].starts_with("    When cleaning up a «feature» «flag»"), "{}", lines[2]);
+    assert!(
+        lines[1].starts_with("    Flag Cleanup: Rework Tests, Don't Delete Them  (bm25="),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("    When cleaning up a «feature» «flag»"),
+        "{}",
+        lines[2]
+    );
     assert!(lines.last().unwrap().starts_with("(recall_id: "), "{out}");
     assert!(lines.last().unwrap().ends_with(", mode: bm25)"), "{out}");
 }
@@ -33,61 +55,150 @@ fn search_prints_the_recall_format() {
 #[test]
 fn json_output_keeps_the_contract_field_names() {
     let b = Brain::example();
-    let j = b.ok(&["search", "flag cleanup", "--mode", "bm25", "--type", "lore", "--top", "10", "--json"]).json();
+    let j = b
+        .ok(&[
+            "search",
+            "flag cleanup",
+            "--mode",
+            "bm25",
+            "--type",
+            "lore",
+            "--top",
+            "10",
+            "--json",
+        ])
+        .json();
     assert_eq!(j["query"], "flag cleanup");
     assert_eq!(j["mode"], "bm25");
     let hit = &j["results"][0];
-    for field in ["path", "abs_path", "type", "title", "tags", "snippet", "score", "bm25_rank", "sem_rank", "line"] {
+    for field in [
+        "path",
+        "abs_path",
+        "type",
+        "title",
+        "tags",
+        "snippet",
+        "score",
+        "bm25_rank",
+        "sem_rank",
+        "line",
+    ] {
         assert!(hit.get(field).is_some(), "missing {field}: {hit}");
     }
     assert_eq!(hit["bm25_rank"], 1);
     assert!(hit["sem_rank"].is_null());
-    assert!(hit["abs_path"].as_str().unwrap().starts_with(b.root.to_str().unwrap()));
-    assert!(j["results"].as_array().unwrap().iter().all(|h| h["type"] == "lore"));
+    assert!(hit["abs_path"]
+        .as_str()
+        .unwrap()
+        .starts_with(b.root.to_str().unwrap()));
+    assert!(j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["type"] == "lore"));
 }
 
 #[test]
 fn hit_line_points_at_the_matched_passage() {
     let b = Brain::example();
-    let j = b.ok(&["search", "wal_checkpoint", "--mode", "bm25", "--json"]).json();
+    let j = b
+        .ok(&["search", "wal_checkpoint", "--mode", "bm25", "--json"])
+        .json();
     let hit = &j["results"][0];
     let text = std::fs::read_to_string(hit["abs_path"].as_str().unwrap()).unwrap();
-    let line = text.lines().nth(hit["line"].as_u64().unwrap() as usize - 1).unwrap();
-    assert_ne!(hit["path"], "idea/resurface-stale-lore.md", "notes with the literal identifier come first");
-    assert!(line.to_lowercase().contains("wal_checkpoint"), "line {}: {line}", hit["line"]);
+    let line = text
+        .lines()
+        .nth(hit["line"].as_u64().unwrap() as usize - 1)
+        .unwrap();
+    assert_ne!(
+        hit["path"], "idea/resurface-stale-lore.md",
+        "notes with the literal identifier come first"
+    );
+    assert!(
+        line.to_lowercase().contains("wal_checkpoint"),
+        "line {}: {line}",
+        hit["line"]
+    );
 }
 
 #[test]
 fn natural_language_question_is_or_ranked_not_and_filtered() {
     let b = Brain::example();
-    let j = b.ok(&["search", "how do i prevent silent failures from gitignore patterns", "--mode", "bm25", "--json"]).json();
-    assert!(!paths(&j).is_empty(), "a question missing some words must still rank notes");
+    let j = b
+        .ok(&[
+            "search",
+            "how do i prevent silent failures from gitignore patterns",
+            "--mode",
+            "bm25",
+            "--json",
+        ])
+        .json();
+    assert!(
+        !paths(&j).is_empty(),
+        "a question missing some words must still rank notes"
+    );
 }
 
 #[test]
 fn filters_by_tag_and_type() {
     let b = Brain::example();
-    let j = b.ok(&["search", "sqlite", "--mode", "bm25", "--tag", "SQLite", "--json"]).json();
+    let j = b
+        .ok(&[
+            "search", "sqlite", "--mode", "bm25", "--tag", "SQLite", "--json",
+        ])
+        .json();
     assert!(!paths(&j).is_empty());
     for hit in j["results"].as_array().unwrap() {
-        let tags: Vec<String> = hit["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_lowercase()).collect();
+        let tags: Vec<String> = hit["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_lowercase())
+            .collect();
         assert!(tags.contains(&"sqlite".to_string()), "{hit}");
     }
     let r = b.ok(&["search", "sqlite", "--mode", "bm25", "--type", "lor"]);
     assert!(r.stdout().ends_with("(no results)\n"), "{}", r.stdout());
-    assert!(r.stderr().contains("no notes of type \"lor\""), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("no notes of type \"lor\""),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
 fn phrase_exclude_and_prefix() {
     let b = Brain::example();
-    let all = paths(&b.ok(&["search", "sqlite", "--mode", "bm25", "--top", "50", "--json"]).json());
-    let without = paths(&b.ok(&["search", "sqlite", "-checkpoint", "--mode", "bm25", "--top", "50", "--json"]).json());
+    let all = paths(
+        &b.ok(&[
+            "search", "sqlite", "--mode", "bm25", "--top", "50", "--json",
+        ])
+        .json(),
+    );
+    let without = paths(
+        &b.ok(&[
+            "search",
+            "sqlite",
+            "-checkpoint",
+            "--mode",
+            "bm25",
+            "--top",
+            "50",
+            "--json",
+        ])
+        .json(),
+    );
     assert!(without.len() < all.len(), "exclusion removed nothing");
     assert!(!without.iter().any(|p| p.contains("checkpoint")));
-    let prefix = paths(&b.ok(&["search", "idempot*", "--mode", "bm25", "--json"]).json());
+    let prefix = paths(
+        &b.ok(&["search", "idempot*", "--mode", "bm25", "--json"])
+            .json(),
+    );
     assert_eq!(prefix[0], "lore/idempotency-keys-payments.md");
-    let phrase = paths(&b.ok(&["search", "\"busy_timeout\"", "--mode", "bm25", "--json"]).json());
+    let phrase = paths(
+        &b.ok(&["search", "\"busy_timeout\"", "--mode", "bm25", "--json"])
+            .json(),
+    );
     assert_eq!(phrase[0], "lore/sqlite-busy-timeout.md");
 }
 
@@ -102,20 +213,42 @@ fn no_results_ends_the_output() {
 fn sync_follows_edits_deletes_and_backwards_mtimes() {
     let b = Brain::example();
     b.ok(&["index"]);
-    let path = b.write("lore/new-note.md", "# Zebra crossings\n\nstriped zebra lore\n");
+    let path = b.write(
+        "lore/new-note.md",
+        "# Zebra crossings\n\nstriped zebra lore\n",
+    );
     assert!(b.ok(&["index"]).stdout().contains("(+1 ~0 -0)"));
     // Same size, different content, mtime moved backwards: still an update.
     std::fs::write(&path, "# Zebra crossings\n\nstriped okapi lore\n").unwrap();
     let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
-    std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
     assert!(b.ok(&["index"]).stdout().contains("(+0 ~1 -0)"));
-    assert_eq!(paths(&b.ok(&["search", "okapi", "--mode", "bm25", "--json"]).json()), vec!["lore/new-note.md"]);
+    assert_eq!(
+        paths(
+            &b.ok(&["search", "okapi", "--mode", "bm25", "--json"])
+                .json()
+        ),
+        vec!["lore/new-note.md"]
+    );
     // A touch changes nothing.
-    std::fs::File::options().write(true).open(&path).unwrap().set_modified(std::time::SystemTime::now()).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
     assert!(b.ok(&["index"]).stdout().contains("(+0 ~0 -0)"));
     std::fs::remove_file(&path).unwrap();
     assert!(b.ok(&["index"]).stdout().contains("(+0 ~0 -1)"));
-    assert!(b.ok(&["search", "okapi", "--mode", "bm25"]).stdout().ends_with("(no results)\n"));
+    assert!(b
+        .ok(&["search", "okapi", "--mode", "bm25"])
+        .stdout()
+        .ends_with("(no results)\n"));
 }
 
 #[test]
@@ -123,7 +256,9 @@ fn search_syncs_first_unless_told_not_to() {
     let b = Brain::example();
     b.ok(&["index"]);
     b.write("idea/quokka.md", "# Quokka\n\nquokka smiles\n");
-    let out = b.ok(&["search", "quokka", "--mode", "bm25", "--no-sync"]).stdout();
+    let out = b
+        .ok(&["search", "quokka", "--mode", "bm25", "--no-sync"])
+        .stdout();
     assert!(out.ends_with("(no results)\n"), "{out}");
     let out = b.ok(&["search", "quokka", "--mode", "bm25"]).stdout();
     assert!(out.starts_with("[1] [idea] idea/quokka.md"), "{out}");
@@ -140,38 +275,80 @@ fn hybrid_without_a_model_falls_back_with_one_line() {
 #[test]
 fn recall_log_counts_searches() {
     let b = Brain::example();
-    let first = b.ok(&["search", "flag", "--mode", "bm25", "--json"]).json()["recall_id"].as_i64().unwrap();
-    let second = b.ok(&["search", "zzqxj", "--mode", "bm25", "--json"]).json()["recall_id"].as_i64().unwrap();
+    let first = b.ok(&["search", "flag", "--mode", "bm25", "--json"]).json()["recall_id"]
+        .as_i64()
+        .unwrap();
+    let second = b
+        .ok(&["search", "zzqxj", "--mode", "bm25", "--json"])
+        .json()["recall_id"]
+        .as_i64()
+        .unwrap();
     assert_eq!(second, first + 1);
     let status = b.ok(&["status", "--json"]).json();
     assert_eq!(status["recalls"]["searches"], 2);
     assert_eq!(status["recalls"]["empty"], 1);
     assert_eq!(status["notes"], 34);
     let text = b.ok(&["status"]).stdout();
-    assert!(text.contains("searches:  2 (2 in the last 7 days, 1 with no results)"), "{text}");
+    assert!(
+        text.contains("searches:  2 (2 in the last 7 days, 1 with no results)"),
+        "{text}"
+    );
 }
 
 #[test]
 fn bad_files_are_warnings_that_name_the_file() {
     let b = Brain::empty();
     b.write("lore/good.md", "# Good\n\nfine words\n");
-    b.write("lore/latin1.md", b"# Caf\xe9\n\nbad \xff bytes but searchable\n");
+    b.write(
+        "lore/latin1.md",
+        b"# Caf\xe9\n\nbad \xff bytes but searchable\n",
+    );
     b.write("lore/binary.md", b"\x00\x01\x02binary");
-    b.write("lore/broken-yaml.md", "---\ntitle: [oops\n---\nbroken frontmatter body\n");
-    b.write("lore/list-yaml.md", "---\n- a\n- b\n---\nlist frontmatter body\n");
+    b.write(
+        "lore/broken-yaml.md",
+        "---\ntitle: [oops\n---\nbroken frontmatter body\n",
+    );
+    b.write(
+        "lore/list-yaml.md",
+        "---\n- a\n- b\n---\nlist frontmatter body\n",
+    );
     b.write("lore/empty.md", "");
     let big = b.root.join("lore/huge.md");
-    std::fs::File::create(&big).unwrap().set_len(50 * 1024 * 1024).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(50 * 1024 * 1024)
+        .unwrap();
     std::os::unix::fs::symlink(b.root.join("lore"), b.root.join("lore/loop")).unwrap();
     let r = b.ok(&["index"]);
     let err = r.stderr();
-    for name in ["latin1.md", "binary.md", "broken-yaml.md", "list-yaml.md", "huge.md", "loop"] {
-        assert!(err.lines().any(|l| l.starts_with("warning: ") && l.contains(name)), "no warning naming {name}:\n{err}");
+    for name in [
+        "latin1.md",
+        "binary.md",
+        "broken-yaml.md",
+        "list-yaml.md",
+        "huge.md",
+        "loop",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("warning: ") && l.contains(name)),
+            "no warning naming {name}:\n{err}"
+        );
     }
-    assert!(!err.contains("good.md") && !err.contains("empty.md"), "{err}");
+    assert!(
+        !err.contains("good.md") && !err.contains("empty.md"),
+        "{err}"
+    );
     assert!(r.stdout().starts_with("indexed 5 notes"), "{}", r.stdout());
-    for (query, path) in [("searchable", "lore/latin1.md"), ("broken", "lore/broken-yaml.md"), ("list", "lore/list-yaml.md")] {
-        assert_eq!(paths(&b.ok(&["search", query, "--mode", "bm25", "--json"]).json())[0], path);
+    for (query, path) in [
+        ("searchable", "lore/latin1.md"),
+        ("broken", "lore/broken-yaml.md"),
+        ("list", "lore/list-yaml.md"),
+    ] {
+        assert_eq!(
+            paths(&b.ok(&["search", query, "--mode", "bm25", "--json"]).json())[0],
+            path
+        );
     }
     b.ok(&["status"]);
 }
@@ -182,7 +359,11 @@ fn missing_root_is_one_line_and_exit_2() {
     let r = b.run(&["--dir", "/no/such/brain", "index"]);
     assert_eq!(r.code(), 2);
     assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
-    assert!(r.stderr().contains("/no/such/brain does not exist"), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("/no/such/brain does not exist"),
+        "{}",
+        r.stderr()
+    );
     let r = b.run(&["--dir", "/no/such/brain", "search", "x"]);
     assert_eq!(r.code(), 2);
 }
@@ -201,7 +382,20 @@ fn hostile_queries_never_break_search() {
     let b = Brain::example();
     b.ok(&["index"]);
     let long = "word ".repeat(2000);
-    for q in ["NEAR(", "AND OR", "\"", "*", ":", "(((", "title:x", "^", "a\"b", "-", "NOT", long.as_str()] {
+    for q in [
+        "NEAR(",
+        "AND OR",
+        "\"",
+        "*",
+        ":",
+        "(((",
+        "title:x",
+        "^",
+        "a\"b",
+        "-",
+        "NOT",
+        long.as_str(),
+    ] {
         let r = b.run(&["search", "--mode", "bm25", "--", q]);
         assert_eq!(r.code(), 0, "query {q:?}: {}", r.stderr());
         assert!(r.stdout().contains("(recall_id: "), "{q:?}");
@@ -226,7 +420,11 @@ fn broken_pipe_is_not_an_error() {
         .unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
@@ -235,9 +433,27 @@ fn tldr_corpus_indexes_fully_and_finds_commands_by_name() {
     let b = Brain::corpus("tldr");
     let out = b.ok(&["index"]).stdout();
     assert!(out.starts_with("indexed 7426 notes (+7426 ~0 -0)"), "{out}");
-    let j = b.ok(&["search", "git commit", "--mode", "bm25", "--top", "5", "--json"]).json();
-    assert_eq!(paths(&j)[0], "common/git-commit.md", "an exact title wins: {j}");
-    let j = b.ok(&["search", "tar", "--mode", "bm25", "--type", "common", "--top", "1", "--json"]).json();
+    let j = b
+        .ok(&[
+            "search",
+            "git commit",
+            "--mode",
+            "bm25",
+            "--top",
+            "5",
+            "--json",
+        ])
+        .json();
+    assert_eq!(
+        paths(&j)[0],
+        "common/git-commit.md",
+        "an exact title wins: {j}"
+    );
+    let j = b
+        .ok(&[
+            "search", "tar", "--mode", "bm25", "--type", "common", "--top", "1", "--json",
+        ])
+        .json();
     assert_eq!(paths(&j), vec!["common/tar.md"]);
 }
 
@@ -255,7 +471,10 @@ fn index_lives_outside_the_notes_folder() {
             stray.push(name);
         }
     }
-    assert!(stray.is_empty(), "brain wrote into the notes folder: {stray:?}");
+    assert!(
+        stray.is_empty(),
+        "brain wrote into the notes folder: {stray:?}"
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -276,10 +495,24 @@ fn config_file_and_env_layering() {
     let b = Brain::example();
     let cfg = b.tmp.path().join("config.toml");
     std::fs::write(&cfg, "exclude = [\"lore/\"]\n").unwrap();
-    let out = b.command().env("BRAIN_CONFIG", &cfg).arg("index").output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 19 notes"), "{:?}", out);
+    let out = b
+        .command()
+        .env("BRAIN_CONFIG", &cfg)
+        .arg("index")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("indexed 19 notes"),
+        "{:?}",
+        out
+    );
     std::fs::write(&cfg, "exclud = []\n").unwrap();
-    let out = b.command().env("BRAIN_CONFIG", &cfg).arg("index").output().unwrap();
+    let out = b
+        .command()
+        .env("BRAIN_CONFIG", &cfg)
+        .arg("index")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("config") && err.contains("exclud"), "{err}");

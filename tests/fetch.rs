@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use common::*;
 
 const MODEL: &str = "all-minilm-l6-v2";
-const PREFIX: &str = "/sentence-transformers/all-MiniLM-L6-v2/resolve/1110a243fdf4706b3f48f1d95db1a4f5529b4d41/";
+const PREFIX: &str =
+    "/sentence-transformers/all-MiniLM-L6-v2/resolve/1110a243fdf4706b3f48f1d95db1a4f5529b4d41/";
 
 #[derive(Default)]
 struct Behaviour {
@@ -25,10 +26,13 @@ struct Behaviour {
     corrupt: Option<String>,
 }
 
+/// Each request the hub saw: its path and its `Range` header.
+type RequestLog = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// A tiny hub: one thread, one connection at a time, stops when dropped or after 2 minutes.
 struct Hub {
     url: String,
-    requests: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    requests: RequestLog,
     behaviour: Arc<Mutex<Behaviour>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -54,11 +58,23 @@ impl Hub {
                 }
             }
         });
-        Hub { url, requests, behaviour, stop, thread: Some(thread) }
+        Hub {
+            url,
+            requests,
+            behaviour,
+            stop,
+            thread: Some(thread),
+        }
     }
 
     fn ranges_for(&self, file: &str) -> Vec<Option<String>> {
-        self.requests.lock().unwrap().iter().filter(|(p, _)| p == file).map(|(_, r)| r.clone()).collect()
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == file)
+            .map(|(_, r)| r.clone())
+            .collect()
     }
 }
 
@@ -97,11 +113,18 @@ fn serve(
     }
     let mut out = stream;
     let Some(rel) = path.strip_prefix(PREFIX) else {
-        return out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
     };
-    requests.lock().unwrap().push((rel.to_string(), range.clone()));
+    requests
+        .lock()
+        .unwrap()
+        .push((rel.to_string(), range.clone()));
     let Ok(mut body) = std::fs::read(files.join(rel)) else {
-        return out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
     };
     let mut b = behaviour.lock().unwrap();
     if b.corrupt.as_deref() == Some(rel) {
@@ -137,7 +160,11 @@ fn serve(
 }
 
 fn fetch(b: &TestBrain, hub: &Hub) -> std::process::Output {
-    b.command().args(["model", "fetch", MODEL]).env("BRAIN_HUB_URL", &hub.url).output().unwrap()
+    b.command()
+        .args(["model", "fetch", MODEL])
+        .env("BRAIN_HUB_URL", &hub.url)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -146,14 +173,28 @@ fn full_download_installs_a_verified_model() {
     let b = TestBrain::new();
     let out = fetch(&b, &hub);
     assert!(out.status.success(), "{}", describe(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "no progress bar when stderr is not a terminal");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty(),
+        "no progress bar when stderr is not a terminal"
+    );
     b.ok(&["model", "verify", MODEL]);
-    assert!(b.models_dir().join(MODEL).join("model.safetensors").is_file());
-    assert!(!b.models_dir().join(MODEL).join("LICENSE").exists(), "hub = false files are not fetched");
+    assert!(b
+        .models_dir()
+        .join(MODEL)
+        .join("model.safetensors")
+        .is_file());
+    assert!(
+        !b.models_dir().join(MODEL).join("LICENSE").exists(),
+        "hub = false files are not fetched"
+    );
     assert_eq!(hub.ranges_for("model.safetensors"), vec![None]);
     // Nothing left to do the second time, and no request is made.
     let again = fetch(&b, &hub);
-    assert!(String::from_utf8_lossy(&again.stdout).contains("already installed"), "{}", describe(&again));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already installed"),
+        "{}",
+        describe(&again)
+    );
     assert_eq!(hub.ranges_for("model.safetensors").len(), 1);
 }
 
@@ -165,20 +206,51 @@ fn an_interrupted_download_leaves_nothing_loadable_and_resumes_with_range() {
 
     let out = fetch(&b, &hub);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("run the fetch again"), "{}", describe(&out));
-    assert!(!b.models_dir().join(MODEL).exists(), "an interrupted fetch installs nothing");
-    let list: serde_json::Value = serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
-    let row = list.as_array().unwrap().iter().find(|r| r["name"] == MODEL).unwrap();
-    assert_eq!((row["installed"].as_bool(), row["partial_fetch"].as_bool()), (Some(false), Some(true)));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run the fetch again"),
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        !b.models_dir().join(MODEL).exists(),
+        "an interrupted fetch installs nothing"
+    );
+    let list: serde_json::Value =
+        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    let row = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == MODEL)
+        .unwrap();
+    assert_eq!(
+        (row["installed"].as_bool(), row["partial_fetch"].as_bool()),
+        (Some(false), Some(true))
+    );
     let load = b.run(&["model", "embed", "--model", MODEL, "x"]);
-    assert_eq!(load.status.code(), Some(1), "not installed: {}", describe(&load));
+    assert_eq!(
+        load.status.code(),
+        Some(1),
+        "not installed: {}",
+        describe(&load)
+    );
 
     let out = fetch(&b, &hub);
     assert!(out.status.success(), "{}", describe(&out));
-    assert_eq!(hub.ranges_for("model.safetensors"), vec![None, Some("bytes=10000000-".to_string())]);
+    assert_eq!(
+        hub.ranges_for("model.safetensors"),
+        vec![None, Some("bytes=10000000-".to_string())]
+    );
     b.ok(&["model", "verify", MODEL]);
-    let hidden: Vec<_> = std::fs::read_dir(b.models_dir()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(hidden, vec![std::ffi::OsString::from(MODEL)], "staging folder renamed into place");
+    let hidden: Vec<_> = std::fs::read_dir(b.models_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        hidden,
+        vec![std::ffi::OsString::from(MODEL)],
+        "staging folder renamed into place"
+    );
 }
 
 #[test]
@@ -189,23 +261,39 @@ fn wrong_bytes_are_refused_and_nothing_is_installed() {
     let out = fetch(&b, &hub);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("tokenizer.json") && err.contains("be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"), "{err}");
+    assert!(
+        err.contains("tokenizer.json")
+            && err.contains("be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+        "{err}"
+    );
     assert!(!b.models_dir().join(MODEL).exists());
 
     // The bad file is not kept: a fetch from an honest server completes, re-downloading only it.
     hub.behaviour.lock().unwrap().corrupt = None;
     let out = fetch(&b, &hub);
     assert!(out.status.success(), "{}", describe(&out));
-    assert_eq!(hub.ranges_for("model.safetensors").len(), 1, "verified files are not downloaded again");
+    assert_eq!(
+        hub.ranges_for("model.safetensors").len(),
+        1,
+        "verified files are not downloaded again"
+    );
     assert_eq!(hub.ranges_for("tokenizer.json"), vec![None, None]);
 }
 
 #[test]
 fn an_unreachable_hub_is_a_one_line_error() {
     let b = TestBrain::new();
-    let out = b.command().args(["model", "fetch", MODEL]).env("BRAIN_HUB_URL", "http://127.0.0.1:1").output().unwrap();
+    let out = b
+        .command()
+        .args(["model", "fetch", MODEL])
+        .env("BRAIN_HUB_URL", "http://127.0.0.1:1")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("error: fetching http://127.0.0.1:1/") && err.trim().lines().count() == 1, "{err}");
+    assert!(
+        err.starts_with("error: fetching http://127.0.0.1:1/") && err.trim().lines().count() == 1,
+        "{err}"
+    );
     assert!(!b.models_dir().join(MODEL).exists());
 }

@@ -12,12 +12,21 @@ const MODEL: &str = "all-minilm-l6-v2";
 #[test]
 fn imported_model_lists_as_installed_and_verified() {
     let b = TestBrain::new();
-    let before: serde_json::Value = serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
-    let row = |v: &serde_json::Value| v.as_array().unwrap().iter().find(|r| r["name"] == MODEL).unwrap().clone();
+    let before: serde_json::Value =
+        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    let row = |v: &serde_json::Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == MODEL)
+            .unwrap()
+            .clone()
+    };
     assert_eq!(row(&before)["installed"], false);
 
     b.install_minilm();
-    let after: serde_json::Value = serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    let after: serde_json::Value =
+        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
     let r = row(&after);
     assert_eq!(r["installed"], true);
     assert_eq!(r["verified"], true);
@@ -25,7 +34,13 @@ fn imported_model_lists_as_installed_and_verified() {
     assert_eq!(r["device"], "cpu");
     let text = b.ok(&["model", "verify", MODEL]);
     assert!(text.contains("every file matches"), "{text}");
-    assert!(b.models_dir().join(MODEL).join("1_Pooling/config.json").is_file(), "hub layout kept");
+    assert!(
+        b.models_dir()
+            .join(MODEL)
+            .join("1_Pooling/config.json")
+            .is_file(),
+        "hub layout kept"
+    );
 }
 
 #[test]
@@ -33,20 +48,35 @@ fn vectors_match_sentence_transformers_within_1e_5() {
     let b = TestBrain::new();
     b.install_minilm();
     let golden = read_json(&fixture("minilm_golden.json"));
-    let texts: Vec<String> = golden["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    let texts: Vec<String> = golden["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
     let want = vectors(&golden["vectors"]);
     let model = embed::load(&b.config(MODEL)).unwrap();
-    assert_eq!((model.name(), model.dim(), model.device().as_str()), (MODEL, 384, "cpu"));
+    assert_eq!(
+        (model.name(), model.dim(), model.device().as_str()),
+        (MODEL, 384, "cpu")
+    );
 
     // The whole list at once (mixed lengths in one batch), then each text on its own.
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let batch = model.embed_documents(&refs).unwrap();
     for (i, (got, want)) in batch.iter().zip(&want).enumerate() {
         let d = max_diff(got, want);
-        assert!(d < 1e-5, "text {i} ({:?}...): max diff {d}", &texts[i].chars().take(30).collect::<String>());
+        assert!(
+            d < 1e-5,
+            "text {i} ({:?}...): max diff {d}",
+            &texts[i].chars().take(30).collect::<String>()
+        );
     }
     for (text, want) in texts.iter().zip(&want) {
-        assert!(max_diff(&model.embed_query(text).unwrap(), want) < 1e-5, "query {text:?}");
+        assert!(
+            max_diff(&model.embed_query(text).unwrap(), want) < 1e-5,
+            "query {text:?}"
+        );
     }
 }
 
@@ -61,14 +91,19 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("model.safetensors"), "{err}");
-    assert!(err.contains("53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"), "{err}");
+    assert!(
+        err.contains("53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 
     let out = b.run(&["model", "verify", MODEL]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 
     match embed::load(&b.config(MODEL)) {
-        Err(brain::Error::Model(ModelError::Mismatch { file, .. })) => assert!(file.ends_with("model.safetensors")),
+        Err(brain::Error::Model(ModelError::Mismatch { file, .. })) => {
+            assert!(file.ends_with("model.safetensors"))
+        }
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("a tampered model loaded"),
     }
@@ -87,7 +122,9 @@ fn importing_a_folder_with_a_wrong_file_installs_nothing() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("tokenizer.json"));
     assert!(!b.models_dir().join(MODEL).exists(), "nothing installed");
-    let leftovers = std::fs::read_dir(b.models_dir()).map(|d| d.count()).unwrap_or(0);
+    let leftovers = std::fs::read_dir(b.models_dir())
+        .map(|d| d.count())
+        .unwrap_or(0);
     assert_eq!(leftovers, 0, "no staging folder left behind");
 
     std::fs::remove_file(src.path().join("config.json")).unwrap();
@@ -118,12 +155,25 @@ fn odd_input_never_panics_and_always_gives_a_unit_vector() {
     b.install_minilm();
     let model = embed::load(&b.config(MODEL)).unwrap();
     let huge = "word ".repeat(20_000) + &"x".repeat(100_000);
-    let texts = ["", " ", "\0\0\0", "🚀🚀🚀🔥", "\u{202e}rtl\u{200b}zero-width", huge.as_str(), "a\u{FFFD}b", "日本語のテキスト"];
+    let texts = [
+        "",
+        " ",
+        "\0\0\0",
+        "🚀🚀🚀🔥",
+        "\u{202e}rtl\u{200b}zero-width",
+        huge.as_str(),
+        "a\u{FFFD}b",
+        "日本語のテキスト",
+    ];
     let vs = model.embed_documents(&texts).unwrap();
     assert_eq!(vs.len(), texts.len());
     for (t, v) in texts.iter().zip(&vs) {
         let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4 && v.iter().all(|x| x.is_finite()), "{:?}: norm {norm}", &t[..t.len().min(20)]);
+        assert!(
+            (norm - 1.0).abs() < 1e-4 && v.iter().all(|x| x.is_finite()),
+            "{:?}: norm {norm}",
+            &t[..t.len().min(20)]
+        );
     }
     assert!(model.embed_documents(&[]).unwrap().is_empty());
 }
@@ -132,7 +182,9 @@ fn odd_input_never_panics_and_always_gives_a_unit_vector() {
 fn matryoshka_dims_are_refused_for_a_model_not_trained_for_them() {
     let b = TestBrain::new();
     b.install_minilm();
-    let err = embed::load_with(&b.config(MODEL), MODEL, &LoadOptions { dims: Some(128) }).err().unwrap();
+    let err = embed::load_with(&b.config(MODEL), MODEL, &LoadOptions { dims: Some(128) })
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("128"), "{err}");
     assert_eq!(err.exit_code(), 2);
 }
@@ -144,7 +196,9 @@ fn matryoshka_dims_are_refused_for_a_model_not_trained_for_them() {
 fn embeds_with_the_network_unreachable() {
     let b = TestBrain::new();
     b.install_minilm();
-    let probe = std::process::Command::new("unshare").args(["-rn", "true"]).output();
+    let probe = std::process::Command::new("unshare")
+        .args(["-rn", "true"])
+        .output();
     let flag = match probe {
         Ok(o) if o.status.success() => "-rn",
         _ => "-n",
@@ -155,7 +209,10 @@ fn embeds_with_the_network_unreachable() {
         .arg(flag)
         .arg(program)
         .args(["model", "embed", "--model", MODEL, "offline", "please"])
-        .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))))
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
         .env("BRAIN_HUB_URL", "http://192.0.2.1:9") // unroutable even with a network
         .output()
         .expect("unshare must be installed (util-linux) to run this test");

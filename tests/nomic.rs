@@ -13,7 +13,11 @@ use common::*;
 fn tiny(truncate_to: Option<usize>) -> LocalEmbedder {
     let dir = fixture("tiny-nomic");
     let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
-    let (config, tokenizer, weights) = (read("config.json"), read("tokenizer.json"), read("model.safetensors"));
+    let (config, tokenizer, weights) = (
+        read("config.json"),
+        read("tokenizer.json"),
+        read("model.safetensors"),
+    );
     let spec = Spec {
         name: "tiny-nomic".into(),
         architecture: Architecture::NomicBert,
@@ -23,11 +27,23 @@ fn tiny(truncate_to: Option<usize>) -> LocalEmbedder {
         document_prefix: "search_document: ".into(),
         truncate_to,
     };
-    LocalEmbedder::from_files(spec, Files { config: &config, tokenizer: &tokenizer, weights: &weights }).unwrap()
+    LocalEmbedder::from_files(
+        spec,
+        Files {
+            config: &config,
+            tokenizer: &tokenizer,
+            weights: &weights,
+        },
+    )
+    .unwrap()
 }
 
 fn strings(v: &serde_json::Value) -> Vec<String> {
-    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -36,11 +52,20 @@ fn tiny_nomic_matches_transformers_with_prefixes() {
     let model = tiny(None);
     let docs = strings(&golden["documents"]);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
-    for (i, (got, want)) in model.embed_documents(&refs).unwrap().iter().zip(vectors(&golden["document_vectors"])).enumerate() {
+    for (i, (got, want)) in model
+        .embed_documents(&refs)
+        .unwrap()
+        .iter()
+        .zip(vectors(&golden["document_vectors"]))
+        .enumerate()
+    {
         let d = max_diff(got, &want);
         assert!(d < 1e-5, "document {i}: max diff {d}");
     }
-    for (q, want) in strings(&golden["queries"]).iter().zip(vectors(&golden["query_vectors"])) {
+    for (q, want) in strings(&golden["queries"])
+        .iter()
+        .zip(vectors(&golden["query_vectors"]))
+    {
         let d = max_diff(&model.embed_query(q).unwrap(), &want);
         assert!(d < 1e-5, "query {q:?}: max diff {d}");
     }
@@ -54,7 +79,12 @@ fn tiny_nomic_matryoshka_matches_transformers() {
     assert_eq!(model.dim(), dims);
     let docs = strings(&golden["documents"]);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
-    for (got, want) in model.embed_documents(&refs).unwrap().iter().zip(vectors(&golden["matryoshka_document_vectors"])) {
+    for (got, want) in model
+        .embed_documents(&refs)
+        .unwrap()
+        .iter()
+        .zip(vectors(&golden["matryoshka_document_vectors"]))
+    {
         assert!(max_diff(got, &want) < 1e-5);
     }
 }
@@ -69,7 +99,12 @@ fn real_nomic_weights_match_published_values_when_available() {
         return;
     };
     let b = TestBrain::new();
-    b.ok(&["model", "import", "nomic-embed-text-v1.5", Path::new(&dir).to_str().unwrap()]);
+    b.ok(&[
+        "model",
+        "import",
+        "nomic-embed-text-v1.5",
+        Path::new(&dir).to_str().unwrap(),
+    ]);
     let config = b.config("nomic-embed-text-v1.5");
     let (_, files) = brain::model::open_verified(&config, "nomic-embed-text-v1.5").unwrap();
     let spec = Spec {
@@ -84,19 +119,34 @@ fn real_nomic_weights_match_published_values_when_available() {
     let get = |p: &str| files.get(p).unwrap();
     let model = LocalEmbedder::from_files(
         spec,
-        Files { config: get("config.json"), tokenizer: get("tokenizer.json"), weights: get("model.safetensors") },
+        Files {
+            config: get("config.json"),
+            tokenizer: get("tokenizer.json"),
+            weights: get("model.safetensors"),
+        },
     )
     .unwrap();
     let tokens = model.token_vectors("Plants create oxygen.").unwrap();
-    let want = [[1.7039f32, -4.5610, 1.5236], [1.8685, -3.6936, 1.6641], [0.53303, -4.2081, 2.3375]];
+    let want = [
+        [1.7039f32, -4.5610, 1.5236],
+        [1.8685, -3.6936, 1.6641],
+        [0.53303, -4.2081, 2.3375],
+    ];
     for (i, row) in want.iter().enumerate() {
         let got = &tokens[i + 1][1..4];
-        assert!(max_diff(got, row) < 1e-3, "token {}: {got:?} vs {row:?}", i + 1);
+        assert!(
+            max_diff(got, row) < 1e-3,
+            "token {}: {got:?} vs {row:?}",
+            i + 1
+        );
     }
     let v = embed_full(&config);
     assert_eq!(v.len(), 768);
 }
 
 fn embed_full(config: &brain::Config) -> Vec<f32> {
-    brain::embed::load(config).unwrap().embed_query("what is a transformer").unwrap()
+    brain::embed::load(config)
+        .unwrap()
+        .embed_query("what is a transformer")
+        .unwrap()
 }

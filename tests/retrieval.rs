@@ -6,14 +6,22 @@ mod common;
 use common::Brain;
 
 fn paths(json: &serde_json::Value) -> Vec<String> {
-    json["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn example_with_model() -> Brain {
     let b = Brain::example();
     b.use_minilm();
     let out = b.ok(&["index"]).stdout();
-    assert!(out.contains("embedded 154 passages with all-minilm-l6-v2"), "{out}");
+    assert!(
+        out.contains("embedded 154 passages with all-minilm-l6-v2"),
+        "{out}"
+    );
     b
 }
 
@@ -21,8 +29,14 @@ fn example_with_model() -> Brain {
 fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
     let b = example_with_model();
     let q = "how do i prevent silent failures from gitignore patterns";
-    let keyword = paths(&b.ok(&["search", q, "--mode", "bm25", "--top", "10", "--json"]).json());
-    assert!(!keyword.contains(&"lore/skip-log-sentinel-pattern.md".to_string()), "BM25 must not see it: {keyword:?}");
+    let keyword = paths(
+        &b.ok(&["search", q, "--mode", "bm25", "--top", "10", "--json"])
+            .json(),
+    );
+    assert!(
+        !keyword.contains(&"lore/skip-log-sentinel-pattern.md".to_string()),
+        "BM25 must not see it: {keyword:?}"
+    );
     let r = b.ok(&["search", q, "--json"]);
     assert_eq!(r.stderr(), "", "no notice when the model is there");
     let j = r.json();
@@ -32,7 +46,10 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
     assert_eq!(j["results"][0]["sem_rank"], 1);
     // The human format shows why it matched.
     let text = b.ok(&["search", q, "--top", "1"]).stdout();
-    assert!(text.contains("Skip-log sentinel for audit-mode reads  (fused="), "{text}");
+    assert!(
+        text.contains("Skip-log sentinel for audit-mode reads  (fused="),
+        "{text}"
+    );
     assert!(text.contains(" bm25=- sem=#1)"), "{text}");
 }
 
@@ -43,7 +60,10 @@ fn identifiers_put_their_note_first() {
         ("Idempotency-Key", "lore/idempotency-keys-payments.md"),
         ("parse_local_timestamp", "lore/utc-timestamps-dst-bug.md"),
         ("tokio::select!", "lore/tokio-select-cancellation.md"),
-        ("ERR_CERT_DATE_INVALID", "lore/tls-cert-expiry-monitoring.md"),
+        (
+            "ERR_CERT_DATE_INVALID",
+            "lore/tls-cert-expiry-monitoring.md",
+        ),
     ] {
         let j = b.ok(&["search", q, "--json"]).json();
         assert_eq!(paths(&j)[0], want, "{q}");
@@ -53,26 +73,56 @@ fn identifiers_put_their_note_first() {
 #[test]
 fn semantic_mode_reports_the_best_passage() {
     let b = example_with_model();
-    let j = b.ok(&["search", "keep old behaviour covered when a toggle is removed", "--mode", "semantic", "--json"]).json();
+    let j = b
+        .ok(&[
+            "search",
+            "keep old behaviour covered when a toggle is removed",
+            "--mode",
+            "semantic",
+            "--json",
+        ])
+        .json();
     let hit = &j["results"][0];
     assert_eq!(hit["path"], "lore/flag-cleanup-test-rework.md");
     assert!(hit["bm25_rank"].is_null());
     let text = std::fs::read_to_string(hit["abs_path"].as_str().unwrap()).unwrap();
     let line = hit["line"].as_u64().unwrap() as usize;
-    assert!(line > 5 && line <= text.lines().count(), "line {line} must point into the body");
-    let first_words: Vec<&str> = hit["snippet"].as_str().unwrap().split_whitespace().take(3).collect();
+    assert!(
+        line > 5 && line <= text.lines().count(),
+        "line {line} must point into the body"
+    );
+    let first_words: Vec<&str> = hit["snippet"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .take(3)
+        .collect();
     let passage_line = text.lines().nth(line - 1).unwrap();
-    assert!(passage_line.contains(first_words[0].trim_matches(|c: char| !c.is_alphanumeric())), "{passage_line:?} vs {first_words:?}");
+    assert!(
+        passage_line.contains(first_words[0].trim_matches(|c: char| !c.is_alphanumeric())),
+        "{passage_line:?} vs {first_words:?}"
+    );
 }
 
 #[test]
 fn explain_shows_both_lists_evidence_and_fusion() {
     let b = example_with_model();
-    let out = b.ok(&["search", "feature flag cleanup", "--explain", "--top", "3"]).stdout();
-    for part in ["keyword list (bm25):", "semantic list:", "evidence: coverage=", "weights: keywords", "fused (", "rrf="] {
+    let out = b
+        .ok(&["search", "feature flag cleanup", "--explain", "--top", "3"])
+        .stdout();
+    for part in [
+        "keyword list (bm25):",
+        "semantic list:",
+        "evidence: coverage=",
+        "weights: keywords",
+        "fused (",
+        "rrf=",
+    ] {
         assert!(out.contains(part), "missing {part:?}:\n{out}");
     }
-    let j = b.ok(&["search", "feature flag cleanup", "--explain", "--json"]).json();
+    let j = b
+        .ok(&["search", "feature flag cleanup", "--explain", "--json"])
+        .json();
     for key in ["bm25", "semantic", "fused", "evidence", "weights"] {
         assert!(j["explain"].get(key).is_some(), "explain.{key} missing");
     }
@@ -82,7 +132,12 @@ fn explain_shows_both_lists_evidence_and_fusion() {
 fn touched_and_renamed_notes_are_not_re_embedded() {
     let b = example_with_model();
     let note = b.root.join("lore/flag-cleanup-test-rework.md");
-    std::fs::File::options().write(true).open(&note).unwrap().set_modified(std::time::SystemTime::now()).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&note)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
     let out = b.ok(&["index"]).stdout();
     assert!(!out.contains("embedded"), "a touch re-embedded: {out}");
     // The title comes from frontmatter, so the passages are the same text under a new path.
@@ -90,11 +145,23 @@ fn touched_and_renamed_notes_are_not_re_embedded() {
     let out = b.ok(&["index"]).stdout();
     assert!(out.contains("(+1 ~0 -1)"), "{out}");
     assert!(!out.contains("embedded"), "a rename re-embedded: {out}");
-    let j = b.ok(&["search", "keep old behaviour covered when a toggle is removed", "--mode", "semantic", "--json"]).json();
+    let j = b
+        .ok(&[
+            "search",
+            "keep old behaviour covered when a toggle is removed",
+            "--mode",
+            "semantic",
+            "--json",
+        ])
+        .json();
     assert_eq!(paths(&j)[0], "lore/renamed-flag-note.md");
     // An edit re-embeds only the passages that changed.
     let text = std::fs::read_to_string(b.root.join("lore/renamed-flag-note.md")).unwrap();
-    std::fs::write(b.root.join("lore/renamed-flag-note.md"), format!("{text}\n## Addendum\n\nOne more zebra paragraph.\n")).unwrap();
+    std::fs::write(
+        b.root.join("lore/renamed-flag-note.md"),
+        format!("{text}\n## Addendum\n\nOne more zebra paragraph.\n"),
+    )
+    .unwrap();
     let out = b.ok(&["index"]).stdout();
     assert!(out.contains("embedded 1 passages"), "{out}");
 }
@@ -108,14 +175,32 @@ fn switching_models_re_embeds_everything() {
     // Pretend another model made the stored vectors, as after changing BRAIN_MODEL.
     let index = status["index_path"].as_str().unwrap();
     let conn = rusqlite::Connection::open(index).unwrap();
-    conn.execute("UPDATE meta SET value = 'some-other-model' WHERE key = 'embed_model'", []).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = 'some-other-model' WHERE key = 'embed_model'",
+        [],
+    )
+    .unwrap();
     drop(conn);
     let r = b.ok(&["search", "feature flag cleanup", "--no-sync", "--json"]);
-    assert_eq!(r.json()["mode"], "bm25", "vectors of another model must not be used");
-    assert!(r.stderr().contains("not embedded with all-minilm-l6-v2"), "{}", r.stderr());
+    assert_eq!(
+        r.json()["mode"],
+        "bm25",
+        "vectors of another model must not be used"
+    );
+    assert!(
+        r.stderr().contains("not embedded with all-minilm-l6-v2"),
+        "{}",
+        r.stderr()
+    );
     let out = b.ok(&["index"]).stdout();
-    assert!(out.contains("embedded 154 passages") && out.contains("model changed"), "{out}");
-    assert_eq!(b.ok(&["search", "feature flag cleanup", "--json"]).json()["mode"], "hybrid");
+    assert!(
+        out.contains("embedded 154 passages") && out.contains("model changed"),
+        "{out}"
+    );
+    assert_eq!(
+        b.ok(&["search", "feature flag cleanup", "--json"]).json()["mode"],
+        "hybrid"
+    );
 }
 
 #[test]
@@ -123,14 +208,28 @@ fn semantic_mode_without_a_model_is_an_error() {
     let b = Brain::example();
     let r = b.run(&["search", "anything", "--mode", "semantic"]);
     assert_eq!(r.code(), 2);
-    assert_eq!(r.stderr(), "error: --mode semantic needs the embedding model: run 'brain model fetch'\n");
+    assert_eq!(
+        r.stderr(),
+        "error: --mode semantic needs the embedding model: run 'brain model fetch'\n"
+    );
 }
 
 #[test]
 fn a_few_new_passages_are_embedded_by_the_search_itself() {
     let b = example_with_model();
-    b.write("idea/okapi.md", "# Striped forest giraffe\n\nThe okapi lives in the Ituri rainforest.\n");
-    let j = b.ok(&["search", "an animal related to giraffes in african jungle", "--mode", "semantic", "--json"]).json();
+    b.write(
+        "idea/okapi.md",
+        "# Striped forest giraffe\n\nThe okapi lives in the Ituri rainforest.\n",
+    );
+    let j = b
+        .ok(&[
+            "search",
+            "an animal related to giraffes in african jungle",
+            "--mode",
+            "semantic",
+            "--json",
+        ])
+        .json();
     assert_eq!(paths(&j)[0], "idea/okapi.md");
 }
 
@@ -142,20 +241,51 @@ fn eval_slice_hybrid_never_loses() {
     let corpora = common::repo().join("../shared/corpora");
     let j = b
         .ok(&[
-            "eval", "--set", "tldr-keyword", "--set", "tldr-paraphrase", "--limit", "15", "--slice", "120", "--json",
-            "--corpora", corpora.to_str().unwrap(),
+            "eval",
+            "--set",
+            "tldr-keyword",
+            "--set",
+            "tldr-paraphrase",
+            "--limit",
+            "15",
+            "--slice",
+            "120",
+            "--json",
+            "--corpora",
+            corpora.to_str().unwrap(),
         ])
         .json();
     let score = |set: &str, mode: &str, metric: &str| -> f64 {
-        let s = j["sets"].as_array().unwrap().iter().find(|s| s["name"] == set).unwrap();
-        let m = s["modes"].as_array().unwrap().iter().find(|m| m["mode"] == mode).unwrap();
+        let s = j["sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == set)
+            .unwrap();
+        let m = s["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mode"] == mode)
+            .unwrap();
         m[metric].as_f64().unwrap()
     };
     assert_eq!(j["model"], "all-minilm-l6-v2");
-    assert!(score("tldr-keyword", "hybrid", "recall_at_1") >= score("tldr-keyword", "bm25", "recall_at_1"), "{j}");
+    assert!(
+        score("tldr-keyword", "hybrid", "recall_at_1")
+            >= score("tldr-keyword", "bm25", "recall_at_1"),
+        "{j}"
+    );
     assert_eq!(score("tldr-keyword", "hybrid", "recall_at_1"), 1.0, "{j}");
     for metric in ["recall_at_5", "ndcg_at_10"] {
-        let best = score("tldr-paraphrase", "semantic", metric).max(score("tldr-paraphrase", "bm25", metric));
-        assert!(score("tldr-paraphrase", "hybrid", metric) >= best, "paraphrase {metric}: {j}");
+        let best = score("tldr-paraphrase", "semantic", metric).max(score(
+            "tldr-paraphrase",
+            "bm25",
+            metric,
+        ));
+        assert!(
+            score("tldr-paraphrase", "hybrid", metric) >= best,
+            "paraphrase {metric}: {j}"
+        );
     }
 }

@@ -8,7 +8,13 @@ use clap::{Args, Parser, Subcommand};
 
 /// Search a folder of markdown notes by keywords and meaning.
 #[derive(Debug, Parser)]
-#[command(name = "brain", version, about, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "brain",
+    version,
+    about,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// The brain folder [default: $BRAIN_DIR, else ~/.brain]
     #[arg(long, global = true, value_name = "PATH")]
@@ -291,7 +297,9 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
             Some(s) if in_search && !after_value_option && !after_double_dash => {
                 let mut chars = s.chars();
                 let is_exclude = chars.next() == Some('-')
-                    && chars.next().is_some_and(|c| c.is_alphanumeric() || c == '"')
+                    && chars
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '"')
                     && s != "-h";
                 is_exclude.then(|| format!("{EXCLUDE_MARK}{}", &s[1..]).into())
             }

@@ -24,7 +24,11 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
 
 /// `lore/x.md:10-29 (of 45 lines)` then `   10  text` lines.
 pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
-    writeln!(out, "{}:{}-{} (of {} lines)", p.path, p.start_line, p.end_line, p.total_lines)?;
+    writeln!(
+        out,
+        "{}:{}-{} (of {} lines)",
+        p.path, p.start_line, p.end_line, p.total_lines
+    )?;
     let width = p.end_line.to_string().len().max(4);
     for (i, line) in p.text.lines().enumerate() {
         writeln!(out, "{:>width$}  {line}", p.start_line as usize + i)?;

@@ -25,7 +25,10 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         if show_progress {
             let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            let _ = write!(io::stderr(), "\r\x1b[Kembedding {done}/{total} passages ({rate:.0}/s)");
+            let _ = write!(
+                io::stderr(),
+                "\r\x1b[Kembedding {done}/{total} passages ({rate:.0}/s)"
+            );
         }
         true
     })?;

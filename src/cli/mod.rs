@@ -29,13 +29,19 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            if err.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            if err
+                .downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            {
                 return ExitCode::SUCCESS;
             }
             let code = err
                 .downcast_ref::<brain::Error>()
                 .map(brain::Error::exit_code)
-                .or_else(|| err.downcast_ref::<brain::service::ServiceError>().map(|e| e.exit_code()))
+                .or_else(|| {
+                    err.downcast_ref::<brain::service::ServiceError>()
+                        .map(|e| e.exit_code())
+                })
                 .unwrap_or(1);
             let _ = writeln!(io::stderr(), "error: {err:#}");
             ExitCode::from(code as u8)
@@ -44,7 +50,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
-    let config = Config::load(brain::config::Overrides { root: cli.dir.clone(), ..Default::default() })?;
+    let config = Config::load(brain::config::Overrides {
+        root: cli.dir.clone(),
+        ..Default::default()
+    })?;
     match cli.command {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),

@@ -28,15 +28,27 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             let report = model::import(&config, &name, &dir).map_err(brain::Error::from)?;
             installed(&report, json, "imported")
         }
-        ModelCommand::Verify { name, json } => verify(&config, &name.unwrap_or_else(|| config.model.clone()), json),
-        ModelCommand::Embed { text, query, dims, model: name, json } => {
+        ModelCommand::Verify { name, json } => {
+            verify(&config, &name.unwrap_or_else(|| config.model.clone()), json)
+        }
+        ModelCommand::Embed {
+            text,
+            query,
+            dims,
+            model: name,
+            json,
+        } => {
             let name = name.unwrap_or_else(|| config.model.clone());
             let started = Instant::now();
             let embedder = embed::load_with(&config, &name, &LoadOptions { dims })?;
             let loaded = started.elapsed();
             let text = text.join(" ");
             let started = Instant::now();
-            let v = if query { embedder.embed_query(&text)? } else { embedder.embed_documents(&[&text])?.remove(0) };
+            let v = if query {
+                embedder.embed_query(&text)?
+            } else {
+                embedder.embed_documents(&[&text])?.remove(0)
+            };
             let took = started.elapsed();
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             let mut out = io::stdout().lock();
@@ -77,7 +89,11 @@ fn list(config: &Config, json: bool) -> Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "  {:<24} {:<10} {:<9} {:>9} {:>5}  device", "model", "installed", "verified", "size", "dims")?;
+    writeln!(
+        out,
+        "  {:<24} {:<10} {:<9} {:>9} {:>5}  device",
+        "model", "installed", "verified", "size", "dims"
+    )?;
     for r in &rows {
         let verified = match r.verified {
             Some(true) => "yes",
@@ -112,18 +128,20 @@ fn list(config: &Config, json: bool) -> Result<ExitCode> {
 }
 
 fn verify(config: &Config, name: &str, json: bool) -> Result<ExitCode> {
-    let (report, err) = match model::verify(config, name) {
-        Ok(r) => (r, None),
-        Err((r, e)) => (r, Some(e)),
-    };
+    let (report, err) = model::verify(config, name);
     let mut out = io::stdout().lock();
     if json {
-        let value =
-            serde_json::json!({ "report": report, "ok": err.is_none(), "error": err.as_ref().map(|e| e.to_string()) });
+        let value = serde_json::json!({ "report": report, "ok": err.is_none(), "error": err.as_ref().map(|e| e.to_string()) });
         writeln!(out, "{value}")?;
     } else {
         for f in &report.files {
-            writeln!(out, "{:<10} {}{}", f.state, f.path, if f.required { "" } else { " (optional)" })?;
+            writeln!(
+                out,
+                "{:<10} {}{}",
+                f.state,
+                f.path,
+                if f.required { "" } else { " (optional)" }
+            )?;
         }
         if err.is_none() {
             writeln!(out, "{name}: every file matches audit/{name}.toml")?;
@@ -141,7 +159,12 @@ fn installed(r: &InstallReport, json: bool, verb: &str) -> Result<ExitCode> {
     if json {
         writeln!(out, "{}", serde_json::to_string(r)?)?;
     } else if r.already_installed {
-        writeln!(out, "{} is already installed and verified in {}", r.model, r.dir.display())?;
+        writeln!(
+            out,
+            "{} is already installed and verified in {}",
+            r.model,
+            r.dir.display()
+        )?;
     } else {
         writeln!(
             out,
@@ -165,7 +188,12 @@ struct ProgressBar {
 
 impl ProgressBar {
     fn new() -> ProgressBar {
-        ProgressBar { enabled: io::stderr().is_terminal(), last: None, started: Instant::now(), start_bytes: 0 }
+        ProgressBar {
+            enabled: io::stderr().is_terminal(),
+            last: None,
+            started: Instant::now(),
+            start_bytes: 0,
+        }
     }
 
     fn update(&mut self, p: &Progress) {
@@ -180,13 +208,21 @@ impl ProgressBar {
                 self.last = None;
             }
             Progress::Advance { file, done, total } => {
-                if self.last.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) && done < total {
+                if self
+                    .last
+                    .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
+                    && done < total
+                {
                     return;
                 }
                 self.last = Some(Instant::now());
                 let secs = self.started.elapsed().as_secs_f64().max(1e-3);
                 let rate = (done - self.start_bytes) as f64 / secs;
-                let frac = if *total == 0 { 1.0 } else { *done as f64 / *total as f64 };
+                let frac = if *total == 0 {
+                    1.0
+                } else {
+                    *done as f64 / *total as f64
+                };
                 let filled = (frac * 24.0) as usize;
                 let _ = write!(
                     err,

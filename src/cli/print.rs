@@ -40,31 +40,62 @@ pub fn annotation(mode: Mode, hit: &Hit) -> String {
     match mode {
         Mode::Bm25 => format!("bm25={:.2}", hit.score),
         Mode::Semantic => format!("sem={:.3}", hit.score),
-        Mode::Hybrid => format!("fused={:.3} bm25={} sem={}", hit.score, rank(hit.bm25_rank), rank(hit.sem_rank)),
+        Mode::Hybrid => format!(
+            "fused={:.3} bm25={} sem={}",
+            hit.score,
+            rank(hit.bm25_rank),
+            rank(hit.sem_rank)
+        ),
     }
 }
 
 /// `indexed 31 notes (+31 ~0 -0) in 45 ms`
 pub fn sync_line(out: &mut impl Write, r: &SyncReport, notes: u64) -> io::Result<()> {
-    writeln!(out, "indexed {notes} notes (+{} ~{} -{}) in {}", r.added, r.updated, r.removed, millis(r.took_ms))
+    writeln!(
+        out,
+        "indexed {notes} notes (+{} ~{} -{}) in {}",
+        r.added,
+        r.updated,
+        r.removed,
+        millis(r.took_ms)
+    )
 }
 
 /// `embedded 812 passages with all-minilm-l6-v2 in 31.2 s (26/s)`
 pub fn embed_line(out: &mut impl Write, r: &brain::EmbedReport) -> io::Result<()> {
     let model = r.model.as_deref().unwrap_or("?");
     let rate = r.embedded as f64 / (r.took_ms.max(1) as f64 / 1000.0);
-    let redo = if r.reembedded_all { " (model changed: all passages re-embedded)" } else { "" };
-    writeln!(out, "embedded {} passages with {model} in {} ({rate:.0}/s){redo}", r.embedded, millis(r.took_ms))
+    let redo = if r.reembedded_all {
+        " (model changed: all passages re-embedded)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "embedded {} passages with {model} in {} ({rate:.0}/s){redo}",
+        r.embedded,
+        millis(r.took_ms)
+    )
 }
 
 /// The `--explain` stages: each list, the evidence and weights, and the fused list.
 pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
-    let list = |out: &mut dyn Write, title: &str, key: &str, fmt: &dyn Fn(&serde_json::Value) -> String| -> io::Result<()> {
+    let list = |out: &mut dyn Write,
+                title: &str,
+                key: &str,
+                fmt: &dyn Fn(&serde_json::Value) -> String|
+     -> io::Result<()> {
         writeln!(out, "{title}")?;
         match e[key].as_array() {
             Some(items) if !items.is_empty() => {
                 for item in items {
-                    writeln!(out, "  #{:<3} {}  {}", item["rank"], item["path"].as_str().unwrap_or(""), fmt(item))?;
+                    writeln!(
+                        out,
+                        "  #{:<3} {}  {}",
+                        item["rank"],
+                        item["path"].as_str().unwrap_or(""),
+                        fmt(item)
+                    )?;
                 }
             }
             _ => writeln!(out, "  (empty)")?,
@@ -76,8 +107,12 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
         Some("identifier") => "  literal identifier".to_string(),
         _ => String::new(),
     };
-    list(out, "keyword list (bm25):", "bm25", &|v| format!("bm25={:.2}{}", v["score"].as_f64().unwrap_or(0.0), exact(v)))?;
-    list(out, "semantic list:", "semantic", &|v| format!("sem={:.3}", v["score"].as_f64().unwrap_or(0.0)))?;
+    list(out, "keyword list (bm25):", "bm25", &|v| {
+        format!("bm25={:.2}{}", v["score"].as_f64().unwrap_or(0.0), exact(v))
+    })?;
+    list(out, "semantic list:", "semantic", &|v| {
+        format!("sem={:.3}", v["score"].as_f64().unwrap_or(0.0))
+    })?;
     if let Some(w) = e.get("weights") {
         let ev = &e["evidence"];
         writeln!(
@@ -94,7 +129,11 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
                 t["term"].as_str().unwrap_or(""),
                 t["df"],
                 t["idf"].as_f64().unwrap_or(0.0),
-                if t["in_top"].as_bool() == Some(true) { ", in keyword #1" } else { "" }
+                if t["in_top"].as_bool() == Some(true) {
+                    ", in keyword #1"
+                } else {
+                    ""
+                }
             )?;
         }
         let alpha = w["alpha"].as_f64().unwrap_or(0.0);
@@ -105,19 +144,30 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
             w["reason"].as_str().unwrap_or("")
         )?;
         let k = e["k"].as_f64().unwrap_or(60.0);
-        list(out, &format!("fused (exact matches first, then weighted scores; rrf k={k} for comparison):"), "fused", &|v| {
-            let rank = |r: &serde_json::Value| r.as_u64().map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
-            format!(
-                "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
-                v["score"].as_f64().unwrap_or(0.0),
-                v["bm25_part"].as_f64().unwrap_or(0.0),
-                rank(&v["bm25_rank"]),
-                v["sem_part"].as_f64().unwrap_or(0.0),
-                rank(&v["sem_rank"]),
-                v["rrf"].as_f64().unwrap_or(0.0),
-                exact(v)
-            )
-        })?;
+        list(
+            out,
+            &format!(
+                "fused (exact matches first, then weighted scores; rrf k={k} for comparison):"
+            ),
+            "fused",
+            &|v| {
+                let rank = |r: &serde_json::Value| {
+                    r.as_u64()
+                        .map(|r| format!("#{r}"))
+                        .unwrap_or_else(|| "-".into())
+                };
+                format!(
+                    "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
+                    v["score"].as_f64().unwrap_or(0.0),
+                    v["bm25_part"].as_f64().unwrap_or(0.0),
+                    rank(&v["bm25_rank"]),
+                    v["sem_part"].as_f64().unwrap_or(0.0),
+                    rank(&v["sem_rank"]),
+                    v["rrf"].as_f64().unwrap_or(0.0),
+                    exact(v)
+                )
+            },
+        )?;
     }
     writeln!(out)
 }
@@ -127,14 +177,28 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
     let types: Vec<String> = s.types.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let missing = if s.root_exists { "" } else { "  (missing!)" };
     writeln!(out, "brain:     {}{missing}", s.root)?;
-    writeln!(out, "notes:     {} ({})", s.notes, if types.is_empty() { "none".into() } else { types.join(", ") })?;
+    writeln!(
+        out,
+        "notes:     {} ({})",
+        s.notes,
+        if types.is_empty() {
+            "none".into()
+        } else {
+            types.join(", ")
+        }
+    )?;
     let embedded = match (&s.embedded_with, s.pending_chunks) {
         (Some(m), 0) => format!("all embedded with {m}"),
         (Some(m), n) => format!("embedded with {m}, {n} waiting"),
         (None, _) => "none embedded".to_string(),
     };
     writeln!(out, "passages:  {} ({embedded})", s.chunks)?;
-    writeln!(out, "index:     {} ({})", s.index_path, bytes(s.index_bytes))?;
+    writeln!(
+        out,
+        "index:     {} ({})",
+        s.index_path,
+        bytes(s.index_bytes)
+    )?;
     match (s.last_sync_at, &s.last_sync) {
         (Some(at), Some(l)) => writeln!(
             out,
@@ -145,11 +209,19 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
             l.updated,
             l.removed,
             millis(l.took_ms),
-            if l.warnings > 0 { format!(", {} warnings", l.warnings) } else { String::new() }
+            if l.warnings > 0 {
+                format!(", {} warnings", l.warnings)
+            } else {
+                String::new()
+            }
         )?,
         _ => writeln!(out, "last sync: never (run 'brain index')")?,
     }
-    let installed = if s.model_installed { "installed" } else { "not installed: run 'brain model fetch'" };
+    let installed = if s.model_installed {
+        format!("installed, runs on {}", s.device)
+    } else {
+        "not installed: run 'brain model fetch'".into()
+    };
     writeln!(out, "model:     {} ({installed})", s.model)?;
     writeln!(
         out,
@@ -161,17 +233,33 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
 
 /// The backend lines of `brain status`.
 fn backend(out: &mut impl Write, b: Option<&BackendStatus>) -> io::Result<()> {
-    let Some(b) = b else { return writeln!(out, "backend:   not running") };
-    writeln!(out, "backend:   running (pid {}, up {}, protocol {})", b.pid, uptime(b.uptime_secs), b.protocol)?;
+    let Some(b) = b else {
+        return writeln!(out, "backend:   not running");
+    };
+    writeln!(
+        out,
+        "backend:   running (pid {}, up {}, protocol {})",
+        b.pid,
+        uptime(b.uptime_secs),
+        b.protocol
+    )?;
     writeln!(out, "socket:    {}", b.socket)?;
     let mut watcher = match &b.watcher {
-        WatcherState::On => format!("on ({}, {})", plural(b.updates, "update"), plural(b.full_syncs, "full sync")),
+        WatcherState::On => format!(
+            "on ({}, {})",
+            plural(b.updates, "update"),
+            plural(b.full_syncs, "full sync")
+        ),
         WatcherState::Off => "off (--no-watch): each search syncs first".into(),
         WatcherState::Waiting => "waiting for the brain folder to come back".into(),
         WatcherState::Failed { reason } => format!("failed ({reason}): each search syncs first"),
     };
     if let Some(f) = &b.fell_back {
-        watcher.push_str(&format!("; fell back to a full sync {}: {}", ago(f.at), f.reason));
+        watcher.push_str(&format!(
+            "; fell back to a full sync {}: {}",
+            ago(f.at),
+            f.reason
+        ));
     }
     writeln!(out, "watcher:   {watcher}")?;
     writeln!(
@@ -239,7 +327,12 @@ pub fn utc(secs: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// `just now`, `5m ago`, `3h ago`, `2d ago`.

@@ -17,7 +17,10 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         query: args::restore_query(&args.query),
         mode: args.mode,
         top: args.top,
-        filters: Filters { kind: args.kind, tag: args.tag },
+        filters: Filters {
+            kind: args.kind,
+            tag: args.tag,
+        },
         sync: !args.no_sync,
         explain: args.explain,
     };

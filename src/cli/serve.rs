@@ -17,16 +17,29 @@ use super::args::ServeArgs;
 
 /// Runs `brain serve` until a signal stops it.
 pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
-    let filter = EnvFilter::try_new(&args.log_level)
-        .map_err(|e| brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level)))?;
+    let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
+        brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
+    })?;
     if !(args.client_timeout > 0.0 && args.client_timeout.is_finite()) {
-        return Err(brain::Error::InvalidInput(format!("--client-timeout must be a positive number of seconds, got {}", args.client_timeout)).into());
+        return Err(brain::Error::InvalidInput(format!(
+            "--client-timeout must be a positive number of seconds, got {}",
+            args.client_timeout
+        ))
+        .into());
     }
     let log_dir = config.log_dir();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let log_path = log_dir.join("serve.log");
-    let log = OpenOptions::new().create(true).append(true).open(&log_path).with_context(|| format!("opening {}", log_path.display()))?;
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(Mutex::new(log)).with_ansi(false).init();
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("opening {}", log_path.display()))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(Mutex::new(log))
+        .with_ansi(false)
+        .init();
 
     let options = BackendOptions {
         watch: !args.no_watch,
@@ -34,10 +47,14 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         ..BackendOptions::default()
     };
     // Signals are caught from before the backend starts, so none can kill it half-made.
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let (mut term, mut int) = runtime.block_on(async {
-        let term = signal(SignalKind::terminate()).map_err(|e| anyhow!("cannot catch SIGTERM: {e}"))?;
-        let int = signal(SignalKind::interrupt()).map_err(|e| anyhow!("cannot catch SIGINT: {e}"))?;
+        let term =
+            signal(SignalKind::terminate()).map_err(|e| anyhow!("cannot catch SIGTERM: {e}"))?;
+        let int =
+            signal(SignalKind::interrupt()).map_err(|e| anyhow!("cannot catch SIGINT: {e}"))?;
         Ok::<_, anyhow::Error>((term, int))
     })?;
     let root = config.root.clone();

@@ -4,7 +4,7 @@ use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{attention, fuse, LayerNorm, Linear, Packed};
+use super::layers::{fuse, Block, LayerNorm, Linear, Packed};
 use super::ops;
 
 /// The fields of a BERT `config.json` this forward pass reads.
@@ -49,15 +49,6 @@ fn absolute() -> String {
     "absolute".into()
 }
 
-struct Block {
-    qkv: Linear,
-    out: Linear,
-    norm1: LayerNorm,
-    up: Linear,
-    down: Linear,
-    norm2: LayerNorm,
-}
-
 /// A loaded BERT encoder.
 pub struct Bert {
     word: Tensor,
@@ -81,9 +72,17 @@ impl Bert {
             )
         }
         if c.num_attention_heads == 0 || c.hidden_size % c.num_attention_heads != 0 {
-            candle_core::bail!("hidden_size {} is not a multiple of {} heads", c.hidden_size, c.num_attention_heads)
+            candle_core::bail!(
+                "hidden_size {} is not a multiple of {} heads",
+                c.hidden_size,
+                c.num_attention_heads
+            )
         }
-        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") { vb } else { vb.pp("bert") };
+        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+            vb
+        } else {
+            vb.pp("bert")
+        };
         let h = c.hidden_size;
         let emb = vb.pp("embeddings");
         let scale = 1.0 / ((h / c.num_attention_heads) as f64).sqrt();
@@ -94,20 +93,22 @@ impl Bert {
                 let q = Linear::load(&att, "self.query", h, h, true)?;
                 let k = Linear::load(&att, "self.key", h, h, true)?;
                 let v = Linear::load(&att, "self.value", h, h, true)?;
-                Ok(Block {
-                    qkv: fuse(&[(&q, scale), (&k, 1.0), (&v, 1.0)])?,
-                    out: Linear::load(&att, "output.dense", h, h, true)?,
-                    norm1: LayerNorm::load(&att, "output.LayerNorm", h, c.layer_norm_eps)?,
-                    up: Linear::load(&l, "intermediate.dense", c.intermediate_size, h, true)?,
-                    down: Linear::load(&l, "output.dense", h, c.intermediate_size, true)?,
-                    norm2: LayerNorm::load(&l, "output.LayerNorm", h, c.layer_norm_eps)?,
-                })
+                Block::new(
+                    fuse(&[(&q, scale), (&k, 1.0), (&v, 1.0)])?,
+                    Linear::load(&att, "output.dense", h, h, true)?,
+                    LayerNorm::load(&att, "output.LayerNorm", h, c.layer_norm_eps)?,
+                    Linear::load(&l, "intermediate.dense", c.intermediate_size, h, true)?,
+                    Linear::load(&l, "output.dense", h, c.intermediate_size, true)?,
+                    LayerNorm::load(&l, "output.LayerNorm", h, c.layer_norm_eps)?,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Bert {
             word: emb.get((c.vocab_size, h), "word_embeddings.weight")?,
             position: emb.get((c.max_position_embeddings, h), "position_embeddings.weight")?,
-            token_type: emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?.get(0)?,
+            token_type: emb
+                .get((c.type_vocab_size, h), "token_type_embeddings.weight")?
+                .get(0)?,
             emb_norm: LayerNorm::load(&emb, "LayerNorm", h, c.layer_norm_eps)?,
             blocks,
             heads: c.num_attention_heads,
@@ -119,13 +120,11 @@ impl Bert {
     pub fn forward(&self, batch: &Packed) -> Result<Tensor> {
         // Every text is a single segment, so the token type is row 0 for all tokens.
         let x = self.word.index_select(&batch.ids, 0)?;
-        let x = (x + self.position.index_select(&batch.positions, 0)?)?.broadcast_add(&self.token_type)?;
+        let x = (x + self.position.index_select(&batch.positions, 0)?)?
+            .broadcast_add(&self.token_type)?;
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
-            let ctx = attention(&b.qkv.forward(&x)?, &batch.spans, self.heads, None)?;
-            x = b.norm1.forward(&(b.out.forward(&ctx)? + &x)?)?;
-            let mlp = b.down.forward(&ops::gelu(&b.up.forward(&x)?)?)?;
-            x = b.norm2.forward(&(mlp + &x)?)?;
+            x = b.forward(&x, &batch.spans, self.heads, None, ops::gelu)?;
         }
         Ok(x)
     }

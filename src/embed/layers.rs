@@ -9,6 +9,8 @@ use candle_core::{DType, Device, Result, Tensor, D};
 use candle_nn::VarBuilder;
 use rayon::prelude::*;
 
+use super::ops;
+
 /// Texts laid end to end.
 pub struct Packed {
     /// Token ids, `[tokens]`.
@@ -39,55 +41,80 @@ impl Packed {
     }
 }
 
-/// `y = x W^T + b` on `[tokens, in]`.
+/// `y = x W^T + b` on `[tokens, in]`. The weight is kept transposed, `[in, out]` and
+/// contiguous: for the few rows of a query, gemm then streams it directly, where the
+/// checkpoint's `[out, in]` layout read through a transposed view ran 4x slower.
 pub struct Linear {
-    weight: Tensor,
+    weight_t: Tensor,
     bias: Option<Tensor>,
 }
 
 impl Linear {
-    /// Builds a layer from a `[out, in]` weight and optional `[out]` bias.
-    pub fn new(weight: Tensor, bias: Option<Tensor>) -> Linear {
-        Linear { weight, bias }
-    }
-
-    /// Loads `NAME.weight` (and `NAME.bias` when `bias`).
-    pub fn load(vb: &VarBuilder, name: &str, out: usize, input: usize, bias: bool) -> Result<Linear> {
+    /// Loads `NAME.weight` (`[out, in]`, and `NAME.bias` when `bias`).
+    pub fn load(
+        vb: &VarBuilder,
+        name: &str,
+        out: usize,
+        input: usize,
+        bias: bool,
+    ) -> Result<Linear> {
         let vb = vb.pp(name);
-        let weight = vb.get((out, input), "weight")?;
-        let bias = if bias { Some(vb.get(out, "bias")?) } else { None };
-        Ok(Linear { weight, bias })
+        let weight_t = vb.get((out, input), "weight")?.t()?.contiguous()?;
+        let bias = if bias {
+            Some(vb.get(out, "bias")?)
+        } else {
+            None
+        };
+        Ok(Linear { weight_t, bias })
     }
 
     /// Applies the layer.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let y = x.matmul(&self.weight.t()?)?;
+        let y = self.forward_no_bias(x)?;
         match &self.bias {
             Some(b) => y.broadcast_add(b),
             None => Ok(y),
         }
     }
 
-    /// The weight and bias, for fusing layers at load time.
-    pub fn parts(&self) -> (&Tensor, Option<&Tensor>) {
-        (&self.weight, self.bias.as_ref())
+    /// `x W^T` alone, for callers that add the bias in a fused pass.
+    pub fn forward_no_bias(&self, x: &Tensor) -> Result<Tensor> {
+        x.matmul(&self.weight_t)
+    }
+
+    /// The layer restricted to `len` output features from `start` (to split a fused
+    /// projection stored in one checkpoint tensor).
+    pub fn outputs(&self, start: usize, len: usize) -> Result<Linear> {
+        Ok(Linear {
+            weight_t: self.weight_t.narrow(1, start, len)?.contiguous()?,
+            bias: self
+                .bias
+                .as_ref()
+                .map(|b| b.narrow(0, start, len))
+                .transpose()?,
+        })
     }
 }
 
 /// Stacks linear layers that read the same input into one, so one matrix product serves
-/// all of them; each part's output rows are scaled by its factor (used to fold attention's
+/// all of them; each part's outputs are scaled by its factor (used to fold attention's
 /// `1/sqrt(d)` into the query projection).
 pub fn fuse(parts: &[(&Linear, f64)]) -> Result<Linear> {
-    let weights = parts.iter().map(|(l, s)| l.weight.affine(*s, 0.0)).collect::<Result<Vec<_>>>()?;
-    let weight = Tensor::cat(&weights, 0)?;
+    let weights = parts
+        .iter()
+        .map(|(l, s)| l.weight_t.affine(*s, 0.0))
+        .collect::<Result<Vec<_>>>()?;
+    let weight_t = Tensor::cat(&weights, 1)?;
     let bias = if parts.iter().all(|(l, _)| l.bias.is_some()) {
-        let biases =
-            parts.iter().filter_map(|(l, s)| l.bias.as_ref().map(|b| b.affine(*s, 0.0))).collect::<Result<Vec<_>>>()?;
+        let biases = parts
+            .iter()
+            .filter_map(|(l, s)| l.bias.as_ref().map(|b| b.affine(*s, 0.0)))
+            .collect::<Result<Vec<_>>>()?;
         Some(Tensor::cat(&biases, 0)?)
     } else {
         None
     };
-    Ok(Linear { weight, bias })
+    Ok(Linear { weight_t, bias })
 }
 
 /// Layer normalisation over the last dimension.
@@ -105,7 +132,11 @@ impl LayerNorm {
             (Ok(w), Ok(b)) => (w, b),
             _ => (vb.get(size, "gamma")?, vb.get(size, "beta")?),
         };
-        Ok(LayerNorm { weight, bias, eps: eps as f32 })
+        Ok(LayerNorm {
+            weight,
+            bias,
+            eps: eps as f32,
+        })
     }
 
     /// Applies the norm.
@@ -123,11 +154,18 @@ pub struct Rotary {
 impl Rotary {
     /// Tables for `positions` positions of a `dim`-wide rotary embedding.
     pub fn new(dim: usize, positions: usize, base: f64, device: &Device) -> Result<Rotary> {
-        let inv_freq: Vec<f32> = (0..dim / 2).map(|i| (1.0 / base.powf(2.0 * i as f64 / dim as f64)) as f32).collect();
+        let inv_freq: Vec<f32> = (0..dim / 2)
+            .map(|i| (1.0 / base.powf(2.0 * i as f64 / dim as f64)) as f32)
+            .collect();
         let inv_freq = Tensor::from_vec(inv_freq, (1, dim / 2), device)?;
-        let t = Tensor::arange(0u32, positions as u32, device)?.to_dtype(DType::F32)?.reshape((positions, 1))?;
+        let t = Tensor::arange(0u32, positions as u32, device)?
+            .to_dtype(DType::F32)?
+            .reshape((positions, 1))?;
         let freqs = t.matmul(&inv_freq)?;
-        Ok(Rotary { cos: freqs.cos()?, sin: freqs.sin()? })
+        Ok(Rotary {
+            cos: freqs.cos()?,
+            sin: freqs.sin()?,
+        })
     }
 
     /// Rotates `[heads, len, head_dim]` (GPT-NeoX style: halves, not interleaved pairs).
@@ -144,22 +182,94 @@ impl Rotary {
     }
 }
 
+/// One post-norm transformer block, the shape BERT and NomicBert share:
+/// `x = norm1(x + out(attention(qkv(x))))`, then `x = norm2(x + down(act(up(x))))`.
+pub struct Block {
+    qkv: Linear,
+    out: Linear,
+    norm1: LayerNorm,
+    up: Linear,
+    down: Linear,
+    norm2: LayerNorm,
+    /// On the CPU: each "bias, residual, norm" tail as one fused pass.
+    fused: Option<(ops::ResidualNorm, ops::ResidualNorm)>,
+}
+
+impl Block {
+    /// Assembles a block: `qkv` fused with the query pre-scaled, `up` (for SwiGLU) with value
+    /// and gate fused.
+    pub fn new(
+        qkv: Linear,
+        out: Linear,
+        norm1: LayerNorm,
+        up: Linear,
+        down: Linear,
+        norm2: LayerNorm,
+    ) -> Result<Block> {
+        let fused = if qkv.weight_t.device().is_cpu() {
+            Some((
+                ops::ResidualNorm::new(out.bias.as_ref(), &norm1.weight, &norm1.bias, norm1.eps)?,
+                ops::ResidualNorm::new(down.bias.as_ref(), &norm2.weight, &norm2.bias, norm2.eps)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Block {
+            qkv,
+            out,
+            norm1,
+            up,
+            down,
+            norm2,
+            fused,
+        })
+    }
+
+    /// Runs the block over packed texts.
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        spans: &[(usize, usize)],
+        heads: usize,
+        rotary: Option<&Rotary>,
+        act: fn(&Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let ctx = attention(&self.qkv.forward(x)?, spans, heads, rotary)?;
+        if let Some((tail1, tail2)) = &self.fused {
+            let x = tail1.apply(self.out.forward_no_bias(&ctx)?, x)?;
+            let mlp = act(&self.up.forward(&x)?)?;
+            return tail2.apply(self.down.forward_no_bias(&mlp)?, &x);
+        }
+        let x = self.norm1.forward(&(self.out.forward(&ctx)? + x)?)?;
+        let mlp = self.down.forward(&act(&self.up.forward(&x)?)?)?;
+        self.norm2.forward(&(mlp + &x)?)
+    }
+}
+
 /// Self-attention over packed texts: `qkv` is `[tokens, 3 * hidden]` (query already scaled
 /// by `1/sqrt(head_dim)`); returns the attended values, `[tokens, hidden]`.
-pub fn attention(qkv: &Tensor, spans: &[(usize, usize)], heads: usize, rotary: Option<&Rotary>) -> Result<Tensor> {
+pub fn attention(
+    qkv: &Tensor,
+    spans: &[(usize, usize)],
+    heads: usize,
+    rotary: Option<&Rotary>,
+) -> Result<Tensor> {
     let hidden = qkv.dim(D::Minus1)? / 3;
     let head_dim = hidden / heads;
     let one = |&(start, len): &(usize, usize)| -> Result<Tensor> {
         // [len, 3, heads, head_dim] -> [3, heads, len, head_dim]
-        let part =
-            qkv.narrow(0, start, len)?.reshape((len, 3, heads, head_dim))?.permute((1, 2, 0, 3))?.contiguous()?;
+        let part = qkv
+            .narrow(0, start, len)?
+            .reshape((len, 3, heads, head_dim))?
+            .permute((1, 2, 0, 3))?
+            .contiguous()?;
         let (mut q, mut k, v) = (part.get(0)?, part.get(1)?, part.get(2)?);
         if let Some(r) = rotary {
             q = r.apply(&q)?;
             k = r.apply(&k)?;
         }
         let scores = q.matmul(&k.t()?)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let probs = ops::softmax(&scores)?;
         probs.matmul(&v)?.transpose(0, 1)?.reshape((len, hidden))
     };
     let parts: Vec<Tensor> = if qkv.device().is_cpu() {
@@ -178,7 +288,10 @@ mod tests {
     fn packing_lays_texts_end_to_end() {
         let p = Packed::new(&[vec![5, 6, 7], vec![8], vec![9, 10]], &Device::Cpu).unwrap();
         assert_eq!(p.spans, vec![(0, 3), (3, 1), (4, 2)]);
-        assert_eq!(p.positions.to_vec1::<u32>().unwrap(), vec![0, 1, 2, 0, 0, 1]);
+        assert_eq!(
+            p.positions.to_vec1::<u32>().unwrap(),
+            vec![0, 1, 2, 0, 0, 1]
+        );
     }
 
     #[test]
@@ -188,7 +301,12 @@ mod tests {
         let rot = Rotary::new(4, 16, 1000.0, &dev).unwrap();
         let both = attention(&qkv, &[(0, 4), (4, 3)], 2, Some(&rot)).unwrap();
         let first = attention(&qkv.narrow(0, 0, 4).unwrap(), &[(0, 4)], 2, Some(&rot)).unwrap();
-        let diff = (both.narrow(0, 0, 4).unwrap() - first).unwrap().abs().unwrap().max_all().unwrap();
+        let diff = (both.narrow(0, 0, 4).unwrap() - first)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap();
         assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
     }
 }

@@ -55,11 +55,19 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
     let manifest = model::manifest(name)?;
     if let Some(d) = options.dims {
         if d != manifest.dims && !manifest.matryoshka_dims.contains(&d) {
-            let allowed: Vec<String> = manifest.matryoshka_dims.iter().map(|d| d.to_string()).collect();
+            let allowed: Vec<String> = manifest
+                .matryoshka_dims
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
             return Err(Error::InvalidInput(format!(
                 "{name} makes {}-d vectors{}; {d} is not one of them",
                 manifest.dims,
-                if allowed.is_empty() { String::new() } else { format!(" (or {})", allowed.join(", ")) }
+                if allowed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (or {})", allowed.join(", "))
+                }
             )));
         }
     }
@@ -72,7 +80,10 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
     let (manifest, files) = model::open_verified(config, name)?;
     let get = |path: &str| {
         files.get(path).ok_or_else(|| {
-            Error::Model(ModelError::Load { model: name.to_string(), reason: format!("{path} is not a required file") })
+            Error::Model(ModelError::Load {
+                model: name.to_string(),
+                reason: format!("{path} is not a required file"),
+            })
         })
     };
     let spec = Spec {
@@ -84,8 +95,11 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
         document_prefix: manifest.document_prefix.clone(),
         truncate_to: options.dims.filter(|&d| d != manifest.dims),
     };
-    let files =
-        Files { config: get("config.json")?, tokenizer: get("tokenizer.json")?, weights: get("model.safetensors")? };
+    let files = Files {
+        config: get("config.json")?,
+        tokenizer: get("tokenizer.json")?,
+        weights: get("model.safetensors")?,
+    };
     Ok(Arc::new(LocalEmbedder::from_files(spec, files)?))
 }
 

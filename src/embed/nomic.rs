@@ -5,7 +5,7 @@ use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{attention, fuse, LayerNorm, Linear, Packed, Rotary};
+use super::layers::{fuse, Block, LayerNorm, Linear, Packed, Rotary};
 use super::ops;
 
 /// The fields of a nomic `config.json` this forward pass reads (the original key names).
@@ -74,15 +74,6 @@ fn swiglu() -> String {
     "swiglu".into()
 }
 
-struct Block {
-    qkv: Linear,
-    out: Linear,
-    norm1: LayerNorm,
-    up: Linear,
-    down: Linear,
-    norm2: LayerNorm,
-}
-
 /// A loaded NomicBert encoder.
 pub struct NomicBert {
     word: Tensor,
@@ -113,9 +104,17 @@ impl NomicBert {
             )
         }
         if c.n_head == 0 || c.n_embd % c.n_head != 0 || (c.n_embd / c.n_head) % 2 != 0 {
-            candle_core::bail!("n_embd {} does not split into {} even-sized heads", c.n_embd, c.n_head)
+            candle_core::bail!(
+                "n_embd {} does not split into {} even-sized heads",
+                c.n_embd,
+                c.n_head
+            )
         }
-        let vb = if vb.contains_tensor("emb_ln.weight") { vb } else { vb.pp("nomic_bert") };
+        let vb = if vb.contains_tensor("emb_ln.weight") {
+            vb
+        } else {
+            vb.pp("nomic_bert")
+        };
         let h = c.n_embd;
         let head_dim = h / c.n_head;
         let scale = 1.0 / (head_dim as f64).sqrt();
@@ -123,25 +122,26 @@ impl NomicBert {
             .map(|i| {
                 let l = vb.pp(format!("encoder.layers.{i}"));
                 let wqkv = Linear::load(&l, "attn.Wqkv", 3 * h, h, c.qkv_proj_bias)?;
-                let (w, b) = wqkv.parts();
-                // Fold 1/sqrt(head_dim) into the query rows; rotary is linear, so it commutes.
-                let q = Linear::new(w.narrow(0, 0, h)?, b.map(|b| b.narrow(0, 0, h)).transpose()?);
-                let kv = Linear::new(w.narrow(0, h, 2 * h)?, b.map(|b| b.narrow(0, h, 2 * h)).transpose()?);
+                // Fold 1/sqrt(head_dim) into the query outputs; rotary is linear, so it commutes.
+                let (q, kv) = (wqkv.outputs(0, h)?, wqkv.outputs(h, 2 * h)?);
                 let fc11 = Linear::load(&l, "mlp.fc11", c.n_inner, h, c.mlp_fc1_bias)?;
                 let fc12 = Linear::load(&l, "mlp.fc12", c.n_inner, h, c.mlp_fc1_bias)?;
-                Ok(Block {
-                    qkv: fuse(&[(&q, scale), (&kv, 1.0)])?,
-                    out: Linear::load(&l, "attn.out_proj", h, h, c.qkv_proj_bias)?,
-                    norm1: LayerNorm::load(&l, "norm1", h, c.layer_norm_epsilon)?,
-                    up: fuse(&[(&fc11, 1.0), (&fc12, 1.0)])?,
-                    down: Linear::load(&l, "mlp.fc2", h, c.n_inner, c.mlp_fc2_bias)?,
-                    norm2: LayerNorm::load(&l, "norm2", h, c.layer_norm_epsilon)?,
-                })
+                Block::new(
+                    fuse(&[(&q, scale), (&kv, 1.0)])?,
+                    Linear::load(&l, "attn.out_proj", h, h, c.qkv_proj_bias)?,
+                    LayerNorm::load(&l, "norm1", h, c.layer_norm_epsilon)?,
+                    fuse(&[(&fc11, 1.0), (&fc12, 1.0)])?,
+                    Linear::load(&l, "mlp.fc2", h, c.n_inner, c.mlp_fc2_bias)?,
+                    LayerNorm::load(&l, "norm2", h, c.layer_norm_epsilon)?,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         let emb = vb.pp("embeddings");
         let token_type = if c.type_vocab_size > 0 {
-            Some(emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?.get(0)?)
+            Some(
+                emb.get((c.type_vocab_size, h), "token_type_embeddings.weight")?
+                    .get(0)?,
+            )
         } else {
             None
         };
@@ -150,7 +150,12 @@ impl NomicBert {
             token_type,
             emb_norm: LayerNorm::load(&vb, "emb_ln", h, c.layer_norm_epsilon)?,
             blocks,
-            rotary: Rotary::new(head_dim, max_len.min(c.n_positions), c.rotary_emb_base, vb.device())?,
+            rotary: Rotary::new(
+                head_dim,
+                max_len.min(c.n_positions),
+                c.rotary_emb_base,
+                vb.device(),
+            )?,
             heads: c.n_head,
         })
     }
@@ -168,10 +173,13 @@ impl NomicBert {
         }
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
-            let ctx = attention(&b.qkv.forward(&x)?, &batch.spans, self.heads, Some(&self.rotary))?;
-            x = b.norm1.forward(&(b.out.forward(&ctx)? + &x)?)?;
-            let mlp = b.down.forward(&ops::swiglu(&b.up.forward(&x)?)?)?;
-            x = b.norm2.forward(&(mlp + &x)?)?;
+            x = b.forward(
+                &x,
+                &batch.spans,
+                self.heads,
+                Some(&self.rotary),
+                ops::swiglu,
+            )?;
         }
         Ok(x)
     }

@@ -1,17 +1,21 @@
-//! Element-wise activations that candle runs on one thread on the CPU. Over a batch of
-//! documents they touch tens of millions of values per layer, so on the CPU they run here,
-//! split over rayon's threads; on a GPU candle's own kernels are used.
+//! Element-wise work that dominates the CPU time once the matrix products are fast: the
+//! attention softmax (one `exp` per score: hundreds of millions per 100 documents), GELU and
+//! SwiGLU. Here they run split over rayon's threads, with an `exp` that the compiler can
+//! vectorise (libm's is a scalar call), compiled twice: for AVX-512 when the CPU has it, and
+//! for the baseline. On a GPU candle's own kernels are used.
 
-use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp1, InplaceOp1, InplaceOp2, Layout, Result, Shape, Tensor};
 use rayon::prelude::*;
 
 /// Values per rayon task: large enough that scheduling costs nothing, small enough to share.
 const CHUNK: usize = 16 * 1024;
 
-/// Exact (erf) GELU, as BERT uses it.
+/// Exact (erf) GELU, as BERT uses it. On the CPU `x` is overwritten with the result (pass
+/// only a temporary nobody else reads), saving an allocation as large as the MLP.
 pub fn gelu(x: &Tensor) -> Result<Tensor> {
-    if x.device().is_cpu() {
-        x.apply_op1_no_bwd(&Gelu)
+    if x.device().is_cpu() && x.is_contiguous() {
+        x.inplace_op1(&Gelu)?;
+        Ok(x.clone())
     } else {
         x.gelu_erf()
     }
@@ -30,6 +34,159 @@ pub fn swiglu(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// Softmax over the last dimension. On the CPU `x` is overwritten with the result (pass only
+/// a temporary nobody else reads): attention scores are the largest buffers of a pass.
+pub fn softmax(x: &Tensor) -> Result<Tensor> {
+    if x.device().is_cpu() && x.is_contiguous() {
+        x.inplace_op1(&Softmax)?;
+        Ok(x.clone())
+    } else {
+        candle_nn::ops::softmax_last_dim(x)
+    }
+}
+
+/// `y <- layer_norm(y + bias + residual)`, the end of every post-norm sub-layer, fused into
+/// one pass over the rows instead of three (bias add, residual add, norm). CPU only.
+pub struct ResidualNorm {
+    bias: Option<Vec<f32>>,
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+    eps: f32,
+}
+
+impl ResidualNorm {
+    /// The fused op for a linear layer's `bias` followed by a layer norm.
+    pub fn new(
+        bias: Option<&Tensor>,
+        gamma: &Tensor,
+        beta: &Tensor,
+        eps: f32,
+    ) -> Result<ResidualNorm> {
+        Ok(ResidualNorm {
+            bias: bias.map(|b| b.to_vec1::<f32>()).transpose()?,
+            gamma: gamma.to_vec1()?,
+            beta: beta.to_vec1()?,
+            eps,
+        })
+    }
+
+    /// Applies it; `y` (a temporary) is overwritten and returned.
+    pub fn apply(&self, y: Tensor, residual: &Tensor) -> Result<Tensor> {
+        y.inplace_op2(residual, self)?;
+        Ok(y)
+    }
+}
+
+impl InplaceOp2 for ResidualNorm {
+    fn name(&self) -> &'static str {
+        "brain-residual-norm"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &mut CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> Result<()> {
+        let n = self.gamma.len();
+        if l1.shape() != l2.shape() || l1.shape().dims().last() != Some(&n) {
+            candle_core::bail!(
+                "residual-norm: shapes {:?} and {:?} do not fit width {n}",
+                l1.shape(),
+                l2.shape()
+            )
+        }
+        let (Some((a0, a1)), Some((b0, b1))) = (l1.contiguous_offsets(), l2.contiguous_offsets())
+        else {
+            candle_core::bail!("residual-norm: inputs must be contiguous")
+        };
+        let residual = &s2.as_slice::<f32>()?[b0..b1];
+        let CpuStorage::F32(y) = s1 else {
+            candle_core::bail!("residual-norm: f32 only")
+        };
+        let y = &mut y[a0..a1];
+        y.par_chunks_mut(n)
+            .zip(residual.par_chunks(n))
+            .for_each(|(row, res)| {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx512f,avx2,fma")]
+                    unsafe fn wide(op: &ResidualNorm, row: &mut [f32], res: &[f32]) {
+                        op.row(row, res)
+                    }
+                    if std::is_x86_feature_detected!("avx512f") {
+                        // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
+                        return unsafe { wide(self, row, res) };
+                    }
+                }
+                self.row(row, res)
+            });
+        Ok(())
+    }
+}
+
+impl ResidualNorm {
+    #[inline(always)]
+    fn row(&self, row: &mut [f32], res: &[f32]) {
+        match &self.bias {
+            Some(b) => row
+                .iter_mut()
+                .zip(res)
+                .zip(b)
+                .for_each(|((y, r), b)| *y += r + b),
+            None => row.iter_mut().zip(res).for_each(|(y, r)| *y += r),
+        }
+        let n = row.len() as f32;
+        let mean = sum(row) / n;
+        let mut partial = [0f32; 16];
+        let mut chunks = row.chunks_exact(16);
+        for c in &mut chunks {
+            for (p, &v) in partial.iter_mut().zip(c) {
+                *p += (v - mean) * (v - mean);
+            }
+        }
+        let var = (partial.iter().sum::<f32>()
+            + chunks
+                .remainder()
+                .iter()
+                .map(|v| (v - mean) * (v - mean))
+                .sum::<f32>())
+            / n;
+        let inv = 1.0 / (var + self.eps).sqrt();
+        for ((y, g), b) in row.iter_mut().zip(&self.gamma).zip(&self.beta) {
+            *y = (*y - mean) * inv * g + b;
+        }
+    }
+}
+
+/// Sum with sixteen partial sums, so the compiler keeps it in vector registers.
+#[inline(always)]
+fn sum(v: &[f32]) -> f32 {
+    let mut partial = [0f32; 16];
+    let mut chunks = v.chunks_exact(16);
+    for c in &mut chunks {
+        for (p, &x) in partial.iter_mut().zip(c) {
+            *p += x;
+        }
+    }
+    partial.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
+}
+
+fn contiguous_f32_mut<'a>(
+    storage: &'a mut CpuStorage,
+    layout: &Layout,
+    op: &str,
+) -> Result<&'a mut [f32]> {
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{op}: input must be contiguous")
+    };
+    match storage {
+        CpuStorage::F32(v) => Ok(&mut v[start..end]),
+        _ => candle_core::bail!("{op}: f32 only"),
+    }
+}
+
 fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> Result<&'a [f32]> {
     let data = storage.as_slice::<f32>()?;
     match layout.contiguous_offsets() {
@@ -38,22 +195,52 @@ fn contiguous_f32<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> Res
     }
 }
 
+/// Runs `kernel` with the CPU's widest vector instructions enabled where that is safe.
+macro_rules! dispatch {
+    ($kernel:ident($($arg:ident),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn wide($($arg: dispatch!(@ty $arg)),*) {
+                $kernel($($arg),*)
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
+                unsafe { wide($($arg),*) }
+            } else {
+                $kernel($($arg),*)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $kernel($($arg),*)
+        }
+    }};
+    // Kernels take their output first (`d` or `row`) and, optionally, an input `s` or `row`.
+    (@ty d) => { &mut [f32] };
+    (@ty s) => { &[f32] };
+    (@ty row) => { &[f32] };
+}
+
 struct Gelu;
 
-impl CustomOp1 for Gelu {
+impl InplaceOp1 for Gelu {
     fn name(&self) -> &'static str {
         "brain-gelu"
     }
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let src = contiguous_f32(storage, layout, "gelu")?;
-        let mut dst = vec![0f32; src.len()];
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-            for (d, &x) in d.iter_mut().zip(s) {
-                *d = 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-            }
-        });
-        Ok((CpuStorage::F32(dst), layout.shape().clone()))
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
+        let data = contiguous_f32_mut(storage, layout, "gelu")?;
+        data.par_chunks_mut(CHUNK)
+            .for_each(|d| dispatch!(gelu_kernel(d)));
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn gelu_kernel(d: &mut [f32]) {
+    for x in d.iter_mut() {
+        *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
     }
 }
 
@@ -67,34 +254,105 @@ impl CustomOp1 for SwiGlu {
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
         let src = contiguous_f32(storage, layout, "swiglu")?;
         let dims = layout.shape().dims();
-        let Some((&last, lead)) = dims.split_last() else { candle_core::bail!("swiglu: scalar input") };
+        let Some((&last, lead)) = dims.split_last() else {
+            candle_core::bail!("swiglu: scalar input")
+        };
         if last % 2 != 0 {
             candle_core::bail!("swiglu: last dimension {last} is odd")
         }
         let n = last / 2;
         let mut dst = vec![0f32; src.len() / 2];
-        dst.par_chunks_mut(n).zip(src.par_chunks(last)).for_each(|(d, row)| {
-            let (value, gate) = row.split_at(n);
-            for ((d, &v), &g) in d.iter_mut().zip(value).zip(gate) {
-                *d = v * g / (1.0 + (-g).exp());
-            }
-        });
+        dst.par_chunks_mut(n)
+            .zip(src.par_chunks(last))
+            .for_each(|(d, row)| dispatch!(swiglu_kernel(d, row)));
         let mut out = lead.to_vec();
         out.push(n);
         Ok((CpuStorage::F32(dst), Shape::from(out)))
     }
 }
 
+/// `d = value * silu(gate)` for one row `[value | gate]`.
+#[inline(always)]
+fn swiglu_kernel(d: &mut [f32], row: &[f32]) {
+    let (value, gate) = row.split_at(d.len());
+    for ((d, &v), &g) in d.iter_mut().zip(value).zip(gate) {
+        *d = v * g / (1.0 + exp(-g));
+    }
+}
+
+struct Softmax;
+
+impl InplaceOp1 for Softmax {
+    fn name(&self) -> &'static str {
+        "brain-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> Result<()> {
+        let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
+        let data = contiguous_f32_mut(storage, layout, "softmax")?;
+        let rows_per_task = (CHUNK / n).max(1);
+        data.par_chunks_mut(n * rows_per_task).for_each(|d| {
+            for d in d.chunks_mut(n) {
+                dispatch!(softmax_kernel(d))
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Softmax of one row, in place.
+#[inline(always)]
+fn softmax_kernel(d: &mut [f32]) {
+    let max = d.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for x in d.iter_mut() {
+        *x = exp(*x - max);
+    }
+    let inv = 1.0 / sum(d);
+    for x in d.iter_mut() {
+        *x *= inv;
+    }
+}
+
+/// `e^x` for f32 in straight-line arithmetic the compiler can vectorise: `x = k ln2 + r`
+/// with `|r| <= ln2 / 2`, `e^r` by its Taylor series to degree 7 (relative error below
+/// 2e-8 there, under f32's own rounding), and `2^k` built in the exponent bits.
+/// Inputs below -87 give 0 and above 88 give `f32::MAX`-scale values, like `f32::exp`.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 split in two so that k * LN2_HI is exact.
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer without a branch.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.0, 88.0);
+    let k = (x * LOG2E + ROUND) - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    p * f32::from_bits(((k as i32 + 127) as u32) << 23)
+}
+
 /// The error function, Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7, the size of
 /// one f32 rounding step near 1), cheap enough to run on every activation.
-#[inline]
+#[inline(always)]
 fn erf(x: f32) -> f32 {
     const P: f32 = 0.327_591_1;
-    const A: [f32; 5] = [0.254_829_6, -0.284_496_74, 1.421_413_8, -1.453_152_1, 1.061_405_4];
+    const A: [f32; 5] = [
+        0.254_829_6,
+        -0.284_496_74,
+        1.421_413_8,
+        -1.453_152_1,
+        1.061_405_4,
+    ];
     let ax = x.abs();
     let t = 1.0 / (1.0 + P * ax);
     let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
-    let y = 1.0 - poly * (-ax * ax).exp();
+    let y = 1.0 - poly * exp(-ax * ax);
     y.copysign(x)
 }
 
@@ -103,31 +361,90 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn exp_is_accurate_to_a_few_ulps() {
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let (ours, std) = (exp(x), x.exp());
+            assert!(
+                ((ours - std) / std).abs() < 4e-7,
+                "exp({x}) = {ours}, std {std}"
+            );
+            x += 0.013;
+        }
+        assert_eq!(exp(-1000.0), exp(-87.0));
+        assert!(exp(-87.0) > 0.0 && exp(-87.0) < 1e-37);
+    }
+
     #[test]
     fn erf_is_accurate() {
         // Reference values of erf to 9 digits.
-        for (x, want) in
-            [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (4.0, 0.999_999_98)]
-        {
-            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {} want {want}", erf(x));
+        for (x, want) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (4.0, 0.999_999_98),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 3e-7,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
         }
     }
 
     #[test]
     fn parallel_ops_match_candle() {
-        let x = Tensor::arange(-50_000f32, 50_000f32, &Device::Cpu).unwrap().affine(1e-4, 0.0).unwrap();
+        let x = Tensor::arange(-50_000f32, 50_000f32, &Device::Cpu)
+            .unwrap()
+            .affine(1e-4, 0.0)
+            .unwrap();
         let x = x.reshape((100, 1000)).unwrap();
-        let ours = gelu(&x).unwrap();
-        let theirs = x.gelu_erf().unwrap();
-        let diff = (ours - theirs).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
-        assert!(diff < 1e-6, "{diff}");
+        assert!(max_diff(&gelu(&x.copy().unwrap()).unwrap(), &x.gelu_erf().unwrap()) < 1e-6);
 
-        let ours = swiglu(&x).unwrap();
         let value = x.narrow(1, 0, 500).unwrap();
         let gate = x.narrow(1, 500, 500).unwrap();
         let theirs = (value * candle_nn::ops::silu(&gate).unwrap()).unwrap();
+        let ours = swiglu(&x).unwrap();
         assert_eq!(ours.dims(), &[100, 500]);
-        let diff = (ours - theirs).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
-        assert!(diff < 1e-5, "{diff}"); // values reach 25: a few f32 roundings
+        assert!(
+            max_diff(&ours, &theirs) < 1e-5,
+            "values reach 25: a few f32 roundings"
+        );
+
+        let scores = Tensor::randn(0f32, 4.0, (3, 7, 37), &Device::Cpu).unwrap();
+        let want = candle_nn::ops::softmax_last_dim(&scores).unwrap();
+        assert!(max_diff(&softmax(&scores.copy().unwrap()).unwrap(), &want) < 1e-6);
+
+        let (y, res) = (
+            Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap(),
+            Tensor::randn(0f32, 1.0, (5, 40), &Device::Cpu).unwrap(),
+        );
+        let (bias, gamma, beta) = (
+            Tensor::randn(0f32, 1.0, 40, &Device::Cpu).unwrap(),
+            Tensor::randn(1f32, 0.1, 40, &Device::Cpu).unwrap(),
+            Tensor::randn(0f32, 0.1, 40, &Device::Cpu).unwrap(),
+        );
+        let want = candle_nn::ops::layer_norm(
+            &(y.broadcast_add(&bias).unwrap() + &res).unwrap(),
+            &gamma,
+            &beta,
+            1e-12,
+        )
+        .unwrap();
+        let op = ResidualNorm::new(Some(&bias), &gamma, &beta, 1e-12).unwrap();
+        assert!(max_diff(&op.apply(y.copy().unwrap(), &res).unwrap(), &want) < 1e-5);
     }
 }

@@ -32,9 +32,18 @@ impl TextTokenizer {
 
     /// Token ids of each text, special tokens added, at most `max_tokens` each.
     pub fn encode(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, String> {
-        let cut: Vec<&str> = texts.iter().map(|t| cut_at_char(t, self.max_tokens * MAX_BYTES_PER_TOKEN)).collect();
-        let encodings = self.inner.encode_batch(cut, true).map_err(|e| format!("tokenizing: {e}"))?;
-        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+        let cut: Vec<&str> = texts
+            .iter()
+            .map(|t| cut_at_char(t, self.max_tokens * MAX_BYTES_PER_TOKEN))
+            .collect();
+        let encodings = self
+            .inner
+            .encode_batch(cut, true)
+            .map_err(|e| format!("tokenizing: {e}"))?;
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
     }
 
     /// The window, in tokens.

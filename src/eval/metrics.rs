@@ -5,7 +5,9 @@ use std::collections::HashSet;
 /// 1.0 when a relevant item is among the first `k`, else 0.0 (recall@k as the eval table
 /// reports it: the share of queries whose answer is found in the top k).
 pub fn hit_at(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
-    f64::from(u8::from(ranked.iter().take(k).any(|p| relevant.contains(p))))
+    f64::from(u8::from(
+        ranked.iter().take(k).any(|p| relevant.contains(p)),
+    ))
 }
 
 /// Normalised discounted cumulative gain over the first `k` results.
@@ -17,7 +19,9 @@ pub fn ndcg_at(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
         .filter(|(_, p)| relevant.contains(*p))
         .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
         .sum();
-    let ideal: f64 = (0..relevant.len().min(k)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    let ideal: f64 = (0..relevant.len().min(k))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
     if ideal == 0.0 {
         0.0
     } else {

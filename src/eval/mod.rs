@@ -83,7 +83,11 @@ pub struct EvalReport {
 }
 
 /// Runs the evaluation; `progress` receives one line per stage.
-pub fn run(config: &Config, opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<EvalReport> {
+pub fn run(
+    config: &Config,
+    opts: &EvalOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<EvalReport> {
     if !opts.corpora.is_dir() {
         return Err(Error::InvalidInput(format!(
             "corpora folder {} not found (pass --corpora DIR or set BRAIN_CORPORA)",
@@ -107,7 +111,11 @@ pub fn run(config: &Config, opts: &EvalOptions, progress: &mut dyn FnMut(&str)) 
     let mut reports = Vec::new();
     for set in &chosen {
         let root = prepare_corpus(config, opts, set)?;
-        let engine = Engine::open(Config { root, exclude: Vec::new(), ..config.clone() })?;
+        let engine = Engine::open(Config {
+            root,
+            exclude: Vec::new(),
+            ..config.clone()
+        })?;
         progress(&format!("{}: indexing", set.name));
         engine.sync()?;
         let started = Instant::now();
@@ -131,14 +139,19 @@ pub fn run(config: &Config, opts: &EvalOptions, progress: &mut dyn FnMut(&str)) 
         check_judgements(&engine, set)?;
         reports.push(evaluate(&engine, set, semantic, opts.details)?);
     }
-    Ok(EvalReport { model, sets: reports })
+    Ok(EvalReport {
+        model,
+        sets: reports,
+    })
 }
 
 /// Every judged path must exist in the corpus: a typo in a query set would otherwise
 /// quietly count as a miss.
 fn check_judgements(engine: &Engine, set: &QuerySet) -> Result<()> {
     let conn = engine.index().conn()?;
-    let mut stmt = conn.prepare("SELECT path FROM notes").map_err(|e| engine.index().err(e))?;
+    let mut stmt = conn
+        .prepare("SELECT path FROM notes")
+        .map_err(|e| engine.index().err(e))?;
     let known: HashSet<String> = stmt
         .query_map([], |r| r.get(0))
         .and_then(|rows| rows.collect())
@@ -155,14 +168,23 @@ fn check_judgements(engine: &Engine, set: &QuerySet) -> Result<()> {
 }
 
 fn evaluate(engine: &Engine, set: &QuerySet, semantic: bool, details: bool) -> Result<SetReport> {
-    let modes: Vec<Mode> = if semantic { vec![Mode::Bm25, Mode::Semantic, Mode::Hybrid] } else { vec![Mode::Bm25] };
+    let modes: Vec<Mode> = if semantic {
+        vec![Mode::Bm25, Mode::Semantic, Mode::Hybrid]
+    } else {
+        vec![Mode::Bm25]
+    };
     let mut scores = Vec::new();
     let mut ranks: Vec<Vec<(Mode, Option<usize>)>> = vec![Vec::new(); set.queries.len()];
     for &mode in &modes {
         let (mut r1, mut r5, mut ndcg) = (0.0, 0.0, 0.0);
         let mut times = Vec::with_capacity(set.queries.len());
         for (i, q) in set.queries.iter().enumerate() {
-            let req = SearchRequest { mode, top: 10, sync: false, ..SearchRequest::new(q.text.clone()) };
+            let req = SearchRequest {
+                mode,
+                top: 10,
+                sync: false,
+                ..SearchRequest::new(q.text.clone())
+            };
             let started = Instant::now();
             let resp = engine.search(&req)?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -170,7 +192,13 @@ fn evaluate(engine: &Engine, set: &QuerySet, semantic: bool, details: bool) -> R
             r1 += metrics::hit_at(&ranked, &q.relevant, 1);
             r5 += metrics::hit_at(&ranked, &q.relevant, 5);
             ndcg += metrics::ndcg_at(&ranked, &q.relevant, 10);
-            ranks[i].push((mode, ranked.iter().position(|p| q.relevant.contains(p)).map(|p| p + 1)));
+            ranks[i].push((
+                mode,
+                ranked
+                    .iter()
+                    .position(|p| q.relevant.contains(p))
+                    .map(|p| p + 1),
+            ));
         }
         let n = set.queries.len().max(1) as f64;
         times.sort_by(f64::total_cmp);
@@ -186,19 +214,33 @@ fn evaluate(engine: &Engine, set: &QuerySet, semantic: bool, details: bool) -> R
         set.queries
             .iter()
             .zip(ranks)
-            .map(|(q, first_relevant)| QueryDetail { query: q.text.clone(), first_relevant })
+            .map(|(q, first_relevant)| QueryDetail {
+                query: q.text.clone(),
+                first_relevant,
+            })
             .collect()
     } else {
         Vec::new()
     };
-    Ok(SetReport { name: set.name.to_string(), queries: set.queries.len(), notes: engine.status()?.notes, modes: scores, details })
+    Ok(SetReport {
+        name: set.name.to_string(),
+        queries: set.queries.len(),
+        notes: engine.status()?.notes,
+        modes: scores,
+        details,
+    })
 }
 
 /// The notes folder for a set's corpus, created under `$BRAIN_DATA_DIR/eval/` on first use.
 fn prepare_corpus(config: &Config, opts: &EvalOptions, set: &QuerySet) -> Result<PathBuf> {
     let base = config.data_dir.join("eval");
     let name = match opts.slice {
-        Some(n) => format!("{}-{}-slice{n}-q{}", set.corpus.dir_name(), set.name, set.queries.len()),
+        Some(n) => format!(
+            "{}-{}-slice{n}-q{}",
+            set.corpus.dir_name(),
+            set.name,
+            set.queries.len()
+        ),
         None => set.corpus.dir_name().to_string(),
     };
     let dest = base.join(name);
@@ -258,7 +300,9 @@ fn copy_file(src: &Path, dest: &Path, rel: &str) -> Result<()> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
-    std::fs::copy(src.join(rel), &to).map(|_| ()).map_err(|e| Error::io(&to, e))
+    std::fs::copy(src.join(rel), &to)
+        .map(|_| ())
+        .map_err(|e| Error::io(&to, e))
 }
 
 /// Every `*.md` under `root`, relative and sorted.

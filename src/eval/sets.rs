@@ -54,12 +54,25 @@ const TLDR_PARAPHRASE: &str = include_str!("../../eval/tldr-paraphrase.tsv");
 /// Loads a set by name; `corpora` is the folder holding `tldr/` and `cranfield/`.
 pub fn load(name: &str, corpora: &Path) -> Result<QuerySet> {
     match name {
-        "tldr-keyword" => Ok(QuerySet { name: "tldr-keyword", corpus: Corpus::Tldr, queries: parse_tsv(TLDR_KEYWORD)? }),
-        "tldr-paraphrase" => {
-            Ok(QuerySet { name: "tldr-paraphrase", corpus: Corpus::Tldr, queries: parse_tsv(TLDR_PARAPHRASE)? })
-        }
-        "cranfield" => Ok(QuerySet { name: "cranfield", corpus: Corpus::Cranfield, queries: cranfield_queries(corpora)? }),
-        other => Err(Error::InvalidInput(format!("unknown eval set {other:?} (expected one of: {})", SET_NAMES.join(", ")))),
+        "tldr-keyword" => Ok(QuerySet {
+            name: "tldr-keyword",
+            corpus: Corpus::Tldr,
+            queries: parse_tsv(TLDR_KEYWORD)?,
+        }),
+        "tldr-paraphrase" => Ok(QuerySet {
+            name: "tldr-paraphrase",
+            corpus: Corpus::Tldr,
+            queries: parse_tsv(TLDR_PARAPHRASE)?,
+        }),
+        "cranfield" => Ok(QuerySet {
+            name: "cranfield",
+            corpus: Corpus::Cranfield,
+            queries: cranfield_queries(corpora)?,
+        }),
+        other => Err(Error::InvalidInput(format!(
+            "unknown eval set {other:?} (expected one of: {})",
+            SET_NAMES.join(", ")
+        ))),
     }
 }
 
@@ -69,9 +82,9 @@ fn parse_tsv(text: &str) -> Result<Vec<EvalQuery>> {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        let (query, paths) = line
-            .split_once('\t')
-            .ok_or_else(|| Error::InvalidInput(format!("eval set line {}: expected query<TAB>paths", i + 1)))?;
+        let (query, paths) = line.split_once('\t').ok_or_else(|| {
+            Error::InvalidInput(format!("eval set line {}: expected query<TAB>paths", i + 1))
+        })?;
         out.push(EvalQuery {
             text: query.trim().to_string(),
             relevant: paths.split_whitespace().map(str::to_string).collect(),
@@ -112,13 +125,23 @@ fn cranfield_queries(corpora: &Path) -> Result<Vec<EvalQuery>> {
     }
     let mut out = Vec::new();
     for (i, block) in queries.split("<top>").skip(1).enumerate() {
-        let text = tag(block, "title").unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = tag(block, "title")
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         if let Some(rel) = relevant.remove(&(i + 1)) {
-            out.push(EvalQuery { text: text.trim_end_matches(" .").to_string(), relevant: rel });
+            out.push(EvalQuery {
+                text: text.trim_end_matches(" .").to_string(),
+                relevant: rel,
+            });
         }
     }
     if out.is_empty() {
-        return Err(Error::InvalidInput(format!("no judged queries found in {}", dir.display())));
+        return Err(Error::InvalidInput(format!(
+            "no judged queries found in {}",
+            dir.display()
+        )));
     }
     Ok(out)
 }
@@ -137,8 +160,14 @@ pub fn write_cranfield_notes(corpora: &Path, dest: &Path) -> Result<()> {
     let docs = dest.join("docs");
     std::fs::create_dir_all(&docs).map_err(|e| Error::io(&docs, e))?;
     for block in xml.split("<doc>").skip(1) {
-        let Some(no) = tag(block, "docno") else { continue };
-        let title = tag(block, "title").unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+        let Some(no) = tag(block, "docno") else {
+            continue;
+        };
+        let title = tag(block, "title")
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         let text = tag(block, "text").unwrap_or("");
         let path = dest.join(cranfield_path(no));
         let body = format!("# {}\n\n{}\n", title.trim_end_matches(" ."), text);
@@ -150,7 +179,9 @@ pub fn write_cranfield_notes(corpora: &Path, dest: &Path) -> Result<()> {
 
 /// The default corpora folder: `$BRAIN_CORPORA`, else `../shared/corpora` from here.
 pub fn default_corpora() -> PathBuf {
-    std::env::var_os("BRAIN_CORPORA").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("../shared/corpora"))
+    std::env::var_os("BRAIN_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("../shared/corpora"))
 }
 
 #[cfg(test)]

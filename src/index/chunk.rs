@@ -45,28 +45,49 @@ pub fn chunk_note(note: &Note) -> Vec<Chunk> {
     let raw: Vec<&str> = note.body.split('\n').collect();
     let text: Vec<&str> = note.text.split('\n').collect();
     let text_at = |i: usize| text.get(i).copied().unwrap_or("");
-    let heading_at = |i: usize| note.headings.iter().find(|h| h.line as usize == note.body_line as usize + i);
+    let heading_at = |i: usize| {
+        note.headings
+            .iter()
+            .find(|h| h.line as usize == note.body_line as usize + i)
+    };
 
-    let mut builder = Builder { note, chunks: Vec::new(), text_at: &text_at };
+    let mut builder = Builder {
+        note,
+        chunks: Vec::new(),
+        text_at: &text_at,
+    };
     let mut heading = String::new();
     let mut units: Vec<Unit> = Vec::new();
     let mut i = 0;
     while i < raw.len() {
         if let Some(h) = heading_at(i) {
             builder.section(&heading, std::mem::take(&mut units));
-            heading = if h.level == 1 && h.text == note.title { String::new() } else { h.text.clone() };
+            heading = if h.level == 1 && h.text == note.title {
+                String::new()
+            } else {
+                h.text.clone()
+            };
             i += 1;
             continue;
         }
         let trimmed = raw[i].trim_start();
         let fence = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
         let end = match fence {
-            Some(f) => raw[i + 1..].iter().position(|l| l.trim_start().starts_with(f)).map(|p| i + p + 2).unwrap_or(raw.len()),
+            Some(f) => raw[i + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with(f))
+                .map(|p| i + p + 2)
+                .unwrap_or(raw.len()),
             None => i + 1,
         };
         let chars = (i..end).map(|j| text_at(j).trim().len()).sum();
         if chars > 0 {
-            units.push(Unit { start: i, end, chars, code: fence.is_some() });
+            units.push(Unit {
+                start: i,
+                end,
+                chars,
+                code: fence.is_some(),
+            });
         }
         i = end;
     }
@@ -88,7 +109,10 @@ struct Builder<'a, F: Fn(usize) -> &'a str> {
 impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
     /// Packs one section's units into chunks.
     fn section(&mut self, heading: &str, units: Vec<Unit>) {
-        let units = units.into_iter().flat_map(|u| self.split_huge(u)).collect::<Vec<_>>();
+        let units = units
+            .into_iter()
+            .flat_map(|u| self.split_huge(u))
+            .collect::<Vec<_>>();
         let mut current: Vec<&Unit> = Vec::new();
         let mut len = 0;
         for unit in &units {
@@ -97,7 +121,8 @@ impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
                 let last = current[current.len() - 1];
                 current.clear();
                 len = 0;
-                if !last.code && last.chars <= OVERLAP_CHARS && last.chars + unit.chars <= MAX_CHARS {
+                if !last.code && last.chars <= OVERLAP_CHARS && last.chars + unit.chars <= MAX_CHARS
+                {
                     current.push(last);
                     len = last.chars;
                 }
@@ -121,13 +146,23 @@ impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
         for j in unit.start..unit.end {
             let n = (self.text_at)(j).trim().len();
             if chars + n > MAX_CHARS && j > start {
-                out.push(Unit { start, end: j, chars, code: unit.code });
+                out.push(Unit {
+                    start,
+                    end: j,
+                    chars,
+                    code: unit.code,
+                });
                 start = j;
                 chars = 0;
             }
             chars += n;
         }
-        out.push(Unit { start, end: unit.end, chars, code: unit.code });
+        out.push(Unit {
+            start,
+            end: unit.end,
+            chars,
+            code: unit.code,
+        });
         out
     }
 
@@ -151,7 +186,8 @@ impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
         let last = self.note.body_line + units[units.len() - 1].end as u32 - 1;
         for piece in pieces {
             let seq = self.chunks.len() as u32;
-            self.chunks.push(make_chunk(self.note, seq, first, last, heading, piece));
+            self.chunks
+                .push(make_chunk(self.note, seq, first, last, heading, piece));
         }
     }
 }
@@ -164,7 +200,10 @@ fn cut_chars(s: &str, max: usize) -> Vec<&str> {
         while !rest.is_char_boundary(cut) {
             cut -= 1;
         }
-        if let Some(space) = rest[..cut].rfind(char::is_whitespace).filter(|&p| p > max / 2) {
+        if let Some(space) = rest[..cut]
+            .rfind(char::is_whitespace)
+            .filter(|&p| p > max / 2)
+        {
             cut = space;
         }
         out.push(&rest[..cut]);
@@ -174,7 +213,14 @@ fn cut_chars(s: &str, max: usize) -> Vec<&str> {
     out
 }
 
-fn make_chunk(note: &Note, seq: u32, line: u32, end_line: u32, heading: &str, passage: &str) -> Chunk {
+fn make_chunk(
+    note: &Note,
+    seq: u32,
+    line: u32,
+    end_line: u32,
+    heading: &str,
+    passage: &str,
+) -> Chunk {
     let mut text = note.title.clone();
     if !heading.is_empty() {
         text.push('\n');
@@ -185,7 +231,14 @@ fn make_chunk(note: &Note, seq: u32, line: u32, end_line: u32, heading: &str, pa
         text.push_str(passage);
     }
     let hash = Sha256::digest(text.as_bytes()).into();
-    Chunk { seq, line, end_line, heading: heading.to_string(), text, hash }
+    Chunk {
+        seq,
+        line,
+        end_line,
+        heading: heading.to_string(),
+        text,
+        hash,
+    }
 }
 
 #[cfg(test)]
@@ -209,20 +262,29 @@ mod tests {
 
     #[test]
     fn long_sections_split_with_overlap_and_bounded_size() {
-        let body: String = (0..60).map(|i| format!("line number {i} with a few words in it\n")).collect();
+        let body: String = (0..60)
+            .map(|i| format!("line number {i} with a few words in it\n"))
+            .collect();
         let c = chunks(&format!("# T\n{body}"));
         assert!(c.len() > 2);
         for w in c.windows(2) {
             let last_line = w[0].text.lines().last().unwrap();
-            assert!(w[1].text.lines().nth(1) == Some(last_line), "overlap missing");
+            assert!(
+                w[1].text.lines().nth(1) == Some(last_line),
+                "overlap missing"
+            );
         }
         assert!(c.iter().all(|c| c.text.len() <= MAX_CHARS + 100));
     }
 
     #[test]
     fn code_fences_stay_whole() {
-        let code: String = (0..15).map(|i| format!("let x{i} = compute({i});\n")).collect();
-        let filler: String = (0..20).map(|i| format!("prose line {i} about things\n")).collect();
+        let code: String = (0..15)
+            .map(|i| format!("let x{i} = compute({i});\n"))
+            .collect();
+        let filler: String = (0..20)
+            .map(|i| format!("prose line {i} about things\n"))
+            .collect();
         let c = chunks(&format!("# T\n{filler}\n```rust\n{code}```\n"));
         let with_code: Vec<_> = c.iter().filter(|c| c.text.contains("let x0")).collect();
         assert_eq!(with_code.len(), 1);

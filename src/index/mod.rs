@@ -76,16 +76,28 @@ impl Index {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        let index = Index { path: path.to_path_buf(), pool: Mutex::new(Vec::new()), writer: Mutex::new(()) };
+        let index = Index {
+            path: path.to_path_buf(),
+            pool: Mutex::new(Vec::new()),
+            writer: Mutex::new(()),
+        };
         let mut conn = index.connect()?;
         let found = schema::version(&conn).map_err(|e| index.err(e))?;
         if found > schema::SCHEMA_VERSION {
-            return Err(Error::IndexTooNew { path: path.to_path_buf(), found, supported: schema::SCHEMA_VERSION });
+            return Err(Error::IndexTooNew {
+                path: path.to_path_buf(),
+                found,
+                supported: schema::SCHEMA_VERSION,
+            });
         }
         if found < schema::SCHEMA_VERSION {
             schema::migrate(&mut conn).map_err(|e| index.err(e))?;
         }
-        index.pool.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
+        index
+            .pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(conn);
         Ok(index)
     }
 
@@ -113,18 +125,27 @@ impl Index {
             Some(c) => c,
             None => self.connect()?,
         };
-        Ok(Conn { index: self, conn: Some(conn) })
+        Ok(Conn {
+            index: self,
+            conn: Some(conn),
+        })
     }
 
     /// Waits for brain's write lock and returns a connection to write through.
     pub fn writer(&self) -> Result<Writer<'_>> {
         let guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(Writer { _guard: guard, conn: self.conn()? })
+        Ok(Writer {
+            _guard: guard,
+            conn: self.conn()?,
+        })
     }
 
     /// Wraps a SQLite error with this index's path.
     pub fn err(&self, source: rusqlite::Error) -> Error {
-        Error::Index { path: self.path.clone(), source }
+        Error::Index {
+            path: self.path.clone(),
+            source,
+        }
     }
 
     /// Reads a `meta` value.
@@ -136,13 +157,18 @@ impl Index {
     }
 
     fn connect(&self) -> Result<Connection> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| self.err(e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.err(e))?;
         // Closing the last connection would otherwise checkpoint and truncate the WAL: ~10 ms
         // of writes on every short-lived CLI call. SQLite's auto-checkpoint still bounds it.
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .map_err(|e| self.err(e))?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(|e| self.err(e))?;
         // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode.
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
@@ -166,7 +192,10 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
 
 /// Current time in unix seconds.
 pub fn now_secs() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -178,7 +207,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/brain.sqlite");
         let index = Index::open(&path).unwrap();
-        assert_eq!(index.meta("schema_version").unwrap().as_deref(), Some(&*schema::SCHEMA_VERSION.to_string()));
+        assert_eq!(
+            index.meta("schema_version").unwrap().as_deref(),
+            Some(&*schema::SCHEMA_VERSION.to_string())
+        );
         drop(index);
         Index::open(&path).unwrap();
     }

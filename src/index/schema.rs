@@ -78,14 +78,23 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The version stored in `conn`, 0 for a new database.
 pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
     let has_meta: bool = conn
-        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |_| Ok(true))
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |_| Ok(true),
+        )
         .optional()?
         .unwrap_or(false);
     if !has_meta {
         return Ok(0);
     }
-    let v: Option<String> =
-        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
     Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
@@ -95,7 +104,9 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
     loop {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let current = version(&tx)?;
-        let Some(sql) = MIGRATIONS.get(current.max(0) as usize) else { return Ok(()) };
+        let Some(sql) = MIGRATIONS.get(current.max(0) as usize) else {
+            return Ok(());
+        };
         tx.execute_batch(sql)?;
         tx.execute(
             "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
@@ -124,7 +135,9 @@ mod tests {
     fn migrations_never_drop_tables() {
         for sql in MIGRATIONS {
             let upper = sql.to_uppercase();
-            assert!(!upper.contains("DROP TABLE recalls") && !upper.contains("DELETE FROM RECALLS"));
+            assert!(
+                !upper.contains("DROP TABLE recalls") && !upper.contains("DELETE FROM RECALLS")
+            );
         }
     }
 }

@@ -67,9 +67,18 @@ enum Outcome {
     /// Same content as indexed: only the stat columns move.
     Same { id: i64, stat: FileStat },
     /// New or changed content.
-    Changed { id: Option<i64>, stat: FileStat, sha: [u8; 32], note: Box<Note>, warning: Option<String> },
+    Changed {
+        id: Option<i64>,
+        stat: FileStat,
+        sha: [u8; 32],
+        note: Box<Note>,
+        warning: Option<String>,
+    },
     /// Not a note after all (deleted meanwhile, too large, binary): drop it from the index.
-    Drop { id: Option<i64>, warning: Option<String> },
+    Drop {
+        id: Option<i64>,
+        warning: Option<String>,
+    },
     /// Could not be read this time (permissions, I/O): keep whatever the index has.
     Keep { warning: String },
 }
@@ -100,13 +109,25 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
 pub fn sync_with(index: &Index, config: &Config, options: SyncOptions) -> Result<SyncReport> {
     let started = Instant::now();
     let walked = walk::walk(config)?;
-    reconcile(index, walked, &Scope::everything(), config, options, started)
+    reconcile(
+        index,
+        walked,
+        &Scope::everything(),
+        config,
+        options,
+        started,
+    )
 }
 
 /// Syncs only `scope`: the files and folders a watcher saw change. Files there are read and
 /// written exactly as a full sync would; notes indexed under a path that no longer holds
 /// one are removed. Nothing outside the scope is looked at.
-pub fn sync_paths(index: &Index, config: &Config, scope: &Scope, options: SyncOptions) -> Result<SyncReport> {
+pub fn sync_paths(
+    index: &Index,
+    config: &Config,
+    scope: &Scope,
+    options: SyncOptions,
+) -> Result<SyncReport> {
     let started = Instant::now();
     if scope.is_empty() {
         return Ok(SyncReport::default());
@@ -124,7 +145,10 @@ fn reconcile(
     options: SyncOptions,
     started: Instant,
 ) -> Result<SyncReport> {
-    let mut report = SyncReport { warnings: walked.warnings, ..Default::default() };
+    let mut report = SyncReport {
+        warnings: walked.warnings,
+        ..Default::default()
+    };
 
     let mut writer = index.writer()?;
     let known = load_known(&writer.conn).map_err(|e| index.err(e))?;
@@ -134,7 +158,9 @@ fn reconcile(
     for stat in walked.files {
         seen.insert(stat.rel.clone());
         match known.get(&stat.rel) {
-            Some(k) if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size => report.unchanged += 1,
+            Some(k) if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size => {
+                report.unchanged += 1
+            }
             _ => candidates.push(stat),
         }
     }
@@ -153,7 +179,10 @@ fn reconcile(
             .par_iter()
             .map(|stat| read_one(stat, known.get(&stat.rel), config, options.force))
             .collect();
-        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
+        let tx = writer
+            .conn
+            .transaction_with_behavior(Immediate)
+            .map_err(|e| index.err(e))?;
         for r in reads {
             apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
         }
@@ -163,7 +192,10 @@ fn reconcile(
         if options.cancelled() {
             return Err(Error::Cancelled);
         }
-        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
+        let tx = writer
+            .conn
+            .transaction_with_behavior(Immediate)
+            .map_err(|e| index.err(e))?;
         for &id in batch {
             delete_note(&tx, id).map_err(|e| index.err(e))?;
             report.removed += 1;
@@ -174,7 +206,10 @@ fn reconcile(
     // A scoped sync that changed nothing is not worth a line in `brain status`.
     if scope.is_everything() || !report.is_noop() {
         let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
-        let tx = writer.conn.transaction_with_behavior(Immediate).map_err(|e| index.err(e))?;
+        let tx = writer
+            .conn
+            .transaction_with_behavior(Immediate)
+            .map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
         if !report.is_noop() {
@@ -238,29 +273,53 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
             stat.size / (1024 * 1024),
             config.max_file_bytes / (1024 * 1024)
         );
-        return Outcome::Drop { id, warning: Some(warning) };
+        return Outcome::Drop {
+            id,
+            warning: Some(warning),
+        };
     }
     let bytes = match read_capped(stat, config.max_file_bytes) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Drop { id, warning: None },
-        Err(e) => return Outcome::Keep { warning: format!("{}: not read: {e}", stat.rel) },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Outcome::Drop { id, warning: None }
+        }
+        Err(e) => {
+            return Outcome::Keep {
+                warning: format!("{}: not read: {e}", stat.rel),
+            }
+        }
     };
     if bytes.len() as u64 > config.max_file_bytes {
-        return Outcome::Drop { id, warning: Some(format!("{}: skipped: grew over the size limit", stat.rel)) };
+        return Outcome::Drop {
+            id,
+            warning: Some(format!("{}: skipped: grew over the size limit", stat.rel)),
+        };
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Outcome::Drop { id, warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)) };
+        return Outcome::Drop {
+            id,
+            warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)),
+        };
     }
     let sha: [u8; 32] = Sha256::digest(&bytes).into();
     if let Some(k) = known.filter(|_| !force) {
         if k.sha == sha {
-            return Outcome::Same { id: k.id, stat: stat.clone() };
+            return Outcome::Same {
+                id: k.id,
+                stat: stat.clone(),
+            };
         }
     }
     let (note, warnings) = note::parse(&stat.rel, &bytes);
     // Only the first problem per file: one line per file keeps the output readable.
     let warning = warnings.into_iter().next();
-    Outcome::Changed { id, stat: stat.clone(), sha, note: Box::new(note), warning }
+    Outcome::Changed {
+        id,
+        stat: stat.clone(),
+        sha,
+        note: Box::new(note),
+        warning,
+    }
 }
 
 fn read_capped(stat: &FileStat, max: u64) -> std::io::Result<Vec<u8>> {
@@ -270,15 +329,32 @@ fn read_capped(stat: &FileStat, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn apply(tx: &Transaction, read: Outcome, now_ns: i128, report: &mut SyncReport) -> rusqlite::Result<()> {
-    let racy = |stat: &FileStat| if now_ns - (stat.mtime_ns as i128) < RACY_NS as i128 { -1 } else { stat.mtime_ns };
+fn apply(
+    tx: &Transaction,
+    read: Outcome,
+    now_ns: i128,
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    let racy = |stat: &FileStat| {
+        if now_ns - (stat.mtime_ns as i128) < RACY_NS as i128 {
+            -1
+        } else {
+            stat.mtime_ns
+        }
+    };
     match read {
         Outcome::Same { id, stat } => {
             tx.prepare_cached("UPDATE notes SET mtime_ns = ?2, size = ?3 WHERE id = ?1")?
                 .execute(params![id, racy(&stat), stat.size as i64])?;
             report.unchanged += 1;
         }
-        Outcome::Changed { id, stat, sha, note, warning } => {
+        Outcome::Changed {
+            id,
+            stat,
+            sha,
+            note,
+            warning,
+        } => {
             report.warnings.extend(warning);
             if id.is_some() {
                 report.updated += 1;
@@ -310,7 +386,13 @@ fn apply(tx: &Transaction, read: Outcome, now_ns: i128, report: &mut SyncReport)
     Ok(())
 }
 
-fn insert_note(tx: &Transaction, note: &Note, stat: &FileStat, mtime_ns: i64, sha: &[u8; 32]) -> rusqlite::Result<()> {
+fn insert_note(
+    tx: &Transaction,
+    note: &Note,
+    stat: &FileStat,
+    mtime_ns: i64,
+    sha: &[u8; 32],
+) -> rusqlite::Result<()> {
     let tags = serde_json::to_string(&note.tags).unwrap_or_else(|_| "[]".into());
     let fields = serde_json::Value::Object(note.fields.clone()).to_string();
     tx.prepare_cached(
@@ -338,23 +420,34 @@ fn insert_note(tx: &Transaction, note: &Note, stat: &FileStat, mtime_ns: i64, sh
         "INSERT INTO chunks(note_id, seq, line, end_line, heading, text, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for c in chunk_note(note) {
-        stmt.execute(params![id, c.seq, c.line, c.end_line, c.heading, c.text, &c.hash[..]])?;
+        stmt.execute(params![
+            id,
+            c.seq,
+            c.line,
+            c.end_line,
+            c.heading,
+            c.text,
+            &c.hash[..]
+        ])?;
     }
     Ok(())
 }
 
 fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?.execute([id])?;
-    tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?.execute([id])?;
-    tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([id])?;
+    tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
+        .execute([id])?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use std::fs;
+    use std::time::Duration;
 
     fn config(root: &std::path::Path) -> Config {
         Config::for_root(root, root.join(".data"))
@@ -363,10 +456,23 @@ mod tests {
     #[test]
     fn file_deleted_between_walk_and_read_is_dropped_quietly() {
         let dir = tempfile::tempdir().unwrap();
-        let stat = FileStat { rel: "gone.md".into(), abs: dir.path().join("gone.md"), mtime_ns: 1, size: 3 };
-        let known = Known { id: 7, mtime_ns: 0, size: 3, sha: [0; 32] };
+        let stat = FileStat {
+            rel: "gone.md".into(),
+            abs: dir.path().join("gone.md"),
+            mtime_ns: 1,
+            size: 3,
+        };
+        let known = Known {
+            id: 7,
+            mtime_ns: 0,
+            size: 3,
+            sha: [0; 32],
+        };
         match read_one(&stat, Some(&known), &config(dir.path()), false) {
-            Outcome::Drop { id: Some(7), warning: None } => {}
+            Outcome::Drop {
+                id: Some(7),
+                warning: None,
+            } => {}
             _ => panic!("expected a quiet drop"),
         }
     }
@@ -378,12 +484,24 @@ mod tests {
         let cfg = config(dir.path());
         let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
         assert_eq!(sync(&index, &cfg).unwrap().added, 1);
-        let id_before: i64 = index.conn().unwrap().query_row("SELECT id FROM notes", [], |r| r.get(0)).unwrap();
-        let f = std::fs::File::options().write(true).open(dir.path().join("a.md")).unwrap();
-        f.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(5)).unwrap();
+        let id_before: i64 = index
+            .conn()
+            .unwrap()
+            .query_row("SELECT id FROM notes", [], |r| r.get(0))
+            .unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("a.md"))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(5))
+            .unwrap();
         let report = sync(&index, &cfg).unwrap();
         assert!(report.is_noop(), "{report:?}");
-        let id_after: i64 = index.conn().unwrap().query_row("SELECT id FROM notes", [], |r| r.get(0)).unwrap();
+        let id_after: i64 = index
+            .conn()
+            .unwrap()
+            .query_row("SELECT id FROM notes", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(id_before, id_after, "the row was rewritten");
     }
 
@@ -394,8 +512,15 @@ mod tests {
         let cfg = config(dir.path());
         let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
         sync(&index, &cfg).unwrap();
-        let stored: i64 = index.conn().unwrap().query_row("SELECT mtime_ns FROM notes", [], |r| r.get(0)).unwrap();
-        assert_eq!(stored, -1, "a just-written file must be re-checked by content next time");
+        let stored: i64 = index
+            .conn()
+            .unwrap()
+            .query_row("SELECT mtime_ns FROM notes", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            stored, -1,
+            "a just-written file must be re-checked by content next time"
+        );
     }
 
     fn brain(files: &[(&str, &str)]) -> (tempfile::TempDir, Config, Index) {
@@ -413,25 +538,47 @@ mod tests {
 
     fn paths(index: &Index) -> Vec<String> {
         let conn = index.conn().unwrap();
-        let mut stmt = conn.prepare("SELECT path FROM notes ORDER BY path").unwrap();
-        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+        let mut stmt = conn
+            .prepare("SELECT path FROM notes ORDER BY path")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
     }
 
     #[test]
     fn targeted_sync_touches_only_its_scope() {
-        let (_dir, config, index) = brain(&[("a.md", "a"), ("lore/b.md", "b"), ("lore/c.md", "c"), ("idea/d.md", "d")]);
+        let (_dir, config, index) = brain(&[
+            ("a.md", "a"),
+            ("lore/b.md", "b"),
+            ("lore/c.md", "c"),
+            ("idea/d.md", "d"),
+        ]);
         sync(&index, &config).unwrap();
         fs::write(config.root.join("new.md"), "n").unwrap();
         fs::remove_file(config.root.join("a.md")).unwrap();
         fs::remove_dir_all(config.root.join("lore")).unwrap();
         fs::write(config.root.join("idea/d.md"), "changed").unwrap();
 
-        let r = sync_paths(&index, &config, &Scope::new(["new.md", "lore"]), SyncOptions::default()).unwrap();
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["new.md", "lore"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
         assert_eq!((r.added, r.updated, r.removed), (1, 0, 2));
         // a.md is gone and idea/d.md changed, but neither was in scope.
         assert_eq!(paths(&index), ["a.md", "idea/d.md", "new.md"]);
 
-        let r = sync_paths(&index, &config, &Scope::new(["a.md", "idea/d.md"]), SyncOptions::default()).unwrap();
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["a.md", "idea/d.md"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
         assert_eq!((r.added, r.updated, r.removed), (0, 1, 1));
         assert_eq!(paths(&index), ["idea/d.md", "new.md"]);
     }
@@ -445,19 +592,44 @@ mod tests {
         fs::write(outside.join("x.md"), "x").unwrap();
         fs::write(outside.join("deep/y.md"), "y").unwrap();
         fs::rename(&outside, config.root.join("incoming")).unwrap();
-        let r = sync_paths(&index, &config, &Scope::new(["incoming"]), SyncOptions::default()).unwrap();
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["incoming"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
         assert_eq!(r.added, 2);
-        assert_eq!(paths(&index), ["a.md", "incoming/deep/y.md", "incoming/x.md"]);
+        assert_eq!(
+            paths(&index),
+            ["a.md", "incoming/deep/y.md", "incoming/x.md"]
+        );
     }
 
     #[test]
     fn force_rewrites_and_cancel_stops() {
         let (_dir, config, index) = brain(&[("a.md", "a"), ("b.md", "b")]);
         sync(&index, &config).unwrap();
-        let r = sync_with(&index, &config, SyncOptions { force: true, cancel: None }).unwrap();
+        let r = sync_with(
+            &index,
+            &config,
+            SyncOptions {
+                force: true,
+                cancel: None,
+            },
+        )
+        .unwrap();
         assert_eq!((r.updated, r.unchanged), (2, 0));
         let stop = AtomicBool::new(true);
-        let err = sync_with(&index, &config, SyncOptions { force: true, cancel: Some(&stop) }).unwrap_err();
+        let err = sync_with(
+            &index,
+            &config,
+            SyncOptions {
+                force: true,
+                cancel: Some(&stop),
+            },
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::Cancelled), "{err}");
     }
 }

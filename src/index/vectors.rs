@@ -18,7 +18,8 @@ pub struct Pending {
 /// The model and dimension the stored vectors belong to, if any.
 pub fn stored_model(conn: &Connection) -> rusqlite::Result<Option<(String, usize)>> {
     let get = |k: &str| -> rusqlite::Result<Option<String>> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0)).optional()
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+            .optional()
     };
     Ok(match (get("embed_model")?, get("embed_dim")?) {
         (Some(m), Some(d)) => d.parse().ok().map(|d| (m, d)),
@@ -30,7 +31,10 @@ pub fn stored_model(conn: &Connection) -> rusqlite::Result<Option<(String, usize
 /// them, they are all deleted so everything is re-embedded. Returns true when it cleared.
 pub fn claim_for_model(tx: &Transaction, model: &str, dim: usize) -> rusqlite::Result<bool> {
     let current = stored_model(tx)?;
-    if current.as_ref().is_some_and(|(m, d)| m == model && *d == dim) {
+    if current
+        .as_ref()
+        .is_some_and(|(m, d)| m == model && *d == dim)
+    {
         return Ok(false);
     }
     tx.execute("DELETE FROM vectors", [])?;
@@ -47,7 +51,12 @@ pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Pending>
          WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
          GROUP BY c.hash ORDER BY length(MIN(c.text)) LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit as i64], |r| Ok(Pending { hash: r.get(0)?, text: r.get(1)? }))?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(Pending {
+            hash: r.get(0)?,
+            text: r.get(1)?,
+        })
+    })?;
     rows.collect()
 }
 
@@ -63,7 +72,8 @@ pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {
 
 /// Stores vectors for `hashes` (same order).
 pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare_cached("INSERT OR REPLACE INTO vectors(hash, vec) VALUES (?1, ?2)")?;
+    let mut stmt =
+        tx.prepare_cached("INSERT OR REPLACE INTO vectors(hash, vec) VALUES (?1, ?2)")?;
     for (hash, vec) in hashes.iter().zip(vectors) {
         stmt.execute(params![hash, to_blob(vec)])?;
     }
@@ -72,15 +82,22 @@ pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusq
 
 /// Deletes vectors no chunk refers to any more (notes deleted or edited).
 pub fn collect_garbage(tx: &Transaction) -> rusqlite::Result<usize> {
-    tx.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)", [])
+    tx.execute(
+        "DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)",
+        [],
+    )
 }
 
 /// A counter that moves whenever chunks or vectors change, so a cached matrix knows when
 /// it is stale without reloading anything.
 pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT value FROM meta WHERE key = 'vectors_version'", [], |r| r.get::<_, String>(0))
-        .optional()
-        .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = 'vectors_version'",
+        [],
+        |r| r.get::<_, String>(0),
+    )
+    .optional()
+    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
 /// Moves [`version`] on.
@@ -120,7 +137,10 @@ pub fn extend_from_blob(out: &mut Vec<f32>, blob: &[u8]) -> bool {
     if blob.len() % 4 != 0 {
         return false;
     }
-    out.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+    out.extend(
+        blob.chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
     true
 }
 

@@ -36,12 +36,23 @@ pub struct Walk {
 /// Checks that the root exists and is a readable directory.
 pub fn check_root(root: &Path) -> Result<()> {
     match std::fs::metadata(root) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::RootMissing { path: root.to_path_buf() }),
-        Err(e) => Err(Error::RootUnreadable { path: root.to_path_buf(), reason: e.to_string() }),
-        Ok(m) if !m.is_dir() => Err(Error::RootUnreadable { path: root.to_path_buf(), reason: "not a directory".into() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::RootMissing {
+            path: root.to_path_buf(),
+        }),
+        Err(e) => Err(Error::RootUnreadable {
+            path: root.to_path_buf(),
+            reason: e.to_string(),
+        }),
+        Ok(m) if !m.is_dir() => Err(Error::RootUnreadable {
+            path: root.to_path_buf(),
+            reason: "not a directory".into(),
+        }),
         Ok(_) => std::fs::read_dir(root)
             .map(|_| ())
-            .map_err(|e| Error::RootUnreadable { path: root.to_path_buf(), reason: e.to_string() }),
+            .map_err(|e| Error::RootUnreadable {
+                path: root.to_path_buf(),
+                reason: e.to_string(),
+            }),
     }
 }
 
@@ -57,7 +68,9 @@ pub struct Scope {
 impl Scope {
     /// The whole brain.
     pub fn everything() -> Scope {
-        Scope { paths: vec![String::new()] }
+        Scope {
+            paths: vec![String::new()],
+        }
     }
 
     /// The given relative paths (files or folders, existing or not). An empty path or `.`
@@ -66,7 +79,11 @@ impl Scope {
         let mut clean: Vec<String> = paths
             .into_iter()
             .map(|p| {
-                let parts: Vec<&str> = p.as_ref().split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+                let parts: Vec<&str> = p
+                    .as_ref()
+                    .split('/')
+                    .filter(|c| !c.is_empty() && *c != ".")
+                    .collect();
                 parts.join("/")
             })
             .collect();
@@ -104,13 +121,17 @@ impl Scope {
 
     /// True when the folder `rel` must be entered to reach something in scope.
     fn leads_to(&self, rel: &str) -> bool {
-        self.paths.iter().any(|p| p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/')
+        self.paths
+            .iter()
+            .any(|p| p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/')
     }
 }
 
 /// True when `rel` is `base` or lies inside it (`""` covers everything).
 fn covers(base: &str, rel: &str) -> bool {
-    base.is_empty() || rel == base || (rel.starts_with(base) && rel.as_bytes().get(base.len()) == Some(&b'/'))
+    base.is_empty()
+        || rel == base
+        || (rel.starts_with(base) && rel.as_bytes().get(base.len()) == Some(&b'/'))
 }
 
 /// Lists the note files under `config.root`.
@@ -129,7 +150,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             .add(&format!("!{pattern}"))
             .map_err(|e| Error::Config(format!("exclude pattern {pattern:?}: {e}")))?;
     }
-    let overrides = overrides.build().map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
+    let overrides = overrides
+        .build()
+        .map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
 
     let mut builder = WalkBuilder::new(root);
     builder
@@ -171,7 +194,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         if path.extension().is_none_or(|e| e != "md") {
             continue;
         }
-        let Some(rel) = relative(root, path) else { continue };
+        let Some(rel) = relative(root, path) else {
+            continue;
+        };
         match entry.metadata() {
             Ok(meta) => out.files.push(FileStat {
                 rel,
@@ -180,7 +205,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                 size: meta.len(),
             }),
             // Deleted between the directory listing and the stat: it is simply not there.
-            Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {}
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {}
             Err(e) => out.warnings.push(format!("{rel}: skipped: {e}")),
         }
     }
@@ -221,8 +248,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for p in [
-            "lore/a.md", "idea/b.md", "c.md", "README.md", "INDEX.md", "lore/MEMORY.md", "raw/x.md",
-            "lore/attachments/y.md", ".git/z.md", ".hidden/h.md", "notes.txt", "ignored/i.md", "secret.md",
+            "lore/a.md",
+            "idea/b.md",
+            "c.md",
+            "README.md",
+            "INDEX.md",
+            "lore/MEMORY.md",
+            "raw/x.md",
+            "lore/attachments/y.md",
+            ".git/z.md",
+            ".hidden/h.md",
+            "notes.txt",
+            "ignored/i.md",
+            "secret.md",
             "..md",
         ] {
             let path = root.join(p);
@@ -270,7 +308,13 @@ mod tests {
     fn scoped_walk_sees_only_its_scope_and_honours_ignores() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for p in ["lore/a.md", "lore/skip/s.md", "lore/deep/d.md", "idea/b.md", "c.md"] {
+        for p in [
+            "lore/a.md",
+            "lore/skip/s.md",
+            "lore/deep/d.md",
+            "idea/b.md",
+            "c.md",
+        ] {
             let path = root.join(p);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(&path, "x").unwrap();
@@ -280,7 +324,11 @@ mod tests {
         let w = walk_scoped(&config, &Scope::new(["lore", "c.md", "gone.md"])).unwrap();
         assert_eq!(names(&w), vec!["c.md", "lore/a.md", "lore/deep/d.md"]);
         let w = walk_scoped(&config, &Scope::new(["lore/skip/s.md"])).unwrap();
-        assert!(w.files.is_empty(), "an ignored file stays ignored when named: {:?}", names(&w));
+        assert!(
+            w.files.is_empty(),
+            "an ignored file stays ignored when named: {:?}",
+            names(&w)
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ pub enum ModelError {
     #[error("unknown model {0:?}; see 'brain model list'")]
     Unknown(String),
     /// The model is not installed in the data dir.
-    #[error("model {0} is not installed; run 'brain model fetch {0}' (or 'brain model import {0} DIR')")]
+    #[error(
+        "model {0} is not installed; run 'brain model fetch {0}' (or 'brain model import {0} DIR')"
+    )]
     NotInstalled(String),
     /// A pinned file is absent.
     #[error("{}: missing (model {model} needs it)", file.display())]
@@ -93,12 +95,18 @@ impl ModelError {
 
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
-        ModelError::Io { path: path.into(), source }
+        ModelError::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// Whether this error says the files on disk are not the pinned ones.
     pub fn is_verification_failure(&self) -> bool {
-        matches!(self, ModelError::Missing { .. } | ModelError::WrongSize { .. } | ModelError::Mismatch { .. })
+        matches!(
+            self,
+            ModelError::Missing { .. } | ModelError::WrongSize { .. } | ModelError::Mismatch { .. }
+        )
     }
 }
 

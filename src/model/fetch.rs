@@ -30,7 +30,10 @@ pub fn hub_url() -> String {
 
 /// The URL of one pinned file: `{hub}/{repo}/resolve/{revision}/{path}`.
 pub fn file_url(hub: &str, manifest: &Manifest, path: &str) -> String {
-    format!("{hub}/{}/resolve/{}/{path}", manifest.repo, manifest.revision)
+    format!(
+        "{hub}/{}/resolve/{}/{path}",
+        manifest.repo, manifest.revision
+    )
 }
 
 /// What a fetch reports while it runs, for a progress bar.
@@ -84,13 +87,28 @@ pub fn fetch(
     let mut files = Vec::new();
     for spec in manifest.files.iter().filter(|f| f.hub) {
         let dest = file_path(&staging, &spec.path);
-        bytes += fetch_file(&agent, manifest, spec, &file_url(hub, manifest, &spec.path), &dest, progress)?;
-        progress(&Progress::Verified { file: spec.path.clone() });
+        bytes += fetch_file(
+            &agent,
+            manifest,
+            spec,
+            &file_url(hub, manifest, &spec.path),
+            &dest,
+            progress,
+        )?;
+        progress(&Progress::Verified {
+            file: spec.path.clone(),
+        });
         files.push(spec.path.clone());
     }
     let target = models_dir.join(&manifest.name);
     commit(&staging, &target)?;
-    Ok(InstallReport { model: manifest.name.clone(), dir: target, files, bytes, already_installed: false })
+    Ok(InstallReport {
+        model: manifest.name.clone(),
+        dir: target,
+        files,
+        bytes,
+        already_installed: false,
+    })
 }
 
 /// Brings one file to its pinned bytes; returns how many bytes were downloaded.
@@ -110,10 +128,17 @@ fn fetch_file(
         remove(dest)?;
         have = 0;
     }
-    let fail = |reason: String| ModelError::Fetch { url: url.to_string(), reason };
+    let fail = |reason: String| ModelError::Fetch {
+        url: url.to_string(),
+        reason,
+    };
     let mut downloaded = 0;
     if have < spec.size {
-        progress(&Progress::Start { file: spec.path.clone(), done: have, total: spec.size });
+        progress(&Progress::Start {
+            file: spec.path.clone(),
+            done: have,
+            total: spec.size,
+        });
         let mut request = agent.get(url);
         if have > 0 {
             request = request.header("Range", format!("bytes={have}-"));
@@ -126,7 +151,9 @@ fn fetch_file(
             // A server that will not resume from here: start the file over next time.
             206 | 416 => {
                 remove(dest)?;
-                return Err(fail(format!("the server could not resume at byte {have}; run the fetch again")));
+                return Err(fail(format!(
+                    "the server could not resume at byte {have}; run the fetch again"
+                )));
             }
             _ => return Err(fail(format!("HTTP {status}"))),
         };
@@ -157,12 +184,20 @@ fn fetch_file(
             if have + n as u64 > spec.size {
                 drop(out);
                 remove(dest)?;
-                return Err(fail(format!("the server sent more than the pinned {} bytes", spec.size)));
+                return Err(fail(format!(
+                    "the server sent more than the pinned {} bytes",
+                    spec.size
+                )));
             }
-            out.write_all(&buf[..n]).map_err(|e| ModelError::io(dest, e))?;
+            out.write_all(&buf[..n])
+                .map_err(|e| ModelError::io(dest, e))?;
             have += n as u64;
             downloaded += n as u64;
-            progress(&Progress::Advance { file: spec.path.clone(), done: have, total: spec.size });
+            progress(&Progress::Advance {
+                file: spec.path.clone(),
+                done: have,
+                total: spec.size,
+            });
         }
         out.sync_all().map_err(|e| ModelError::io(dest, e))?;
         if have != spec.size {

@@ -32,11 +32,22 @@ pub struct InstallReport {
 /// snapshot, a wheel's data folder...). Every file is hashed while it is copied; a missing
 /// required file or any wrong byte refuses the whole import and installs nothing. Files the
 /// manifest does not pin are ignored.
-pub fn import(manifest: &Manifest, models_dir: &Path, src: &Path) -> Result<InstallReport, ModelError> {
+pub fn import(
+    manifest: &Manifest,
+    models_dir: &Path,
+    src: &Path,
+) -> Result<InstallReport, ModelError> {
     if !src.is_dir() {
-        return Err(ModelError::Invalid(format!("{} is not a folder", src.display())));
+        return Err(ModelError::Invalid(format!(
+            "{} is not a folder",
+            src.display()
+        )));
     }
-    let staging = staging_dir(models_dir, &manifest.name, &format!("import-{}", std::process::id()));
+    let staging = staging_dir(
+        models_dir,
+        &manifest.name,
+        &format!("import-{}", std::process::id()),
+    );
     remove_dir_if_present(&staging)?;
     let result = copy_all(manifest, src, &staging).and_then(|copied| {
         let target = models_dir.join(&manifest.name);
@@ -56,7 +67,11 @@ pub fn import(manifest: &Manifest, models_dir: &Path, src: &Path) -> Result<Inst
     result
 }
 
-fn copy_all(manifest: &Manifest, src: &Path, staging: &Path) -> Result<Vec<(String, u64)>, ModelError> {
+fn copy_all(
+    manifest: &Manifest,
+    src: &Path,
+    staging: &Path,
+) -> Result<Vec<(String, u64)>, ModelError> {
     let copied: Vec<Option<(String, u64)>> = manifest
         .files
         .par_iter()
@@ -64,12 +79,16 @@ fn copy_all(manifest: &Manifest, src: &Path, staging: &Path) -> Result<Vec<(Stri
             let from = file_path(src, &spec.path);
             if !from.is_file() {
                 return if spec.required {
-                    Err(ModelError::Missing { model: manifest.name.clone(), file: from })
+                    Err(ModelError::Missing {
+                        model: manifest.name.clone(),
+                        file: from,
+                    })
                 } else {
                     Ok(None)
                 };
             }
-            copy_verified(manifest, spec, &from, &file_path(staging, &spec.path)).map(|n| Some((spec.path.clone(), n)))
+            copy_verified(manifest, spec, &from, &file_path(staging, &spec.path))
+                .map(|n| Some((spec.path.clone(), n)))
         })
         .collect::<Result<_, _>>()?;
     Ok(copied.into_iter().flatten().collect())
@@ -77,7 +96,12 @@ fn copy_all(manifest: &Manifest, src: &Path, staging: &Path) -> Result<Vec<(Stri
 
 /// Copies one file, hashing it on the way, and refuses it (naming the source) unless it has
 /// the pinned size and hash.
-fn copy_verified(manifest: &Manifest, spec: &FileSpec, from: &Path, to: &Path) -> Result<u64, ModelError> {
+fn copy_verified(
+    manifest: &Manifest,
+    spec: &FileSpec,
+    from: &Path,
+    to: &Path,
+) -> Result<u64, ModelError> {
     let mut input = File::open(from).map_err(|e| ModelError::io(from, e))?;
     let actual_size = input.metadata().map_err(|e| ModelError::io(from, e))?.len();
     if actual_size != spec.size {
@@ -101,7 +125,9 @@ fn copy_verified(manifest: &Manifest, spec: &FileSpec, from: &Path, to: &Path) -
             break;
         }
         hasher.update(&buf[..n]);
-        output.write_all(&buf[..n]).map_err(|e| ModelError::io(to, e))?;
+        output
+            .write_all(&buf[..n])
+            .map_err(|e| ModelError::io(to, e))?;
         total += n as u64;
     }
     output.sync_all().map_err(|e| ModelError::io(to, e))?;
@@ -130,7 +156,10 @@ pub fn commit(staging: &Path, target: &Path) -> Result<(), ModelError> {
     fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
     let old = target.with_file_name(format!(
         ".{}.old-{}",
-        target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         std::process::id()
     ));
     let had_old = target.exists();
@@ -165,23 +194,7 @@ pub fn remove_dir_if_present(dir: &Path) -> Result<(), ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::verify::sha256_hex;
-
-    fn manifest(files: &[(&str, &[u8], bool)]) -> Manifest {
-        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
-        m.name = "tiny".into();
-        m.files = files
-            .iter()
-            .map(|(p, b, req)| FileSpec {
-                path: p.to_string(),
-                size: b.len() as u64,
-                sha256: sha256_hex(b),
-                required: *req,
-                hub: true,
-            })
-            .collect();
-        m
-    }
+    use crate::model::manifest::test_manifest;
 
     #[test]
     fn import_installs_pinned_files_only_and_replaces_an_old_install() {
@@ -190,16 +203,25 @@ mod tests {
         fs::create_dir_all(src.path().join("sub")).unwrap();
         fs::write(src.path().join("sub/w.bin"), b"weights").unwrap();
         fs::write(src.path().join("extra.txt"), b"not pinned").unwrap();
-        let m = manifest(&[("sub/w.bin", b"weights", true), ("opt.json", b"{}", false)]);
+        let m = test_manifest(
+            "tiny",
+            &[("sub/w.bin", b"weights", true), ("opt.json", b"{}", false)],
+        );
 
         fs::create_dir_all(models.path().join("tiny")).unwrap();
         fs::write(models.path().join("tiny/stale"), b"old").unwrap();
         let report = import(&m, models.path(), src.path()).unwrap();
         assert_eq!(report.files, vec!["sub/w.bin".to_string()]);
-        assert_eq!(fs::read(models.path().join("tiny/sub/w.bin")).unwrap(), b"weights");
+        assert_eq!(
+            fs::read(models.path().join("tiny/sub/w.bin")).unwrap(),
+            b"weights"
+        );
         assert!(!models.path().join("tiny/stale").exists());
         assert!(!models.path().join("tiny/extra.txt").exists());
-        let leftovers: Vec<_> = fs::read_dir(models.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let leftovers: Vec<_> = fs::read_dir(models.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(leftovers, vec![std::ffi::OsString::from("tiny")]);
     }
 
@@ -209,11 +231,15 @@ mod tests {
         let models = tempfile::tempdir().unwrap();
         fs::write(src.path().join("a"), b"good").unwrap();
         fs::write(src.path().join("b"), b"evil").unwrap();
-        let m = manifest(&[("a", b"good", true), ("b", b"nice", true)]);
+        let m = test_manifest("tiny", &[("a", b"good", true), ("b", b"nice", true)]);
         let err = import(&m, models.path(), src.path()).unwrap_err();
         assert!(matches!(err, ModelError::Mismatch { .. }), "{err}");
         assert_eq!(err.exit_code(), 2);
-        assert_eq!(fs::read_dir(models.path()).unwrap().count(), 0, "nothing installed, no staging left");
+        assert_eq!(
+            fs::read_dir(models.path()).unwrap().count(),
+            0,
+            "nothing installed, no staging left"
+        );
 
         fs::remove_file(src.path().join("b")).unwrap();
         let err = import(&m, models.path(), src.path()).unwrap_err();

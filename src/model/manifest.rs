@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 
 /// The manifests compiled into this build, as (file name, text).
 const SOURCES: &[(&str, &str)] = &[
-    ("nomic-embed-text-v1.5.toml", include_str!("../../audit/nomic-embed-text-v1.5.toml")),
-    ("all-minilm-l6-v2.toml", include_str!("../../audit/all-minilm-l6-v2.toml")),
+    (
+        "nomic-embed-text-v1.5.toml",
+        include_str!("../../audit/nomic-embed-text-v1.5.toml"),
+    ),
+    (
+        "all-minilm-l6-v2.toml",
+        include_str!("../../audit/all-minilm-l6-v2.toml"),
+    ),
 ];
 
 /// The network shape a model needs; each has its own forward pass in `embed/`.
@@ -114,30 +120,59 @@ impl Manifest {
     }
 
     fn check(&self) -> Result<(), String> {
-        let hex =
-            |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if self.name.is_empty() || !self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b)) {
-            return Err(format!("name {:?} must be non-empty ASCII letters, digits, '-', '.', '_'", self.name));
+        let hex = |s: &str, n: usize| {
+            s.len() == n
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if self.name.is_empty()
+            || !self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+        {
+            return Err(format!(
+                "name {:?} must be non-empty ASCII letters, digits, '-', '.', '_'",
+                self.name
+            ));
         }
         if !hex(&self.revision, 40) {
-            return Err(format!("revision {:?} is not a 40-hex-digit commit", self.revision));
+            return Err(format!(
+                "revision {:?} is not a 40-hex-digit commit",
+                self.revision
+            ));
         }
         if self.dims == 0 || self.max_tokens < 3 {
             return Err("dims and max_tokens must be positive".into());
         }
-        if let Some(bad) = self.matryoshka_dims.iter().find(|&&d| d == 0 || d > self.dims) {
-            return Err(format!("matryoshka dimension {bad} is outside 1..={}", self.dims));
+        if let Some(bad) = self
+            .matryoshka_dims
+            .iter()
+            .find(|&&d| d == 0 || d > self.dims)
+        {
+            return Err(format!(
+                "matryoshka dimension {bad} is outside 1..={}",
+                self.dims
+            ));
         }
         for f in &self.files {
             if !hex(&f.sha256, 64) {
-                return Err(format!("{}: sha256 {:?} is not 64 lowercase hex digits", f.path, f.sha256));
+                return Err(format!(
+                    "{}: sha256 {:?} is not 64 lowercase hex digits",
+                    f.path, f.sha256
+                ));
             }
             let safe = !f.path.is_empty()
                 && !f.path.starts_with('/')
-                && f.path.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
+                && f.path
+                    .split('/')
+                    .all(|part| !part.is_empty() && part != "." && part != "..")
                 && !f.path.contains('\\');
             if !safe {
-                return Err(format!("file path {:?} must be relative, '/'-separated, without '..'", f.path));
+                return Err(format!(
+                    "file path {:?} must be relative, '/'-separated, without '..'",
+                    f.path
+                ));
             }
         }
         for needed in ["model.safetensors", "config.json", "tokenizer.json"] {
@@ -173,6 +208,24 @@ pub fn find(name: &str) -> Option<&'static Manifest> {
     all().iter().find(|m| m.name == name)
 }
 
+/// A copy of a real manifest pinning the given (path, bytes, required) files instead.
+#[cfg(test)]
+pub(crate) fn test_manifest(name: &str, files: &[(&str, &[u8], bool)]) -> Manifest {
+    let mut m = find("all-minilm-l6-v2").expect("compiled in").clone();
+    m.name = name.into();
+    m.files = files
+        .iter()
+        .map(|(p, b, req)| FileSpec {
+            path: p.to_string(),
+            size: b.len() as u64,
+            sha256: crate::model::verify::sha256_hex(b),
+            required: *req,
+            hub: true,
+        })
+        .collect();
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,11 +254,20 @@ mod tests {
     fn bad_manifests_are_refused_with_the_reason() {
         let good = SOURCES[1].1;
         let cases = [
-            (good.replace("1110a243fdf4706b3f48f1d95db1a4f5529b4d41", "main"), "revision"),
-            (good.replace("path = \"vocab.txt\"", "path = \"../vocab.txt\""), "../vocab.txt"),
+            (
+                good.replace("1110a243fdf4706b3f48f1d95db1a4f5529b4d41", "main"),
+                "revision",
+            ),
+            (
+                good.replace("path = \"vocab.txt\"", "path = \"../vocab.txt\""),
+                "../vocab.txt",
+            ),
             (good.replace("53aa51172d", "53AA51172D"), "sha256"),
             (good.replace("dims = 384", "dims = 384\nextra = 1"), "extra"),
-            (good.replace("matryoshka_dims = []", "matryoshka_dims = [1024]"), "1024"),
+            (
+                good.replace("matryoshka_dims = []", "matryoshka_dims = [1024]"),
+                "1024",
+            ),
         ];
         for (text, needle) in cases {
             let err = Manifest::parse(&text).unwrap_err();

@@ -39,7 +39,10 @@ pub fn is_installed(config: &Config, name: &str) -> bool {
 }
 
 /// Hashes the required files of the installed model `name` and returns their verified bytes.
-pub fn open_verified(config: &Config, name: &str) -> Result<(&'static Manifest, VerifiedFiles), ModelError> {
+pub fn open_verified(
+    config: &Config,
+    name: &str,
+) -> Result<(&'static Manifest, VerifiedFiles), ModelError> {
     let m = manifest(name)?;
     let dir = install_dir(config, name);
     if !dir.is_dir() {
@@ -60,13 +63,24 @@ pub struct VerifyReport {
 }
 
 /// Re-hashes every pinned file of the installed model `name`. The report lists every file;
-/// the error is the first failure (a missing required file, a wrong size or hash).
-pub fn verify(config: &Config, name: &str) -> Result<VerifyReport, (VerifyReport, ModelError)> {
+/// the error, when there is one, is the first failure (a missing required file, a wrong
+/// size or hash), so a caller can show every file and still fail on the first bad one.
+pub fn verify(config: &Config, name: &str) -> (VerifyReport, Option<ModelError>) {
     let dir = install_dir(config, name);
-    let empty = |model: &str| VerifyReport { model: model.to_string(), dir: dir.clone(), files: vec![] };
-    let m = manifest(name).map_err(|e| (empty(name), e))?;
+    let empty = |model: &str| VerifyReport {
+        model: model.to_string(),
+        dir: dir.clone(),
+        files: vec![],
+    };
+    let m = match manifest(name) {
+        Ok(m) => m,
+        Err(e) => return (empty(name), Some(e)),
+    };
     if !dir.is_dir() {
-        return Err((empty(name), ModelError::NotInstalled(name.to_string())));
+        return (
+            empty(name),
+            Some(ModelError::NotInstalled(name.to_string())),
+        );
     }
     let checked = verify::check_all(m, &dir);
     let mut first_error = None;
@@ -77,11 +91,14 @@ pub fn verify(config: &Config, name: &str) -> Result<VerifyReport, (VerifyReport
         }
         files.push(status);
     }
-    let report = VerifyReport { model: m.name.clone(), dir, files };
-    match first_error {
-        Some(e) => Err((report, e)),
-        None => Ok(report),
-    }
+    (
+        VerifyReport {
+            model: m.name.clone(),
+            dir,
+            files,
+        },
+        first_error,
+    )
 }
 
 /// One row of `brain model list`.
@@ -120,7 +137,7 @@ pub fn list(config: &Config, hash: bool) -> Vec<ModelInfo> {
         .map(|m| {
             let dir = install_dir(config, &m.name);
             let installed = verify::looks_installed(m, &dir);
-            let verified = (installed && hash).then(|| verify(config, &m.name).is_ok());
+            let verified = (installed && hash).then(|| verify(config, &m.name).1.is_none());
             ModelInfo {
                 name: m.name.clone(),
                 selected: m.name == config.model,
@@ -154,8 +171,14 @@ pub fn fetch(
 ) -> Result<InstallReport, ModelError> {
     let m = manifest(name)?;
     let dir = install_dir(config, name);
-    if verify::looks_installed(m, &dir) && verify(config, name).is_ok() {
-        return Ok(InstallReport { model: m.name.clone(), dir, files: vec![], bytes: 0, already_installed: true });
+    if verify::looks_installed(m, &dir) && verify(config, name).1.is_none() {
+        return Ok(InstallReport {
+            model: m.name.clone(),
+            dir,
+            files: vec![],
+            bytes: 0,
+            already_installed: true,
+        });
     }
     fetch::fetch(m, &config.models_dir(), hub, progress)
 }

@@ -44,7 +44,10 @@ pub struct VerifiedFiles {
 impl VerifiedFiles {
     /// The bytes of `path` (one of the manifest's required files).
     pub fn get(&self, path: &str) -> Option<&[u8]> {
-        self.files.iter().find(|(p, _)| p == path).map(|(_, b)| &**b)
+        self.files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| &**b)
     }
 }
 
@@ -84,7 +87,8 @@ pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<Mod
         .par_iter()
         .map(|spec| {
             let path = file_path(dir, &spec.path);
-            let outcome = open_checked(manifest, spec, &path).and_then(|b| check_hash(manifest, spec, &path, &b));
+            let outcome = open_checked(manifest, spec, &path)
+                .and_then(|b| check_hash(manifest, spec, &path, &b));
             let (state, err) = match outcome {
                 Ok(()) => ("ok".to_string(), None),
                 Err(ModelError::Missing { .. }) if !spec.required => ("missing".to_string(), None),
@@ -93,21 +97,31 @@ pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<Mod
                 Err(e @ ModelError::Mismatch { .. }) => ("wrong hash".to_string(), Some(e)),
                 Err(e) => (e.to_string(), Some(e)),
             };
-            (FileStatus { path: spec.path.clone(), required: spec.required, state }, err)
+            (
+                FileStatus {
+                    path: spec.path.clone(),
+                    required: spec.required,
+                    state,
+                },
+                err,
+            )
         })
         .collect()
 }
 
 /// Whether every required file is present with its pinned size: the cheap check, no hashing.
 pub fn looks_installed(manifest: &Manifest, dir: &Path) -> bool {
-    manifest
-        .required_files()
-        .all(|spec| std::fs::metadata(file_path(dir, &spec.path)).is_ok_and(|m| m.is_file() && m.len() == spec.size))
+    manifest.required_files().all(|spec| {
+        std::fs::metadata(file_path(dir, &spec.path))
+            .is_ok_and(|m| m.is_file() && m.len() == spec.size)
+    })
 }
 
 /// `dir` joined with a `/`-separated hub path.
 pub fn file_path(dir: &Path, hub_path: &str) -> PathBuf {
-    hub_path.split('/').fold(dir.to_path_buf(), |p, part| p.join(part))
+    hub_path
+        .split('/')
+        .fold(dir.to_path_buf(), |p, part| p.join(part))
 }
 
 /// Lowercase hex SHA-256 of a byte slice.
@@ -132,7 +146,10 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 }
 
 fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Bytes, ModelError> {
-    let missing = || ModelError::Missing { model: manifest.name.clone(), file: path.to_path_buf() };
+    let missing = || ModelError::Missing {
+        model: manifest.name.clone(),
+        file: path.to_path_buf(),
+    };
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
@@ -152,19 +169,27 @@ fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Byt
     }
     if meta.len() < MAP_THRESHOLD {
         let mut v = Vec::with_capacity(meta.len() as usize);
-        (&file).read_to_end(&mut v).map_err(|e| ModelError::io(path, e))?;
+        (&file)
+            .read_to_end(&mut v)
+            .map_err(|e| ModelError::io(path, e))?;
         return Ok(Bytes::Owned(v));
     }
     // SAFETY: the mapping is read-only and private to this process. Another process
     // truncating the file while it is mapped could fault; brain's data dir is its own,
     // and the same risk is accepted by every mmap-based weight loader.
-    let map = unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| ModelError::io(path, e))?;
+    let map =
+        unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| ModelError::io(path, e))?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     Ok(Bytes::Mapped(map))
 }
 
-fn check_hash(manifest: &Manifest, spec: &FileSpec, path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
+fn check_hash(
+    manifest: &Manifest,
+    spec: &FileSpec,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(), ModelError> {
     let actual = sha256_hex(bytes);
     if actual != spec.sha256 {
         return Err(ModelError::Mismatch {
@@ -180,32 +205,28 @@ fn check_hash(manifest: &Manifest, spec: &FileSpec, path: &Path, bytes: &[u8]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn manifest_for(files: &[(&str, &[u8], bool)]) -> Manifest {
-        let mut m = crate::model::manifest::find("all-minilm-l6-v2").unwrap().clone();
-        m.files = files
-            .iter()
-            .map(|(p, b, req)| FileSpec {
-                path: p.to_string(),
-                size: b.len() as u64,
-                sha256: sha256_hex(b),
-                required: *req,
-                hub: true,
-            })
-            .collect();
-        m
-    }
+    use crate::model::manifest::test_manifest;
 
     #[test]
     fn known_digest() {
-        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]
     fn verified_bytes_are_the_hashed_bytes_and_tampering_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let big = vec![7u8; (MAP_THRESHOLD + 10) as usize];
-        let m = manifest_for(&[("a/b.bin", &big, true), ("c.json", b"{}", true), ("opt.txt", b"x", false)]);
+        let m = test_manifest(
+            "tiny",
+            &[
+                ("a/b.bin", &big, true),
+                ("c.json", b"{}", true),
+                ("opt.txt", b"x", false),
+            ],
+        );
         std::fs::create_dir_all(dir.path().join("a")).unwrap();
         std::fs::write(dir.path().join("a/b.bin"), &big).unwrap();
         std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
@@ -215,7 +236,10 @@ mod tests {
         assert_eq!(v.get("a/b.bin").unwrap().len(), big.len());
         assert!(looks_installed(&m, dir.path()));
         let statuses = check_all(&m, dir.path());
-        assert!(statuses.iter().all(|(_, e)| e.is_none()), "an absent optional file is not an error");
+        assert!(
+            statuses.iter().all(|(_, e)| e.is_none()),
+            "an absent optional file is not an error"
+        );
 
         std::fs::write(dir.path().join("c.json"), b"[]").unwrap();
         let err = open_verified(&m, dir.path()).err().unwrap();
@@ -224,11 +248,24 @@ mod tests {
 
         std::fs::write(dir.path().join("c.json"), b"{ }").unwrap();
         let err = open_verified(&m, dir.path()).err().unwrap();
-        assert!(matches!(err, ModelError::WrongSize { expected: 2, actual: 3, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                ModelError::WrongSize {
+                    expected: 2,
+                    actual: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert!(!looks_installed(&m, dir.path()));
 
         std::fs::remove_file(dir.path().join("c.json")).unwrap();
-        assert!(matches!(open_verified(&m, dir.path()), Err(ModelError::Missing { .. })));
+        assert!(matches!(
+            open_verified(&m, dir.path()),
+            Err(ModelError::Missing { .. })
+        ));
     }
 
     #[test]

@@ -17,7 +17,9 @@ pub const MARK_OPEN: char = '«';
 pub const MARK_CLOSE: char = '»';
 
 /// Why a hit was lifted above higher BM25 scores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Exact {
     /// No exact evidence.
@@ -43,14 +45,25 @@ pub struct Bm25Hit {
 const MIN_POOL: usize = 50;
 
 /// Runs `query` and returns up to `limit` hits, best first.
-pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize) -> rusqlite::Result<Vec<Bm25Hit>> {
-    let Some(expr) = query.to_match() else { return Ok(Vec::new()) };
+pub fn search(
+    conn: &Connection,
+    query: &Query,
+    filters: &Filters,
+    limit: usize,
+) -> rusqlite::Result<Vec<Bm25Hit>> {
+    let Some(expr) = query.to_match() else {
+        return Ok(Vec::new());
+    };
     let pool = limit.max(MIN_POOL);
     let (w_title, w_tags, w_body) = WEIGHTS;
     let rank_expr = format!("bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})");
     let identifiers = query.identifiers();
     // The literal check reads the body, so only ask for it when the query has identifiers.
-    let literal = if identifiers.is_empty() { "''" } else { "lower(f.body)" };
+    let literal = if identifiers.is_empty() {
+        "''"
+    } else {
+        "lower(f.body)"
+    };
     let select = format!(
         "SELECT f.rowid, -{rank_expr}, lower(n.title), {literal} FROM notes_fts f JOIN notes n ON n.id = f.rowid
          WHERE notes_fts MATCH ?1"
@@ -60,12 +73,20 @@ pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize)
         let body: String = r.get(3)?;
         let exact = if named {
             Exact::Title
-        } else if !identifiers.is_empty() && identifiers.iter().all(|id| body.contains(id.as_str()) || title.contains(id.as_str())) {
+        } else if !identifiers.is_empty()
+            && identifiers
+                .iter()
+                .all(|id| body.contains(id.as_str()) || title.contains(id.as_str()))
+        {
             Exact::Identifier
         } else {
             Exact::None
         };
-        Ok(Bm25Hit { note_id: r.get(0)?, score: r.get(1)?, exact })
+        Ok(Bm25Hit {
+            note_id: r.get(0)?,
+            score: r.get(1)?,
+            exact,
+        })
     };
 
     // Notes whose title or file name is the query, wherever BM25 ranks them: with many
@@ -73,7 +94,9 @@ pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize)
     let wanted = name_key(&query.words().join(" "));
     let mut hits: Vec<Bm25Hit> = Vec::new();
     if !wanted.is_empty() {
-        let mut sql = format!("{select} AND f.rowid IN (SELECT id FROM notes WHERE title_key = ?2 OR stem_key = ?2)");
+        let mut sql = format!(
+            "{select} AND f.rowid IN (SELECT id FROM notes WHERE title_key = ?2 OR stem_key = ?2)"
+        );
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr.clone()), SqlValue::Text(wanted)];
         filters.push_sql(&mut sql, &mut args);
         sql.push_str(&format!(" ORDER BY {rank_expr} LIMIT {pool}"));
@@ -103,23 +126,39 @@ pub fn search(conn: &Connection, query: &Query, filters: &Filters, limit: usize)
 /// The FTS5 snippet of a hit's body (with «marks») and the 1-based file line where that
 /// snippet's first match sits; falls back to the first match anywhere, then to the body's
 /// first line.
-pub fn snippet_and_line(conn: &Connection, query: &Query, note_id: i64, body_line: u32) -> rusqlite::Result<(String, u32)> {
-    let Some(expr) = query.to_match() else { return Ok((String::new(), body_line)) };
+pub fn snippet_and_line(
+    conn: &Connection,
+    query: &Query,
+    note_id: i64,
+    body_line: u32,
+) -> rusqlite::Result<(String, u32)> {
+    let Some(expr) = query.to_match() else {
+        return Ok((String::new(), body_line));
+    };
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT snippet(notes_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}', '...', 24),
                 highlight(notes_fts, 2, char(1), char(2))
          FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2"
     ))?;
-    let found: Option<(String, String)> =
-        stmt.query_row(rusqlite::params![expr, note_id], |r| Ok((r.get(0)?, r.get(1)?))).ok();
-    let Some((snippet, marked)) = found else { return Ok((String::new(), body_line)) };
+    let found: Option<(String, String)> = stmt
+        .query_row(rusqlite::params![expr, note_id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .ok();
+    let Some((snippet, marked)) = found else {
+        return Ok((String::new(), body_line));
+    };
     // The snippet up to its first closing mark, in the highlight's marker alphabet, finds the
     // snippet's own position even when the same word also occurs earlier in the note.
     let anchor = snippet.find(MARK_CLOSE).map(|end| {
         let head = snippet[..end + MARK_CLOSE.len_utf8()].trim_start_matches("...");
-        head.replace(MARK_OPEN, "\u{1}").replace(MARK_CLOSE, "\u{2}")
+        head.replace(MARK_OPEN, "\u{1}")
+            .replace(MARK_CLOSE, "\u{2}")
     });
-    let at = anchor.as_deref().and_then(|a| marked.find(a)).or_else(|| marked.find('\u{1}'));
+    let at = anchor
+        .as_deref()
+        .and_then(|a| marked.find(a))
+        .or_else(|| marked.find('\u{1}'));
     let line = match at {
         Some(pos) => body_line + marked[..pos].matches('\n').count() as u32,
         None => body_line,

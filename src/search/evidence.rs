@@ -38,21 +38,38 @@ pub struct Evidence {
 }
 
 /// Term statistics against the index, with `top` the keyword list's best note.
-pub fn term_stats(conn: &Connection, query: &Query, top: Option<i64>, total_notes: u64) -> rusqlite::Result<Vec<TermStat>> {
+pub fn term_stats(
+    conn: &Connection,
+    query: &Query,
+    top: Option<i64>,
+    total_notes: u64,
+) -> rusqlite::Result<Vec<TermStat>> {
     let mut out = Vec::new();
     let n = total_notes as f64;
-    let mut count = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")?;
-    let mut has = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2")?;
+    let mut count =
+        conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")?;
+    let mut has = conn
+        .prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2")?;
     for term in query.terms.iter().take(MAX_TERMS) {
-        let single = Query { terms: vec![term.clone()], excludes: Vec::new() };
-        let Some(expr) = single.to_match() else { continue };
+        let single = Query {
+            terms: vec![term.clone()],
+            excludes: Vec::new(),
+        };
+        let Some(expr) = single.to_match() else {
+            continue;
+        };
         let df = count.query_row([&expr], |r| r.get::<_, i64>(0))? as u64;
         let in_top = match top {
             Some(id) => has.query_row(rusqlite::params![expr, id], |r| r.get::<_, i64>(0))? > 0,
             None => false,
         };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-        out.push(TermStat { term: term.text.clone(), df, idf, in_top });
+        out.push(TermStat {
+            term: term.text.clone(),
+            df,
+            idf,
+            in_top,
+        });
     }
     Ok(out)
 }
@@ -63,7 +80,12 @@ pub fn coverage(terms: &[TermStat]) -> f64 {
     if total <= 0.0 {
         return 0.0;
     }
-    terms.iter().filter(|t| t.in_top).map(|t| t.idf).sum::<f64>() / total
+    terms
+        .iter()
+        .filter(|t| t.in_top)
+        .map(|t| t.idf)
+        .sum::<f64>()
+        / total
 }
 
 /// `scores[0] / scores[9]` (or the last), for scores best first.
@@ -87,7 +109,12 @@ mod tests {
     use super::*;
 
     fn t(idf: f64, in_top: bool) -> TermStat {
-        TermStat { term: "x".into(), df: 1, idf, in_top }
+        TermStat {
+            term: "x".into(),
+            df: 1,
+            idf,
+            in_top,
+        }
     }
 
     #[test]

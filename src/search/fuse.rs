@@ -47,7 +47,10 @@ impl Weights {
         let coverage = coverage.clamp(0.0, 1.0);
         Weights {
             alpha: MAX_ALPHA * coverage,
-            reason: format!("keyword #1 holds {:.0}% of the query's IDF mass", coverage * 100.0),
+            reason: format!(
+                "keyword #1 holds {:.0}% of the query's IDF mass",
+                coverage * 100.0
+            ),
         }
     }
 }
@@ -98,20 +101,34 @@ pub fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<Fused> {
     let (sem_min, sem_max) = sem
         .iter()
         .map(|h| h.score as f64)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+            (lo.min(s), hi.max(s))
+        });
     let mut by_note: HashMap<i64, Fused> = HashMap::new();
     for (i, hit) in bm25.iter().enumerate() {
-        let f = by_note.entry(hit.note_id).or_insert_with(|| Fused::empty(hit.note_id));
+        let f = by_note
+            .entry(hit.note_id)
+            .or_insert_with(|| Fused::empty(hit.note_id));
         f.bm25_rank = Some(i as u32 + 1);
         f.rrf += 1.0 / (K + (i + 1) as f64);
-        f.bm25_part = if bm25_max > 0.0 { alpha * hit.score / bm25_max } else { 0.0 };
+        f.bm25_part = if bm25_max > 0.0 {
+            alpha * hit.score / bm25_max
+        } else {
+            0.0
+        };
         f.exact = hit.exact;
     }
     for (i, hit) in sem.iter().enumerate() {
-        let f = by_note.entry(hit.note_id).or_insert_with(|| Fused::empty(hit.note_id));
+        let f = by_note
+            .entry(hit.note_id)
+            .or_insert_with(|| Fused::empty(hit.note_id));
         f.sem_rank = Some(i as u32 + 1);
         f.rrf += 1.0 / (K + (i + 1) as f64);
-        let normalised = if sem_max > sem_min { (hit.score as f64 - sem_min) / (sem_max - sem_min) } else { 1.0 };
+        let normalised = if sem_max > sem_min {
+            (hit.score as f64 - sem_min) / (sem_max - sem_min)
+        } else {
+            1.0
+        };
         f.sem_part = (1.0 - alpha) * normalised;
         f.chunk_id = Some(hit.chunk_id);
     }
@@ -126,7 +143,13 @@ pub fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<Fused> {
         b.exact
             .cmp(&a.exact)
             // Within the exact tiers keyword order stands: that is what found them.
-            .then_with(|| if a.exact != Exact::None { a.bm25_rank.cmp(&b.bm25_rank) } else { std::cmp::Ordering::Equal })
+            .then_with(|| {
+                if a.exact != Exact::None {
+                    a.bm25_rank.cmp(&b.bm25_rank)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
             .then(b.score.total_cmp(&a.score))
             .then(b.rrf.total_cmp(&a.rrf))
             .then(a.note_id.cmp(&b.note_id))
@@ -139,10 +162,18 @@ mod tests {
     use super::*;
 
     fn b(id: i64, score: f64, exact: Exact) -> Bm25Hit {
-        Bm25Hit { note_id: id, score, exact }
+        Bm25Hit {
+            note_id: id,
+            score,
+            exact,
+        }
     }
     fn s(id: i64, score: f32) -> SemHit {
-        SemHit { note_id: id, chunk_id: id * 10, score }
+        SemHit {
+            note_id: id,
+            chunk_id: id * 10,
+            score,
+        }
     }
 
     #[test]
@@ -150,8 +181,15 @@ mod tests {
         let w = Weights::from_coverage(1.0);
         assert_eq!(w.alpha, 0.5);
         // Note 2 is second in both lists; note 1 tops keywords only, note 3 meaning only.
-        let f = fuse(&[b(1, 10.0, Exact::None), b(2, 9.0, Exact::None)], &[s(3, 0.9), s(2, 0.8), s(4, 0.1)], &w);
-        assert_eq!(f.iter().map(|f| f.note_id).collect::<Vec<_>>(), vec![2, 1, 3, 4]);
+        let f = fuse(
+            &[b(1, 10.0, Exact::None), b(2, 9.0, Exact::None)],
+            &[s(3, 0.9), s(2, 0.8), s(4, 0.1)],
+            &w,
+        );
+        assert_eq!(
+            f.iter().map(|f| f.note_id).collect::<Vec<_>>(),
+            vec![2, 1, 3, 4]
+        );
         assert!((f[0].bm25_part - 0.45).abs() < 1e-9);
         assert!((f[0].rrf - (1.0 / 62.0 + 1.0 / 62.0)).abs() < 1e-12);
         assert_eq!(f[2].bm25_rank, None);
@@ -161,13 +199,21 @@ mod tests {
     #[test]
     fn weak_keyword_evidence_leaves_the_semantic_order() {
         let w = Weights::from_coverage(0.2);
-        let f = fuse(&[b(1, 10.0, Exact::None), b(2, 9.9, Exact::None)], &[s(3, 0.9), s(1, 0.6), s(2, 0.5)], &w);
+        let f = fuse(
+            &[b(1, 10.0, Exact::None), b(2, 9.9, Exact::None)],
+            &[s(3, 0.9), s(1, 0.6), s(2, 0.5)],
+            &w,
+        );
         assert_eq!(f[0].note_id, 3, "{f:?}");
     }
 
     #[test]
     fn exact_title_leads_even_against_agreement() {
-        let f = fuse(&[b(1, 10.0, Exact::None), b(2, 3.0, Exact::Title)], &[s(1, 0.9), s(3, 0.8)], &Weights::from_coverage(1.0));
+        let f = fuse(
+            &[b(1, 10.0, Exact::None), b(2, 3.0, Exact::Title)],
+            &[s(1, 0.9), s(3, 0.8)],
+            &Weights::from_coverage(1.0),
+        );
         assert_eq!(f[0].note_id, 2);
     }
 

@@ -51,7 +51,9 @@ impl FromStr for Mode {
             "hybrid" => Ok(Mode::Hybrid),
             "bm25" | "keyword" | "keywords" => Ok(Mode::Bm25),
             "semantic" | "meaning" => Ok(Mode::Semantic),
-            other => Err(format!("unknown mode {other:?} (expected hybrid, bm25 or semantic)")),
+            other => Err(format!(
+                "unknown mode {other:?} (expected hybrid, bm25 or semantic)"
+            )),
         }
     }
 }

@@ -24,11 +24,11 @@ pub struct Query {
 
 /// Words too common to rank by; dropped from the OR list unless nothing else is left.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "for", "from", "get", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me",
-    "my", "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these",
-    "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
-    "would", "you", "your",
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "for", "from", "get", "had", "has", "have", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were",
+    "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
 /// At most this many terms are searched; the rest of a pasted essay adds nothing but time.
@@ -54,21 +54,40 @@ impl Query {
                 let phrase: String = chars.by_ref().take_while(|&c| c != '"').collect();
                 (phrase, true)
             } else {
-                let word: String = std::iter::from_fn(|| chars.next_if(|c| !c.is_whitespace())).collect();
+                let word: String =
+                    std::iter::from_fn(|| chars.next_if(|c| !c.is_whitespace())).collect();
                 (word, false)
             };
-            let prefix = !quoted && text.ends_with('*') && text.trim_end_matches('*').chars().any(char::is_alphanumeric);
-            let text = if quoted { text } else { text.trim_end_matches('*').to_string() };
+            let prefix = !quoted
+                && text.ends_with('*')
+                && text
+                    .trim_end_matches('*')
+                    .chars()
+                    .any(char::is_alphanumeric);
+            let text = if quoted {
+                text
+            } else {
+                text.trim_end_matches('*').to_string()
+            };
             if !text.chars().any(char::is_alphanumeric) {
                 continue;
             }
             let term = Term { text, prefix };
-            let list = if negate { &mut q.excludes } else { &mut q.terms };
+            let list = if negate {
+                &mut q.excludes
+            } else {
+                &mut q.terms
+            };
             if !list.contains(&term) {
                 list.push(term);
             }
         }
-        let content: Vec<Term> = q.terms.iter().filter(|t| !is_stopword(t)).cloned().collect();
+        let content: Vec<Term> = q
+            .terms
+            .iter()
+            .filter(|t| !is_stopword(t))
+            .cloned()
+            .collect();
         if !content.is_empty() {
             q.terms = content;
         }
@@ -87,11 +106,21 @@ impl Query {
         if self.terms.is_empty() {
             return None;
         }
-        let any = self.terms.iter().map(Term::to_fts).collect::<Vec<_>>().join(" OR ");
+        let any = self
+            .terms
+            .iter()
+            .map(Term::to_fts)
+            .collect::<Vec<_>>()
+            .join(" OR ");
         if self.excludes.is_empty() {
             return Some(any);
         }
-        let none = self.excludes.iter().map(Term::to_fts).collect::<Vec<_>>().join(" OR ");
+        let none = self
+            .excludes
+            .iter()
+            .map(Term::to_fts)
+            .collect::<Vec<_>>()
+            .join(" OR ");
         Some(format!("({any}) NOT ({none})"))
     }
 
@@ -99,7 +128,12 @@ impl Query {
     pub fn words(&self) -> Vec<String> {
         self.terms
             .iter()
-            .flat_map(|t| t.text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase))
+            .flat_map(|t| {
+                t.text
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+            })
             .collect()
     }
 }
@@ -112,7 +146,11 @@ impl Query {
         self.terms
             .iter()
             .filter(|t| !t.prefix && !t.text.contains(char::is_whitespace))
-            .map(|t| t.text.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_string())
+            .map(|t| {
+                t.text
+                    .trim_matches(|c: char| !c.is_alphanumeric() && c != '_')
+                    .to_string()
+            })
             .filter(|w| is_identifier(w))
             .map(|w| w.to_lowercase())
             .collect()
@@ -123,13 +161,19 @@ impl Query {
 /// `git commit` both become `git commit`. Titles and file names are stored this way so a
 /// query that *is* a note's name finds it directly.
 pub fn name_key(s: &str) -> String {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect::<Vec<_>>().join(" ")
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Joined words (`a_b`, `a::b`, `a.b`, `a-b`) and inner capitals (`NaiveDateTime`).
 fn is_identifier(word: &str) -> bool {
-    let joined = word.contains(['_', ':', '.', '-', '/']) && word.chars().filter(|c| c.is_alphanumeric()).count() >= 2;
-    let camel = word.chars().skip(1).any(char::is_uppercase) && word.chars().any(char::is_lowercase);
+    let joined = word.contains(['_', ':', '.', '-', '/'])
+        && word.chars().filter(|c| c.is_alphanumeric()).count() >= 2;
+    let camel =
+        word.chars().skip(1).any(char::is_uppercase) && word.chars().any(char::is_lowercase);
     joined || camel
 }
 
@@ -146,7 +190,10 @@ impl Term {
 }
 
 fn is_stopword(t: &Term) -> bool {
-    !t.prefix && STOPWORDS.binary_search(&t.text.to_lowercase().as_str()).is_ok()
+    !t.prefix
+        && STOPWORDS
+            .binary_search(&t.text.to_lowercase().as_str())
+            .is_ok()
 }
 
 #[cfg(test)]
@@ -177,8 +224,14 @@ mod tests {
 
     #[test]
     fn phrases_excludes_prefixes() {
-        assert_eq!(m(r#""feature flag" clean* -legacy"#).unwrap(), r#"("feature flag" OR "clean"*) NOT ("legacy")"#);
-        assert_eq!(m(r#"flags -"old code""#).unwrap(), r#"("flags") NOT ("old code")"#);
+        assert_eq!(
+            m(r#""feature flag" clean* -legacy"#).unwrap(),
+            r#"("feature flag" OR "clean"*) NOT ("legacy")"#
+        );
+        assert_eq!(
+            m(r#"flags -"old code""#).unwrap(),
+            r#"("flags") NOT ("old code")"#
+        );
     }
 
     #[test]
@@ -203,8 +256,18 @@ mod tests {
 
     #[test]
     fn identifiers_are_recognised() {
-        let q = Query::parse("wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key plain words \"a_b c\"");
-        assert_eq!(q.identifiers(), vec!["wal_checkpoint", "tokio::select", "naivedatetime", "idempotency-key"]);
+        let q = Query::parse(
+            "wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key plain words \"a_b c\"",
+        );
+        assert_eq!(
+            q.identifiers(),
+            vec![
+                "wal_checkpoint",
+                "tokio::select",
+                "naivedatetime",
+                "idempotency-key"
+            ]
+        );
     }
 
     #[test]

@@ -31,7 +31,11 @@ pub const PASSAGE_CHARS: usize = 200;
 /// Puts «marks» around whole-word, case-insensitive occurrences of `words` (at least three
 /// letters) so a semantic passage shows any words it shares with the query.
 pub fn mark_words(text: &str, words: &[String]) -> String {
-    let wanted: Vec<String> = words.iter().filter(|w| w.chars().count() >= 3).map(|w| w.to_lowercase()).collect();
+    let wanted: Vec<String> = words
+        .iter()
+        .filter(|w| w.chars().count() >= 3)
+        .map(|w| w.to_lowercase())
+        .collect();
     if wanted.is_empty() {
         return text.to_string();
     }
@@ -66,7 +70,10 @@ mod tests {
     #[test]
     fn marks_whole_words_only() {
         let words = vec!["flag".to_string(), "it".to_string()];
-        assert_eq!(mark_words("Flag flags, flag! it", &words), "«Flag» flags, «flag»! it");
+        assert_eq!(
+            mark_words("Flag flags, flag! it", &words),
+            "«Flag» flags, «flag»! it"
+        );
     }
 
     use super::*;

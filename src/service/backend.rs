@@ -15,7 +15,9 @@ use tokio::sync::{broadcast, watch};
 use super::error::ServiceError;
 use super::handler::Handler;
 use super::indexer::{self, Indexer, Job, Wiring};
-use super::location::{clear_stale_socket, ensure_private_dir, lock_path, runtime_dir, socket_path};
+use super::location::{
+    clear_stale_socket, ensure_private_dir, lock_path, runtime_dir, socket_path,
+};
 use super::lock::{InstanceLock, LockFailure};
 use super::protocol::{Op, Reply};
 use super::server::{self, Limits};
@@ -38,7 +40,11 @@ pub struct BackendOptions {
 
 impl Default for BackendOptions {
     fn default() -> Self {
-        BackendOptions { watch: true, client_timeout: Duration::from_secs(60), max_clients: 256 }
+        BackendOptions {
+            watch: true,
+            client_timeout: Duration::from_secs(60),
+            max_clients: 256,
+        }
     }
 }
 
@@ -74,7 +80,9 @@ impl Backend {
         }
         let lock = match InstanceLock::acquire(&lock_file) {
             Ok(lock) => lock,
-            Err(LockFailure::Held(pid)) => return Err(ServiceError::AlreadyRunning { root, pid, socket }),
+            Err(LockFailure::Held(pid)) => {
+                return Err(ServiceError::AlreadyRunning { root, pid, socket })
+            }
             Err(LockFailure::Failed(e)) => return Err(e),
         };
         ensure_private_dir(&runtime_dir(&config))?;
@@ -97,7 +105,10 @@ impl Backend {
             .enable_all()
             .build()
             .map_err(|e| ServiceError::io(&socket, e))?;
-        let limits = Limits { client_timeout: options.client_timeout, max_clients: options.max_clients };
+        let limits = Limits {
+            client_timeout: options.client_timeout,
+            max_clients: options.max_clients,
+        };
         let server = {
             let handler = handler.clone();
             spawn("brain-server", move || {
@@ -125,8 +136,11 @@ impl Backend {
         };
         let indexer = spawn("brain-indexer", move || Indexer::new(wiring).run())?;
         let embedder = {
-            let (engine, live, events, stop) = (engine.clone(), live.clone(), events.clone(), stop.clone());
-            spawn("brain-embedder", move || indexer::embed_loop(engine, live, events, wake, stop))?
+            let (engine, live, events, stop) =
+                (engine.clone(), live.clone(), events.clone(), stop.clone());
+            spawn("brain-embedder", move || {
+                indexer::embed_loop(engine, live, events, wake, stop)
+            })?
         };
         tracing::info!(root = %engine.config().root.display(), socket = %socket.display(), pid = std::process::id(), "backend started");
         Ok(Backend {
@@ -161,25 +175,46 @@ impl Backend {
 
     /// Searches exactly as a socket client would be answered.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {
-        match self.handler.handle(Op::Search(req.clone())).map_err(ServiceError::Remote)? {
+        match self
+            .handler
+            .handle(Op::Search(req.clone()))
+            .map_err(ServiceError::Remote)?
+        {
             Reply::Search(r) => Ok(r),
-            other => Err(ServiceError::Protocol(format!("search answered as {}", other.op()))),
+            other => Err(ServiceError::Protocol(format!(
+                "search answered as {}",
+                other.op()
+            ))),
         }
     }
 
     /// `brain status` with the backend section.
     pub fn status(&self) -> Result<Status, ServiceError> {
-        match self.handler.handle(Op::Status).map_err(ServiceError::Remote)? {
+        match self
+            .handler
+            .handle(Op::Status)
+            .map_err(ServiceError::Remote)?
+        {
             Reply::Status(s) => Ok(*s),
-            other => Err(ServiceError::Protocol(format!("status answered as {}", other.op()))),
+            other => Err(ServiceError::Protocol(format!(
+                "status answered as {}",
+                other.op()
+            ))),
         }
     }
 
     /// Syncs the whole folder now (rewriting every note when `full`) and waits for it.
     pub fn reindex(&self, full: bool) -> Result<SyncReport, ServiceError> {
-        match self.handler.handle(Op::Reindex { full }).map_err(ServiceError::Remote)? {
+        match self
+            .handler
+            .handle(Op::Reindex { full })
+            .map_err(ServiceError::Remote)?
+        {
             Reply::Reindex(r) => Ok(r),
-            other => Err(ServiceError::Protocol(format!("reindex answered as {}", other.op()))),
+            other => Err(ServiceError::Protocol(format!(
+                "reindex answered as {}",
+                other.op()
+            ))),
         }
     }
 
@@ -224,14 +259,21 @@ impl Drop for Backend {
 
 /// Binds the socket and closes it to everyone but its owner.
 fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
-    let listener = std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| ServiceError::io(path, e))?;
-    listener.set_nonblocking(true).map_err(|e| ServiceError::io(path, e))?;
+    let listener =
+        std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| ServiceError::io(path, e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| ServiceError::io(path, e))?;
     Ok(listener)
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, ServiceError> {
-    std::thread::Builder::new().name(name.into()).spawn(f).map_err(|e| ServiceError::io(name, e))
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|e| ServiceError::io(name, e))
 }
 
 /// Joins `thread`, or leaves it behind after `limit` (the process is exiting anyway).

@@ -38,7 +38,9 @@ impl Client {
 
     /// Connects to the socket at `path`, which must belong to this user.
     pub fn connect_to(path: &Path) -> Result<Client, ServiceError> {
-        let not_running = || ServiceError::NotRunning { socket: path.into() };
+        let not_running = || ServiceError::NotRunning {
+            socket: path.into(),
+        };
         let meta = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_running()),
@@ -53,17 +55,28 @@ impl Client {
         socket.set_nonblocking(true).map_err(io)?;
         match socket.connect(&addr) {
             Ok(()) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+                ) =>
+            {
                 return Err(not_running())
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                return Err(ServiceError::Disconnected("the backend is not accepting connections".into()))
+                return Err(ServiceError::Disconnected(
+                    "the backend is not accepting connections".into(),
+                ))
             }
             Err(e) => return Err(io(e)),
         }
         socket.set_nonblocking(false).map_err(io)?;
         let stream: UnixStream = socket.into();
-        let mut client = Client { reader: BufReader::new(stream), socket: path.into(), next_id: 1 };
+        let mut client = Client {
+            reader: BufReader::new(stream),
+            socket: path.into(),
+            next_id: 1,
+        };
         client.set_timeout(Some(DEFAULT_TIMEOUT))?;
         Ok(client)
     }
@@ -71,8 +84,12 @@ impl Client {
     /// How long to wait for each answer (`None`: forever; a full reindex may take minutes).
     pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), ServiceError> {
         let stream = self.reader.get_ref();
-        stream.set_read_timeout(timeout).map_err(|e| ServiceError::io(&self.socket, e))?;
-        stream.set_write_timeout(timeout).map_err(|e| ServiceError::io(&self.socket, e))
+        stream
+            .set_read_timeout(timeout)
+            .map_err(|e| ServiceError::io(&self.socket, e))?;
+        stream
+            .set_write_timeout(timeout)
+            .map_err(|e| ServiceError::io(&self.socket, e))
     }
 
     /// The socket this client is connected to.
@@ -84,35 +101,50 @@ impl Client {
     pub fn request(&mut self, op: Op) -> Result<Reply, ServiceError> {
         let id = self.next_id;
         self.next_id += 1;
-        let mut line = serde_json::to_vec(&Request { v: PROTOCOL_VERSION, id: Some(id), op })
-            .map_err(|e| ServiceError::Protocol(format!("request could not be encoded: {e}")))?;
+        let mut line = serde_json::to_vec(&Request {
+            v: PROTOCOL_VERSION,
+            id: Some(id),
+            op,
+        })
+        .map_err(|e| ServiceError::Protocol(format!("request could not be encoded: {e}")))?;
         line.push(b'\n');
         let gone = |e: std::io::Error| ServiceError::Disconnected(e.to_string());
         self.reader.get_mut().write_all(&line).map_err(gone)?;
         let mut answer = Vec::new();
         let n = self.reader.read_until(b'\n', &mut answer).map_err(gone)?;
         if n == 0 || answer.last() != Some(&b'\n') {
-            return Err(ServiceError::Disconnected("connection closed before a whole answer".into()));
+            return Err(ServiceError::Disconnected(
+                "connection closed before a whole answer".into(),
+            ));
         }
         let response: Response = match serde_json::from_slice(&answer) {
             Ok(r) => r,
             Err(e) => {
                 // An older or newer backend may shape its answers differently; its version
                 // says which, when even that much can be read.
-                let v = serde_json::from_slice::<serde_json::Value>(&answer).ok().and_then(|j| j["v"].as_u64());
+                let v = serde_json::from_slice::<serde_json::Value>(&answer)
+                    .ok()
+                    .and_then(|j| j["v"].as_u64());
                 return Err(match v {
-                    Some(v) if v != u64::from(PROTOCOL_VERSION) => {
-                        ServiceError::VersionMismatch { theirs: v as u32, ours: PROTOCOL_VERSION }
-                    }
+                    Some(v) if v != u64::from(PROTOCOL_VERSION) => ServiceError::VersionMismatch {
+                        theirs: v as u32,
+                        ours: PROTOCOL_VERSION,
+                    },
                     _ => ServiceError::Protocol(e.to_string()),
                 });
             }
         };
         if response.v != PROTOCOL_VERSION {
-            return Err(ServiceError::VersionMismatch { theirs: response.v, ours: PROTOCOL_VERSION });
+            return Err(ServiceError::VersionMismatch {
+                theirs: response.v,
+                ours: PROTOCOL_VERSION,
+            });
         }
         if response.id != Some(id) {
-            return Err(ServiceError::Protocol(format!("answer to request {:?}, expected {id}", response.id)));
+            return Err(ServiceError::Protocol(format!(
+                "answer to request {:?}, expected {id}",
+                response.id
+            )));
         }
         match response.outcome {
             Outcome::Result(reply) => Ok(reply),

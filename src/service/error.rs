@@ -85,7 +85,10 @@ impl ServiceError {
             | ServiceError::Disconnected(_)
             | ServiceError::Protocol(_)
             | ServiceError::Io { .. } => true,
-            ServiceError::Remote(f) => matches!(f.code, ErrorCode::Busy | ErrorCode::ShuttingDown | ErrorCode::Internal),
+            ServiceError::Remote(f) => matches!(
+                f.code,
+                ErrorCode::Busy | ErrorCode::ShuttingDown | ErrorCode::Internal
+            ),
             ServiceError::AlreadyRunning { .. } | ServiceError::Engine(_) => false,
         }
     }
@@ -108,6 +111,9 @@ impl ServiceError {
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ServiceError {
-        ServiceError::Io { path: path.into(), source }
+        ServiceError::Io {
+            path: path.into(),
+            source,
+        }
     }
 }

@@ -18,7 +18,10 @@ pub enum Line {
 }
 
 /// Reads up to the next `\n`, refusing to hold more than `max` bytes of it.
-pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Line> {
     let mut line = Vec::new();
     loop {
         let available = reader.fill_buf().await?;
@@ -47,13 +50,28 @@ mod tests {
     #[tokio::test]
     async fn lines_partial_lines_and_long_lines() {
         let mut input: &[u8] = b"one\n\ntwo\nthr";
-        assert_eq!(read_line(&mut input, 10).await.unwrap(), Line::Complete(b"one".to_vec()));
-        assert_eq!(read_line(&mut input, 10).await.unwrap(), Line::Complete(Vec::new()));
-        assert_eq!(read_line(&mut input, 10).await.unwrap(), Line::Complete(b"two".to_vec()));
-        assert_eq!(read_line(&mut input, 10).await.unwrap(), Line::Eof(b"thr".to_vec()));
+        assert_eq!(
+            read_line(&mut input, 10).await.unwrap(),
+            Line::Complete(b"one".to_vec())
+        );
+        assert_eq!(
+            read_line(&mut input, 10).await.unwrap(),
+            Line::Complete(Vec::new())
+        );
+        assert_eq!(
+            read_line(&mut input, 10).await.unwrap(),
+            Line::Complete(b"two".to_vec())
+        );
+        assert_eq!(
+            read_line(&mut input, 10).await.unwrap(),
+            Line::Eof(b"thr".to_vec())
+        );
         let mut long: &[u8] = b"0123456789abc\nnext\n";
         assert_eq!(read_line(&mut long, 10).await.unwrap(), Line::TooLong);
         let mut exact: &[u8] = b"0123456789\n";
-        assert_eq!(read_line(&mut exact, 10).await.unwrap(), Line::Complete(b"0123456789".to_vec()));
+        assert_eq!(
+            read_line(&mut exact, 10).await.unwrap(),
+            Line::Complete(b"0123456789".to_vec())
+        );
     }
 }

@@ -54,8 +54,14 @@ impl Handler {
             Op::Reindex { full } => {
                 let (reply, answer) = mpsc::channel();
                 let stopping = || Fault::new(ErrorCode::ShuttingDown, "the backend is stopping");
-                self.jobs.send(Job::Reindex { full, reply }).map_err(|_| stopping())?;
-                answer.recv().map_err(|_| stopping())?.map(Reply::Reindex).map_err(fault)
+                self.jobs
+                    .send(Job::Reindex { full, reply })
+                    .map_err(|_| stopping())?;
+                answer
+                    .recv()
+                    .map_err(|_| stopping())?
+                    .map(Reply::Reindex)
+                    .map_err(fault)
             }
             Op::Get(req) => self.engine.get(&req).map(Reply::Get).map_err(fault),
         }

@@ -115,7 +115,9 @@ impl Indexer {
         let mut last_tick = Instant::now();
         while !self.stopping() {
             let wait = match self.burst {
-                Some((first, last)) => (last + QUIET).min(first + MAX_WAIT).saturating_duration_since(Instant::now()),
+                Some((first, last)) => (last + QUIET)
+                    .min(first + MAX_WAIT)
+                    .saturating_duration_since(Instant::now()),
                 None => TICK.saturating_sub(last_tick.elapsed()),
             };
             match self.rx.recv_timeout(wait) {
@@ -154,7 +156,9 @@ impl Indexer {
         match job {
             Job::Changed(paths) => {
                 self.pending.extend(paths);
-                self.live.queued.store(self.pending.len() as u64, Ordering::Relaxed);
+                self.live
+                    .queued
+                    .store(self.pending.len() as u64, Ordering::Relaxed);
                 self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
             }
             Job::Rescan(reason) => {
@@ -196,7 +200,10 @@ impl Indexer {
 
     /// Runs one sync, keeping status and progress current.
     fn sync(&self, full: bool, force: bool, scope: Option<&Scope>) -> Result<SyncReport> {
-        let options = SyncOptions { force, cancel: Some(&self.stop) };
+        let options = SyncOptions {
+            force,
+            cancel: Some(&self.stop),
+        };
         let (index, config) = (self.engine.index(), self.engine.config());
         self.live.syncing.store(true, Ordering::Relaxed);
         let _ = self.events.send(BackendEvent::SyncStarted { full });
@@ -205,7 +212,11 @@ impl Indexer {
             None => sync::sync_with(index, config, options),
         };
         self.live.syncing.store(false, Ordering::Relaxed);
-        let counter = if full { &self.live.full_syncs } else { &self.live.updates };
+        let counter = if full {
+            &self.live.full_syncs
+        } else {
+            &self.live.updates
+        };
         match &result {
             Ok(report) => {
                 counter.fetch_add(1, Ordering::Relaxed);
@@ -214,8 +225,14 @@ impl Indexer {
                 }
                 self.live.set_error(None);
                 let summary = SyncSummary::from(report);
-                tracing::info!(full, added = summary.added, updated = summary.updated, removed = summary.removed,
-                    took_ms = summary.took_ms, "synced");
+                tracing::info!(
+                    full,
+                    added = summary.added,
+                    updated = summary.updated,
+                    removed = summary.removed,
+                    took_ms = summary.took_ms,
+                    "synced"
+                );
                 for w in &report.warnings {
                     tracing::warn!("{w}");
                 }
@@ -224,7 +241,9 @@ impl Indexer {
                 }
                 let _ = self.events.send(BackendEvent::Synced { full, summary });
             }
-            Err(Error::Cancelled) => tracing::info!("sync interrupted by shutdown; committed batches kept"),
+            Err(Error::Cancelled) => {
+                tracing::info!("sync interrupted by shutdown; committed batches kept")
+            }
             Err(e) => {
                 let message = super::protocol::chain(e);
                 tracing::warn!(error = %message, full, "sync failed");
@@ -308,14 +327,19 @@ pub fn embed_loop(
 ) {
     while wake.recv().is_ok() {
         let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
-            live.pending_chunks.store(total.saturating_sub(done), Ordering::Relaxed);
+            live.pending_chunks
+                .store(total.saturating_sub(done), Ordering::Relaxed);
             !stop.load(Ordering::Relaxed)
         });
         match outcome {
             Ok(report) => {
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
                 if report.embedded > 0 {
-                    tracing::info!(embedded = report.embedded, pending = report.pending, "embedded");
+                    tracing::info!(
+                        embedded = report.embedded,
+                        pending = report.pending,
+                        "embedded"
+                    );
                     let _ = events.send(BackendEvent::Embedded(report));
                 }
             }

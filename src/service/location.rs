@@ -33,7 +33,10 @@ pub fn socket_path(config: &Config) -> PathBuf {
     let name: String = index_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .and_then(|n| n.rsplit_once('-').map(|(stem, _)| stem.chars().take(32).collect()))
+        .and_then(|n| {
+            n.rsplit_once('-')
+                .map(|(stem, _)| stem.chars().take(32).collect())
+        })
         .unwrap_or_else(|| "root".into());
     runtime_dir(config).join(format!("{name}-{}.sock", &hex::encode(digest)[..12]))
 }
@@ -59,11 +62,15 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), ServiceError> {
         .map_err(|e| ServiceError::io(dir, e))?;
     let meta = fs::symlink_metadata(dir).map_err(|e| ServiceError::io(dir, e))?;
     if !meta.file_type().is_dir() {
-        return Err(ServiceError::Unsafe { path: dir.into(), reason: "not a folder (a symlink?)".into() });
+        return Err(ServiceError::Unsafe {
+            path: dir.into(),
+            reason: "not a folder (a symlink?)".into(),
+        });
     }
     check_owner(dir, &meta)?;
     if meta.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|e| ServiceError::io(dir, e))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| ServiceError::io(dir, e))?;
     }
     Ok(())
 }
@@ -84,10 +91,17 @@ pub fn clear_stale_socket(path: &Path, root: &str) -> Result<(), ServiceError> {
     };
     check_owner(path, &meta)?;
     if !std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) {
-        return Err(ServiceError::Unsafe { path: path.into(), reason: "exists and is not a socket; remove it".into() });
+        return Err(ServiceError::Unsafe {
+            path: path.into(),
+            reason: "exists and is not a socket; remove it".into(),
+        });
     }
     match std::os::unix::net::UnixStream::connect(path) {
-        Ok(_) => Err(ServiceError::AlreadyRunning { root: root.into(), pid: None, socket: path.into() }),
+        Ok(_) => Err(ServiceError::AlreadyRunning {
+            root: root.into(),
+            pid: None,
+            socket: path.into(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             tracing::info!(socket = %path.display(), "removing a stale socket left by a backend that did not stop cleanly");
             fs::remove_file(path).map_err(|e| ServiceError::io(path, e))
@@ -100,7 +114,11 @@ pub fn clear_stale_socket(path: &Path, root: &str) -> Result<(), ServiceError> {
 pub fn check_owner(path: &Path, meta: &fs::Metadata) -> Result<(), ServiceError> {
     let me = my_uid();
     if meta.uid() != me {
-        return Err(ServiceError::ForeignOwner { path: path.into(), owner: meta.uid(), me });
+        return Err(ServiceError::ForeignOwner {
+            path: path.into(),
+            owner: meta.uid(),
+            me,
+        });
     }
     Ok(())
 }
@@ -117,7 +135,10 @@ mod tests {
         assert!(a != b && a != c && b != c);
         let name = a.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("a-") && name.ends_with(".sock"), "{name}");
-        let long = socket_path(&Config::for_root(format!("/notes/{}", "x".repeat(200)), "/d"));
+        let long = socket_path(&Config::for_root(
+            format!("/notes/{}", "x".repeat(200)),
+            "/d",
+        ));
         assert!(long.file_name().unwrap().len() < 60, "{}", long.display());
     }
 
@@ -140,11 +161,17 @@ mod tests {
         clear_stale_socket(&sock, "/r").unwrap();
         assert!(!sock.exists());
         let live = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        assert!(matches!(clear_stale_socket(&sock, "/r"), Err(ServiceError::AlreadyRunning { .. })));
+        assert!(matches!(
+            clear_stale_socket(&sock, "/r"),
+            Err(ServiceError::AlreadyRunning { .. })
+        ));
         drop(live);
         fs::remove_file(&sock).unwrap();
         fs::write(&sock, "x").unwrap();
-        assert!(matches!(clear_stale_socket(&sock, "/r"), Err(ServiceError::Unsafe { .. })));
+        assert!(matches!(
+            clear_stale_socket(&sock, "/r"),
+            Err(ServiceError::Unsafe { .. })
+        ));
         assert!(sock.exists());
     }
 }

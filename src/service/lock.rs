@@ -43,7 +43,10 @@ impl InstanceLock {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::WouldBlock {
                 let mut text = String::new();
-                let pid = file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+                let pid = file
+                    .read_to_string(&mut text)
+                    .ok()
+                    .and_then(|_| text.trim().parse().ok());
                 return Err(LockFailure::Held(pid));
             }
             return Err(io(err));

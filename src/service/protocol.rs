@@ -176,12 +176,20 @@ pub enum ErrorCode {
 impl Fault {
     /// A fault with exit status 1.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Fault {
-        Fault { code, message: message.into(), exit: 1 }
+        Fault {
+            code,
+            message: message.into(),
+            exit: 1,
+        }
     }
 
     /// A malformed request (exit status 2).
     pub fn bad_request(message: impl Into<String>) -> Fault {
-        Fault { code: ErrorCode::BadRequest, message: message.into(), exit: 2 }
+        Fault {
+            code: ErrorCode::BadRequest,
+            message: message.into(),
+            exit: 2,
+        }
     }
 }
 
@@ -196,7 +204,11 @@ impl From<&Error> for Fault {
             // The index and file-system errors, and any added later.
             _ => ErrorCode::Storage,
         };
-        Fault { code, message: chain(e), exit: e.exit_code().clamp(0, 255) as u8 }
+        Fault {
+            code,
+            message: chain(e),
+            exit: e.exit_code().clamp(0, 255) as u8,
+        }
     }
 }
 
@@ -216,19 +228,30 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 impl Response {
     /// A success.
     pub fn ok(id: Option<u64>, reply: Reply) -> Response {
-        Response { v: PROTOCOL_VERSION, id, outcome: Outcome::Result(reply) }
+        Response {
+            v: PROTOCOL_VERSION,
+            id,
+            outcome: Outcome::Result(reply),
+        }
     }
 
     /// A failure.
     pub fn err(id: Option<u64>, fault: Fault) -> Response {
-        Response { v: PROTOCOL_VERSION, id, outcome: Outcome::Error(fault) }
+        Response {
+            v: PROTOCOL_VERSION,
+            id,
+            outcome: Outcome::Error(fault),
+        }
     }
 
     /// The response as one line, newline included.
     pub fn to_line(&self) -> Vec<u8> {
         let mut line = serde_json::to_vec(self).unwrap_or_else(|e| {
             // Only a non-string map key or a failing Serialize impl gets here; say so in-band.
-            let fault = Fault::new(ErrorCode::Internal, format!("response could not be encoded: {e}"));
+            let fault = Fault::new(
+                ErrorCode::Internal,
+                format!("response could not be encoded: {e}"),
+            );
             serde_json::to_vec(&Response::err(self.id, fault)).unwrap_or_default()
         });
         line.push(b'\n');
@@ -245,24 +268,39 @@ pub fn parse_request(line: &[u8]) -> Result<Request, Box<Response>> {
         id: Option<u64>,
     }
     let text = std::str::from_utf8(line).map_err(|e| {
-        Box::new(Response::err(None, Fault::bad_request(format!("request is not UTF-8: {e}"))))
+        Box::new(Response::err(
+            None,
+            Fault::bad_request(format!("request is not UTF-8: {e}")),
+        ))
     })?;
     let head: Head = serde_json::from_str(text).map_err(|e| {
-        Box::new(Response::err(None, Fault::bad_request(format!("request is not a JSON object: {e}"))))
+        Box::new(Response::err(
+            None,
+            Fault::bad_request(format!("request is not a JSON object: {e}")),
+        ))
     })?;
     match head.v {
         Some(PROTOCOL_VERSION) => {}
         Some(v) => {
-            let msg = format!("protocol version {v} is not spoken here; this backend speaks {PROTOCOL_VERSION}");
-            return Err(Box::new(Response::err(head.id, Fault::new(ErrorCode::UnsupportedVersion, msg))));
+            let msg = format!(
+                "protocol version {v} is not spoken here; this backend speaks {PROTOCOL_VERSION}"
+            );
+            return Err(Box::new(Response::err(
+                head.id,
+                Fault::new(ErrorCode::UnsupportedVersion, msg),
+            )));
         }
         None => {
             let msg = format!("request has no protocol version: add \"v\":{PROTOCOL_VERSION}");
             return Err(Box::new(Response::err(head.id, Fault::bad_request(msg))));
         }
     }
-    serde_json::from_str(text)
-        .map_err(|e| Box::new(Response::err(head.id, Fault::bad_request(format!("bad request: {e}")))))
+    serde_json::from_str(text).map_err(|e| {
+        Box::new(Response::err(
+            head.id,
+            Fault::bad_request(format!("bad request: {e}")),
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -272,21 +310,45 @@ mod tests {
 
     #[test]
     fn requests_read_as_documented() {
-        let r = parse_request(br#"{"v":1,"id":4,"op":"search","query":"flag cleanup","top":3,"type":"lore"}"#).unwrap();
-        let Op::Search(s) = &r.op else { panic!("{r:?}") };
-        assert_eq!((r.id, s.query.as_str(), s.top, s.mode), (Some(4), "flag cleanup", 3, Mode::Hybrid));
+        let r = parse_request(
+            br#"{"v":1,"id":4,"op":"search","query":"flag cleanup","top":3,"type":"lore"}"#,
+        )
+        .unwrap();
+        let Op::Search(s) = &r.op else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (r.id, s.query.as_str(), s.top, s.mode),
+            (Some(4), "flag cleanup", 3, Mode::Hybrid)
+        );
         assert_eq!(s.filters.kind.as_deref(), Some("lore"));
         assert!(s.sync, "sync defaults to true, as on the command line");
         let r = parse_request(br#"{"v":1,"op":"reindex"}"#).unwrap();
         assert_eq!(r.op, Op::Reindex { full: false });
         let r = parse_request(br#"{"v":1,"op":"get","path":"a.md","line":3}"#).unwrap();
-        assert_eq!(r.op, Op::Get(NoteRef { path: "a.md".into(), line: Some(3), count: None }));
+        assert_eq!(
+            r.op,
+            Op::Get(NoteRef {
+                path: "a.md".into(),
+                line: Some(3),
+                count: None
+            })
+        );
     }
 
     #[test]
     fn requests_round_trip() {
-        for op in [Op::Hello, Op::Status, Op::Reindex { full: true }, Op::Search(SearchRequest::new("x"))] {
-            let req = Request { v: PROTOCOL_VERSION, id: Some(9), op };
+        for op in [
+            Op::Hello,
+            Op::Status,
+            Op::Reindex { full: true },
+            Op::Search(SearchRequest::new("x")),
+        ] {
+            let req = Request {
+                v: PROTOCOL_VERSION,
+                id: Some(9),
+                op,
+            };
             let line = serde_json::to_vec(&req).unwrap();
             assert_eq!(parse_request(&line).unwrap(), req);
         }
@@ -297,14 +359,32 @@ mod tests {
         let cases: [(&[u8], ErrorCode, &str); 6] = [
             (b"hello?", ErrorCode::BadRequest, "not a JSON object"),
             (b"\xff\xfe", ErrorCode::BadRequest, "not UTF-8"),
-            (br#"{"op":"hello"}"#, ErrorCode::BadRequest, "no protocol version"),
-            (br#"{"v":2,"id":5,"op":"hello"}"#, ErrorCode::UnsupportedVersion, "speaks 1"),
-            (br#"{"v":1,"op":"launch"}"#, ErrorCode::BadRequest, "unknown variant"),
-            (br#"{"v":1,"op":"search","query":7}"#, ErrorCode::BadRequest, "invalid type"),
+            (
+                br#"{"op":"hello"}"#,
+                ErrorCode::BadRequest,
+                "no protocol version",
+            ),
+            (
+                br#"{"v":2,"id":5,"op":"hello"}"#,
+                ErrorCode::UnsupportedVersion,
+                "speaks 1",
+            ),
+            (
+                br#"{"v":1,"op":"launch"}"#,
+                ErrorCode::BadRequest,
+                "unknown variant",
+            ),
+            (
+                br#"{"v":1,"op":"search","query":7}"#,
+                ErrorCode::BadRequest,
+                "invalid type",
+            ),
         ];
         for (line, code, words) in cases {
             let resp = parse_request(line).unwrap_err();
-            let Outcome::Error(f) = &resp.outcome else { panic!() };
+            let Outcome::Error(f) = &resp.outcome else {
+                panic!()
+            };
             assert_eq!(f.code, code, "{}", f.message);
             assert!(f.message.contains(words), "{}", f.message);
         }
@@ -314,13 +394,23 @@ mod tests {
 
     #[test]
     fn responses_are_one_line_and_round_trip() {
-        let resp = Response::err(Some(1), Fault::from(&Error::InvalidInput("empty query".into())));
+        let resp = Response::err(
+            Some(1),
+            Fault::from(&Error::InvalidInput("empty query".into())),
+        );
         let line = resp.to_line();
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
-        assert!(line.starts_with(br#"{"v":1,"id":1,"error":{"code":"invalid_input""#), "{}", String::from_utf8_lossy(&line));
+        assert!(
+            line.starts_with(br#"{"v":1,"id":1,"error":{"code":"invalid_input""#),
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
         assert_eq!(serde_json::from_slice::<Response>(&line).unwrap(), resp);
         let hello = Response::ok(None, Reply::Reindex(SyncReport::default()));
-        assert_eq!(serde_json::from_slice::<Response>(&hello.to_line()).unwrap(), hello);
+        assert_eq!(
+            serde_json::from_slice::<Response>(&hello.to_line()).unwrap(),
+            hello
+        );
     }
 
     #[test]

@@ -24,7 +24,12 @@ pub struct Limits {
 }
 
 /// Accepts clients until `shutdown` changes (or its sender goes).
-pub async fn serve(listener: UnixListener, handler: Arc<Handler>, limits: Limits, mut shutdown: watch::Receiver<bool>) {
+pub async fn serve(
+    listener: UnixListener,
+    handler: Arc<Handler>,
+    limits: Limits,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_clients));
     let me = my_uid();
     loop {
@@ -55,7 +60,13 @@ pub async fn serve(listener: UnixListener, handler: Arc<Handler>, limits: Limits
             }
         }
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            let fault = Fault::new(ErrorCode::Busy, format!("{} clients already connected; try again", limits.max_clients));
+            let fault = Fault::new(
+                ErrorCode::Busy,
+                format!(
+                    "{} clients already connected; try again",
+                    limits.max_clients
+                ),
+            );
             tokio::spawn(refuse(stream, fault, limits.client_timeout));
             continue;
         };
@@ -71,11 +82,20 @@ pub async fn serve(listener: UnixListener, handler: Arc<Handler>, limits: Limits
 }
 
 async fn refuse(mut stream: UnixStream, fault: Fault, timeout: Duration) {
-    let _ = tokio::time::timeout(timeout, stream.write_all(&Response::err(None, fault).to_line())).await;
+    let _ = tokio::time::timeout(
+        timeout,
+        stream.write_all(&Response::err(None, fault).to_line()),
+    )
+    .await;
 }
 
 /// Serves one client until it leaves, misbehaves, idles out, or the backend stops.
-async fn connection(stream: UnixStream, handler: &Arc<Handler>, limits: Limits, mut shutdown: watch::Receiver<bool>) {
+async fn connection(
+    stream: UnixStream,
+    handler: &Arc<Handler>,
+    limits: Limits,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let (reader, mut writer) = stream.into_split();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     loop {
@@ -93,7 +113,10 @@ async fn connection(stream: UnixStream, handler: &Arc<Handler>, limits: Limits, 
                 return;
             }
             Ok(Ok(Line::TooLong)) => {
-                let fault = Fault::new(ErrorCode::TooLarge, format!("request line is longer than {MAX_LINE_BYTES} bytes"));
+                let fault = Fault::new(
+                    ErrorCode::TooLarge,
+                    format!("request line is longer than {MAX_LINE_BYTES} bytes"),
+                );
                 tracing::warn!("closed a client that sent an oversized request");
                 let _ = send(&mut writer, &Response::err(None, fault), limits).await;
                 return;
@@ -127,13 +150,23 @@ async fn answer(handler: &Arc<Handler>, id: Option<u64>, op: super::protocol::Op
         Ok(Err(fault)) => Response::err(id, fault),
         Err(e) => {
             tracing::error!(error = %e, "a request handler panicked");
-            Response::err(id, Fault::new(ErrorCode::Internal, "the backend failed on this request; see its log"))
+            Response::err(
+                id,
+                Fault::new(
+                    ErrorCode::Internal,
+                    "the backend failed on this request; see its log",
+                ),
+            )
         }
     }
 }
 
 /// Writes a response, giving up on a client that stops reading.
-async fn send(writer: &mut tokio::net::unix::OwnedWriteHalf, response: &Response, limits: Limits) -> Result<(), ()> {
+async fn send(
+    writer: &mut tokio::net::unix::OwnedWriteHalf,
+    response: &Response,
+    limits: Limits,
+) -> Result<(), ()> {
     match tokio::time::timeout(limits.client_timeout, writer.write_all(&response.to_line())).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => {

@@ -140,7 +140,11 @@ impl Live {
             started: Instant::now(),
             started_at: now_secs(),
             socket,
-            watcher: Mutex::new(if watching { WatcherState::Waiting } else { WatcherState::Off }),
+            watcher: Mutex::new(if watching {
+                WatcherState::Waiting
+            } else {
+                WatcherState::Off
+            }),
             fell_back: Mutex::new(None),
             last_error: Mutex::new(None),
             fresh: AtomicBool::new(false),
@@ -161,7 +165,10 @@ impl Live {
 
     /// The watcher's state.
     pub fn watcher(&self) -> WatcherState {
-        self.watcher.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.watcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// True when the watcher keeps the index fresh, so a search need not sync first.
@@ -174,7 +181,10 @@ impl Live {
     }
 
     pub(crate) fn fall_back(&self, reason: &str) {
-        *self.fell_back.lock().unwrap_or_else(|e| e.into_inner()) = Some(Fallback { at: now_secs(), reason: reason.into() });
+        *self.fell_back.lock().unwrap_or_else(|e| e.into_inner()) = Some(Fallback {
+            at: now_secs(),
+            reason: reason.into(),
+        });
     }
 
     pub(crate) fn set_error(&self, error: Option<String>) {
@@ -192,13 +202,21 @@ impl Live {
             protocol: PROTOCOL_VERSION,
             socket: self.socket.to_string_lossy().into_owned(),
             watcher: self.watcher(),
-            fell_back: self.fell_back.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            fell_back: self
+                .fell_back
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             queued_changes: get(&self.queued),
             pending_chunks: get(&self.pending_chunks),
             syncing: self.syncing.load(Ordering::Relaxed),
             updates: get(&self.updates),
             full_syncs: get(&self.full_syncs),
-            last_error: self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            last_error: self
+                .last_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             clients: get(&self.clients),
             requests: get(&self.requests),
         }

@@ -37,8 +37,13 @@ impl FolderWatcher {
             }
         })
         .map_err(|e| e.to_string())?;
-        inner.watch(root, RecursiveMode::Recursive).map_err(|e| e.to_string())?;
-        Ok(FolderWatcher { _inner: inner, identity })
+        inner
+            .watch(root, RecursiveMode::Recursive)
+            .map_err(|e| e.to_string())?;
+        Ok(FolderWatcher {
+            _inner: inner,
+            identity,
+        })
     }
 
     /// True while `root` is still the folder this watcher was started on (not deleted,
@@ -50,7 +55,10 @@ impl FolderWatcher {
 
 /// The folder's (device, inode), when it is a folder.
 pub fn identity(root: &Path) -> Option<(u64, u64)> {
-    std::fs::metadata(root).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
+    std::fs::metadata(root)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
 }
 
 /// What one notify event means for the index, if anything.
@@ -59,7 +67,10 @@ fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Job> {
         return Some(Job::Rescan("file events overflowed".into()));
     }
     let kind = event.kind;
-    let structural = matches!(kind, EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_)));
+    let structural = matches!(
+        kind,
+        EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+    );
     match kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
         // Opens and reads, including the indexer's own.
@@ -98,7 +109,9 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
     if path.starts_with(data_dir) {
         return Relevance::Ignore;
     }
-    let Ok(rel) = path.strip_prefix(root) else { return Relevance::Ignore };
+    let Ok(rel) = path.strip_prefix(root) else {
+        return Relevance::Ignore;
+    };
     let parts: Vec<&str> = rel
         .components()
         .filter_map(|c| match c {
@@ -109,7 +122,10 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
     if parts.len() != rel.components().count() || parts.is_empty() {
         return Relevance::Ignore;
     }
-    let (name, dirs) = parts.split_last().map(|(n, d)| (*n, d)).unwrap_or(("", &[]));
+    let (name, dirs) = parts
+        .split_last()
+        .map(|(n, d)| (*n, d))
+        .unwrap_or(("", &[]));
     if dirs.iter().any(|d| d.starts_with('.')) {
         return Relevance::Ignore;
     }
@@ -151,9 +167,21 @@ mod tests {
     fn notes_pass_and_noise_does_not() {
         let (root, data) = (Path::new("/b"), Path::new("/b/.data"));
         let modify = EventKind::Modify(ModifyKind::Data(DataChange::Content));
-        assert_eq!(changed(classify(root, data, &ev(modify, &["/b/lore/x.md"]))), ["lore/x.md"]);
-        for noise in ["/b/lore/.x.md.swp", "/b/.git/index", "/b/lore/x.md~", "/b/.data/brain.sqlite", "/elsewhere/y.md"] {
-            assert!(classify(root, data, &ev(modify, &[noise])).is_none(), "{noise}");
+        assert_eq!(
+            changed(classify(root, data, &ev(modify, &["/b/lore/x.md"]))),
+            ["lore/x.md"]
+        );
+        for noise in [
+            "/b/lore/.x.md.swp",
+            "/b/.git/index",
+            "/b/lore/x.md~",
+            "/b/.data/brain.sqlite",
+            "/elsewhere/y.md",
+        ] {
+            assert!(
+                classify(root, data, &ev(modify, &[noise])).is_none(),
+                "{noise}"
+            );
         }
         let read = EventKind::Access(AccessKind::Open(notify::event::AccessMode::Read));
         assert!(classify(root, data, &ev(read, &["/b/lore/x.md"])).is_none());
@@ -163,19 +191,39 @@ mod tests {
     fn removals_and_renames_keep_any_name() {
         let (root, data) = (Path::new("/b"), Path::new("/d"));
         let rename = EventKind::Modify(ModifyKind::Name(RenameMode::Both));
-        assert_eq!(changed(classify(root, data, &ev(rename, &["/b/old", "/b/v1.2"]))), ["old", "v1.2"]);
+        assert_eq!(
+            changed(classify(root, data, &ev(rename, &["/b/old", "/b/v1.2"]))),
+            ["old", "v1.2"]
+        );
         let gone = EventKind::Remove(RemoveKind::Folder);
-        assert_eq!(changed(classify(root, data, &ev(gone, &["/b/lore"]))), ["lore"]);
-        assert!(classify(root, data, &ev(EventKind::Create(CreateKind::File), &["/b/notes.txt"])).is_none());
+        assert_eq!(
+            changed(classify(root, data, &ev(gone, &["/b/lore"]))),
+            ["lore"]
+        );
+        assert!(classify(
+            root,
+            data,
+            &ev(EventKind::Create(CreateKind::File), &["/b/notes.txt"])
+        )
+        .is_none());
     }
 
     #[test]
     fn rules_root_and_overflow_are_special() {
         let (root, data) = (Path::new("/b"), Path::new("/d"));
         let any = EventKind::Any;
-        assert!(matches!(classify(root, data, &ev(any, &["/b/lore/.brainignore"])), Some(Job::Rescan(_))));
-        assert!(matches!(classify(root, data, &ev(EventKind::Remove(RemoveKind::Any), &["/b"])), Some(Job::CheckRoot)));
+        assert!(matches!(
+            classify(root, data, &ev(any, &["/b/lore/.brainignore"])),
+            Some(Job::Rescan(_))
+        ));
+        assert!(matches!(
+            classify(root, data, &ev(EventKind::Remove(RemoveKind::Any), &["/b"])),
+            Some(Job::CheckRoot)
+        ));
         let overflow = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
-        assert!(matches!(classify(root, data, &overflow), Some(Job::Rescan(_))));
+        assert!(matches!(
+            classify(root, data, &overflow),
+            Some(Job::Rescan(_))
+        ));
     }
 }

@@ -31,7 +31,10 @@ impl Brain {
     /// A copy of examples/brain.
     pub fn examples() -> Brain {
         let brain = Brain::new();
-        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/brain"), &brain.root);
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/brain"),
+            &brain.root,
+        );
         brain
     }
 
@@ -49,7 +52,13 @@ impl Brain {
     /// The `brain` command with this brain's environment and nothing of the caller's.
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::new(BIN);
-        for var in ["BRAIN_CONFIG", "BRAIN_NO_DAEMON", "BRAIN_MODEL", "BRAIN_LOG", "RUST_LOG"] {
+        for var in [
+            "BRAIN_CONFIG",
+            "BRAIN_NO_DAEMON",
+            "BRAIN_MODEL",
+            "BRAIN_LOG",
+            "RUST_LOG",
+        ] {
             cmd.env_remove(var);
         }
         cmd.env("HOME", self.path("home"))
@@ -70,7 +79,11 @@ impl Brain {
     /// `brain ARGS` that must succeed; its stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "brain {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -84,14 +97,31 @@ impl Brain {
     /// Starts `brain serve ARGS` and waits until it answers.
     pub fn serve(&self, args: &[&str]) -> Server {
         let stderr = std::fs::File::create(self.path("serve.stderr")).unwrap();
-        let child = self.cmd().arg("serve").args(args).stdout(Stdio::null()).stderr(stderr).spawn().unwrap();
-        let mut server = Server { child, socket: PathBuf::new() };
+        let child = self
+            .cmd()
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut server = Server {
+            child,
+            socket: PathBuf::new(),
+        };
         let run = self.path("run/brain");
         server.socket = eventually(Duration::from_secs(30), || {
             if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("brain serve exited with {status}: {}", std::fs::read_to_string(self.path("serve.stderr")).unwrap());
+                panic!(
+                    "brain serve exited with {status}: {}",
+                    std::fs::read_to_string(self.path("serve.stderr")).unwrap()
+                );
             }
-            let sock = std::fs::read_dir(&run).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "sock"))?;
+            let sock = std::fs::read_dir(&run)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "sock"))?;
             let mut c = Conn::open(&sock).ok()?;
             let hello = c.ask(r#"{"v":1,"op":"hello"}"#);
             (hello["result"]["hello"]["pid"] == server.child.id()).then_some(sock)
@@ -145,7 +175,12 @@ impl Server {
     pub fn peak_rss_mib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+        line.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            / 1024
     }
 }
 
@@ -165,7 +200,9 @@ impl Conn {
     pub fn open(socket: &Path) -> std::io::Result<Conn> {
         let stream = UnixStream::connect(socket)?;
         stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-        Ok(Conn { reader: BufReader::new(stream) })
+        Ok(Conn {
+            reader: BufReader::new(stream),
+        })
     }
 
     pub fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
@@ -177,7 +214,10 @@ impl Conn {
         let mut line = String::new();
         match self.reader.read_line(&mut line) {
             Ok(0) => None,
-            Ok(_) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad response {line:?}: {e}"))),
+            Ok(_) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("bad response {line:?}: {e}")),
+            ),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
             Err(e) => panic!("read: {e}"),
         }
@@ -197,21 +237,31 @@ pub fn eventually<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
         if let Some(v) = f() {
             return v;
         }
-        assert!(Instant::now() < deadline, "condition not met within {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "condition not met within {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 /// Result paths of a search response (`result.search.results[].path`).
 pub fn hit_paths(response: &Value) -> Vec<String> {
-    response["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+    response["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Replaces the recall id, which differs between any two searches.
 pub fn without_recall_id(text: &str) -> String {
     let re_json = text.find("\"recall_id\":").map(|i| {
         let rest = &text[i + 12..];
-        let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         format!("{}\"recall_id\":N{}", &text[..i], &rest[end..])
     });
     let text = re_json.unwrap_or_else(|| text.to_string());

@@ -15,7 +15,9 @@ fn the_library_backend_serves_clients_and_stops_cleanly() {
     let config = Config::for_root(&brain.root, brain.path("data"));
     let backend = Backend::start(config.clone(), BackendOptions::default()).unwrap();
     let mut events = backend.subscribe();
-    eventually(Duration::from_secs(20), || (backend.status().unwrap().notes == 34).then_some(()));
+    eventually(Duration::from_secs(20), || {
+        (backend.status().unwrap().notes == 34).then_some(())
+    });
 
     let mut req = SearchRequest::new("flag cleanup");
     req.mode = Mode::Bm25;

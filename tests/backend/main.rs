@@ -14,11 +14,14 @@ use serde_json::Value;
 const SECOND: Duration = Duration::from_secs(1);
 
 fn search_line(query: &str) -> String {
-    serde_json::json!({"v": 1, "op": "search", "query": query, "mode": "bm25", "top": 5}).to_string()
+    serde_json::json!({"v": 1, "op": "search", "query": query, "mode": "bm25", "top": 5})
+        .to_string()
 }
 
 fn error_code(response: &Value) -> &str {
-    response["error"]["code"].as_str().unwrap_or_else(|| panic!("not an error: {response}"))
+    response["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {response}"))
 }
 
 #[test]
@@ -37,21 +40,39 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
         let mut cold_args = args.to_vec();
         cold_args.push("--no-daemon");
         let cold = brain.run(&cold_args);
-        assert!(warm.status.success(), "{args:?}: {}", String::from_utf8_lossy(&warm.stderr));
+        assert!(
+            warm.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&warm.stderr)
+        );
         assert_eq!(warm.status.code(), cold.status.code(), "{args:?}");
-        let (w, c) = (String::from_utf8(warm.stdout).unwrap(), String::from_utf8(cold.stdout).unwrap());
+        let (w, c) = (
+            String::from_utf8(warm.stdout).unwrap(),
+            String::from_utf8(cold.stdout).unwrap(),
+        );
         assert_eq!(without_recall_id(&w), without_recall_id(&c), "{args:?}");
         assert_eq!(warm.stderr, cold.stderr, "{args:?}");
     }
     // Bad input fails the same way either way.
     let warm = brain.run(&["search", "x", "--top", "0"]);
-    let cold = brain.cmd().args(["search", "x", "--top", "0"]).env("BRAIN_NO_DAEMON", "1").output().unwrap();
-    assert_eq!((warm.status.code(), &warm.stderr), (cold.status.code(), &cold.stderr));
+    let cold = brain
+        .cmd()
+        .args(["search", "x", "--top", "0"])
+        .env("BRAIN_NO_DAEMON", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (warm.status.code(), &warm.stderr),
+        (cold.status.code(), &cold.stderr)
+    );
     assert_eq!(warm.status.code(), Some(2));
 
     // The searches above did go through the backend; status says who answered.
     let status = brain.status();
-    assert!(status["backend"]["requests"].as_u64().unwrap() >= 6, "{status}");
+    assert!(
+        status["backend"]["requests"].as_u64().unwrap() >= 6,
+        "{status}"
+    );
     assert_eq!(status["notes"], 34);
     let text = brain.ok(&["status"]);
     assert!(text.contains("backend:   running (pid"), "{text}");
@@ -65,16 +86,27 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
 fn garbage_gets_an_error_and_ends_only_its_connection() {
     let brain = Brain::examples();
     let server = brain.serve(&[]);
-    for garbage in [&b"this is not json\n"[..], b"\xff\xfe\x00\x01garbage\n", b"[1,2,3]\n", b"{\"v\":1,\"op\":\"rm -rf\"}\n"] {
+    for garbage in [
+        &b"this is not json\n"[..],
+        b"\xff\xfe\x00\x01garbage\n",
+        b"[1,2,3]\n",
+        b"{\"v\":1,\"op\":\"rm -rf\"}\n",
+    ] {
         let mut c = server.conn();
         c.send(garbage).unwrap();
         let response = c.read().unwrap();
         assert_eq!(error_code(&response), "bad_request", "{response}");
         assert_eq!(response["v"], 1);
-        assert!(c.read().is_none(), "the connection is closed after a malformed request");
+        assert!(
+            c.read().is_none(),
+            "the connection is closed after a malformed request"
+        );
     }
     let mut c = server.conn();
-    assert_eq!(error_code(&c.ask(r#"{"v":99,"op":"hello"}"#)), "unsupported_version");
+    assert_eq!(
+        error_code(&c.ask(r#"{"v":99,"op":"hello"}"#)),
+        "unsupported_version"
+    );
     let ok = server.conn().ask(&search_line("flag"));
     assert!(!hit_paths(&ok["result"]["search"]).is_empty(), "{ok}");
 }
@@ -86,12 +118,16 @@ fn partial_lines_wait_for_their_end_or_are_dropped() {
     let mut c = server.conn();
     c.send(br#"{"v":1,"id":7,"op":"#).unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    c.send(b"\"hello\"}\n{\"v\":1,\"id\":8,\"op\":\"status\"}\n").unwrap();
+    c.send(b"\"hello\"}\n{\"v\":1,\"id\":8,\"op\":\"status\"}\n")
+        .unwrap();
     assert_eq!(c.read().unwrap()["id"], 7);
     assert_eq!(c.read().unwrap()["id"], 8);
     // A last request without its newline is still answered when the client stops writing.
     c.send(br#"{"v":1,"id":9,"op":"hello"}"#).unwrap();
-    c.reader.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
+    c.reader
+        .get_ref()
+        .shutdown(std::net::Shutdown::Write)
+        .unwrap();
     assert_eq!(c.read().unwrap()["id"], 9);
     assert!(c.read().is_none());
     // A cut-off request followed by the client leaving costs nothing.
@@ -122,9 +158,16 @@ fn a_100_mb_line_is_refused_without_buffering_it() {
     assert_eq!(error_code(&response), "too_large", "{response}");
     assert!(c.read().is_none());
     let sent = sender.join().unwrap();
-    assert!(sent < 100, "the server should stop reading long before 100 MiB, read {sent} MiB");
+    assert!(
+        sent < 100,
+        "the server should stop reading long before 100 MiB, read {sent} MiB"
+    );
     assert!(server.alive());
-    assert!(server.peak_rss_mib() < 200, "peak RSS {} MiB", server.peak_rss_mib());
+    assert!(
+        server.peak_rss_mib() < 200,
+        "peak RSS {} MiB",
+        server.peak_rss_mib()
+    );
     assert!(server.conn().ask(r#"{"v":1,"op":"hello"}"#)["result"].is_object());
 }
 
@@ -138,20 +181,31 @@ fn a_silent_client_is_closed_and_never_blocks_others() {
         let r = server.conn().ask(&search_line("sqlite"));
         assert!(r["result"]["search"].is_object());
     }
-    assert!(started.elapsed() < SECOND, "others were served while the silent client waited");
+    assert!(
+        started.elapsed() < SECOND,
+        "others were served while the silent client waited"
+    );
     assert!(silent.read().is_none(), "the silent client is disconnected");
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(10), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
 }
 
 #[test]
 fn clients_that_leave_mid_answer_do_no_harm() {
     let brain = Brain::new();
     for i in 0..300 {
-        brain.write(&format!("n/{i:04}.md"), &format!("# Note {i}\n\ncommon words {}\n", "filler text ".repeat(40)));
+        brain.write(
+            &format!("n/{i:04}.md"),
+            &format!("# Note {i}\n\ncommon words {}\n", "filler text ".repeat(40)),
+        );
     }
     let mut server = brain.serve(&[]);
-    eventually(10 * SECOND, || (brain.status()["notes"] == 300).then_some(()));
+    eventually(10 * SECOND, || {
+        (brain.status()["notes"] == 300).then_some(())
+    });
     let big = serde_json::json!({"v": 1, "op": "search", "query": "common words", "mode": "bm25", "top": 1000}).to_string();
     for i in 0..30 {
         let mut c = server.conn();
@@ -165,7 +219,10 @@ fn clients_that_leave_mid_answer_do_no_harm() {
     }
     assert!(server.alive());
     let r = server.conn().ask(&big);
-    assert_eq!(r["result"]["search"]["results"].as_array().unwrap().len(), 300);
+    assert_eq!(
+        r["result"]["search"]["results"].as_array().unwrap().len(),
+        300
+    );
 }
 
 #[test]
@@ -173,10 +230,15 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
     const NOTES: usize = 400;
     let brain = Brain::new();
     for i in 0..NOTES {
-        brain.write(&format!("n/{i:04}.md"), &format!("# Note {i}\n\nmarker tok{i:04} and some shared words\n"));
+        brain.write(
+            &format!("n/{i:04}.md"),
+            &format!("# Note {i}\n\nmarker tok{i:04} and some shared words\n"),
+        );
     }
     let server = brain.serve(&[]);
-    eventually(20 * SECOND, || (brain.status()["notes"] == NOTES).then_some(()));
+    eventually(20 * SECOND, || {
+        (brain.status()["notes"] == NOTES).then_some(())
+    });
     let socket = server.socket.clone();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reindexer = {
@@ -184,7 +246,9 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
         std::thread::spawn(move || {
             let mut rounds = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let r = Conn::open(&socket).unwrap().ask(r#"{"v":1,"op":"reindex","full":true}"#);
+                let r = Conn::open(&socket)
+                    .unwrap()
+                    .ask(r#"{"v":1,"op":"reindex","full":true}"#);
                 assert_eq!(r["result"]["reindex"]["updated"], NOTES, "{r}");
                 rounds += 1;
             }
@@ -221,7 +285,12 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
     }
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let rounds = reindexer.join().unwrap();
-    assert!(errors.is_empty(), "{} errors, first: {}", errors.len(), errors[0]);
+    assert!(
+        errors.is_empty(),
+        "{} errors, first: {}",
+        errors.len(),
+        errors[0]
+    );
     assert_eq!(wrong, 0, "wrong answers");
     assert!(rounds >= 1);
 }
@@ -233,7 +302,10 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
     let before = brain.status()["backend"]["updates"].as_u64().unwrap();
     let started = Instant::now();
     for i in 0..100 {
-        brain.write("lore/busy.md", &format!("# Busy note\n\nversion{i:03} of the text\n"));
+        brain.write(
+            "lore/busy.md",
+            &format!("# Busy note\n\nversion{i:03} of the text\n"),
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let writing = started.elapsed();
@@ -246,7 +318,10 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
     let syncs = status["backend"]["updates"].as_u64().unwrap() - before;
     // One sync per half second at most while saves keep coming, plus the last one.
     let bound = writing.as_millis() as u64 / 500 + 3;
-    assert!((1..=bound).contains(&syncs), "{syncs} syncs for 100 saves in {writing:?}");
+    assert!(
+        (1..=bound).contains(&syncs),
+        "{syncs} syncs for 100 saves in {writing:?}"
+    );
     assert_eq!(status["notes"], 35);
 }
 
@@ -255,11 +330,16 @@ fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::examples();
     let _server = brain.serve_synced(&[]);
     let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
-    let wait_for = |q: &str, want: &[&str]| eventually(5 * SECOND, || (find(q) == want).then_some(()));
+    let wait_for =
+        |q: &str, want: &[&str]| eventually(5 * SECOND, || (find(q) == want).then_some(()));
 
     brain.write("idea/fresh.md", "# Fresh\n\nwombatfresh\n");
     wait_for("wombatfresh", &["idea/fresh.md"]);
-    std::fs::rename(brain.root.join("idea/fresh.md"), brain.root.join("lore/renamed.md")).unwrap();
+    std::fs::rename(
+        brain.root.join("idea/fresh.md"),
+        brain.root.join("lore/renamed.md"),
+    )
+    .unwrap();
     wait_for("wombatfresh", &["lore/renamed.md"]);
     std::fs::remove_file(brain.root.join("lore/renamed.md")).unwrap();
     wait_for("wombatfresh", &[]);
@@ -283,21 +363,31 @@ fn the_brain_folder_deleted_and_recreated_while_serving() {
     let brain = Brain::examples();
     let _server = brain.serve_synced(&[]);
     std::fs::remove_dir_all(&brain.root).unwrap();
-    eventually(5 * SECOND, || (brain.status()["backend"]["watcher"]["state"] == "waiting").then_some(()));
+    eventually(5 * SECOND, || {
+        (brain.status()["backend"]["watcher"]["state"] == "waiting").then_some(())
+    });
     // Searching a missing brain fails as it does without a backend.
     let warm = brain.run(&["search", "flag"]);
     let cold = brain.run(&["search", "flag", "--no-daemon"]);
     assert_eq!(warm.status.code(), Some(2));
-    assert_eq!((warm.status.code(), &warm.stderr), (cold.status.code(), &cold.stderr));
+    assert_eq!(
+        (warm.status.code(), &warm.stderr),
+        (cold.status.code(), &cold.stderr)
+    );
 
     brain.write("lore/reborn.md", "# Reborn\n\nphoenixword\n");
     eventually(5 * SECOND, || {
         let status = brain.status();
         (status["notes"] == 1 && status["backend"]["watcher"]["state"] == "on").then_some(())
     });
-    assert_eq!(hit_paths(&brain.json(&["search", "phoenixword"])), ["lore/reborn.md"]);
+    assert_eq!(
+        hit_paths(&brain.json(&["search", "phoenixword"])),
+        ["lore/reborn.md"]
+    );
     brain.write("lore/later.md", "# Later\n\nphoenixlater\n");
-    eventually(5 * SECOND, || (hit_paths(&brain.json(&["search", "phoenixlater"])) == ["lore/later.md"]).then_some(()));
+    eventually(5 * SECOND, || {
+        (hit_paths(&brain.json(&["search", "phoenixlater"])) == ["lore/later.md"]).then_some(())
+    });
 }
 
 #[test]
@@ -308,7 +398,10 @@ fn a_second_serve_on_the_same_root_is_refused() {
     assert_eq!(second.status.code(), Some(3));
     let stderr = String::from_utf8(second.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("already running") && stderr.contains(&format!("pid {}", server.pid())), "{stderr}");
+    assert!(
+        stderr.contains("already running") && stderr.contains(&format!("pid {}", server.pid())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -328,11 +421,17 @@ fn a_socket_planted_by_another_user_is_refused() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("owned by uid 65534"), "{stderr}");
-    assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), 65534, "never removed");
+    assert_eq!(
+        std::fs::symlink_metadata(&socket).unwrap().uid(),
+        65534,
+        "never removed"
+    );
     // The CLI will not talk to it either, and says so.
     let out = brain.run(&["search", "flag"]);
     assert!(out.status.success());
-    assert!(String::from_utf8(out.stderr).unwrap().contains("refusing to use it"));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("refusing to use it"));
 
     // A runtime folder of another user is refused as well.
     std::fs::remove_file(&socket).unwrap();
@@ -340,7 +439,9 @@ fn a_socket_planted_by_another_user_is_refused() {
     chown(run, 65534);
     let out = brain.run(&["serve"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("owned by uid 65534"));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("owned by uid 65534"));
 }
 
 fn chown(path: &std::path::Path, uid: u32) {
@@ -357,7 +458,11 @@ fn a_stale_socket_is_ignored_by_clients_and_replaced_by_the_next_serve() {
     let started = Instant::now();
     let out = brain.run(&["search", "flag"]);
     assert!(out.status.success());
-    assert!(out.stderr.starts_with(b"semantic search off"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.starts_with(b"semantic search off"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(started.elapsed() < 5 * SECOND);
     let server = brain.serve(&[]);
     assert_eq!(server.socket, socket);
@@ -372,7 +477,10 @@ fn sigterm_stops_cleanly() {
     assert!(status.success(), "{status}");
     assert!(!socket.exists(), "the socket is removed");
     let log = std::fs::read_to_string(brain.path("data/logs/serve.log")).unwrap();
-    assert!(log.contains("stopping on signal") && log.contains("backend stopped"), "{log}");
+    assert!(
+        log.contains("stopping on signal") && log.contains("backend stopped"),
+        "{log}"
+    );
     drop(brain.serve(&[]));
 }
 
@@ -382,7 +490,13 @@ const BULK: usize = 3000;
 fn bulk_brain() -> Brain {
     let brain = Brain::new();
     for i in 0..BULK {
-        brain.write(&format!("bulk/{i:05}.md"), &format!("# Bulk {i}\n\nbulkword b{i:05}\n\n{}\n", "padding ".repeat(50)));
+        brain.write(
+            &format!("bulk/{i:05}.md"),
+            &format!(
+                "# Bulk {i}\n\nbulkword b{i:05}\n\n{}\n",
+                "padding ".repeat(50)
+            ),
+        );
     }
     brain
 }
@@ -390,7 +504,9 @@ fn bulk_brain() -> Brain {
 /// Waits until the first batches are committed and returns how many notes they hold.
 fn some_notes_indexed(brain: &Brain) -> u64 {
     eventually(30 * SECOND, || {
-        let n = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
+        let n = brain.json(&["status", "--no-daemon"])["notes"]
+            .as_u64()
+            .unwrap();
         (n > 0).then_some(n)
     })
 }
@@ -403,8 +519,13 @@ fn kill_9_mid_index_then_the_next_start_completes_it() {
     server.signal_and_wait(libc::SIGKILL);
     eprintln!("killed with {seen} of {BULK} notes indexed");
     let _server = brain.serve(&[]);
-    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
-    assert_eq!(hit_paths(&brain.json(&["search", "b02999"])), ["bulk/02999.md"]);
+    eventually(60 * SECOND, || {
+        (brain.status()["notes"] == BULK).then_some(())
+    });
+    assert_eq!(
+        hit_paths(&brain.json(&["search", "b02999"])),
+        ["bulk/02999.md"]
+    );
 }
 
 #[test]
@@ -415,11 +536,15 @@ fn sigterm_mid_index_stops_after_the_batch_in_hand() {
     let started = Instant::now();
     assert!(server.signal_and_wait(libc::SIGTERM).success());
     let stopped_in = started.elapsed();
-    let left = brain.json(&["status", "--no-daemon"])["notes"].as_u64().unwrap();
+    let left = brain.json(&["status", "--no-daemon"])["notes"]
+        .as_u64()
+        .unwrap();
     eprintln!("stopped in {stopped_in:?} with {left} of {BULK} notes indexed");
     assert!(stopped_in < 10 * SECOND);
     let _server = brain.serve(&[]);
-    eventually(60 * SECOND, || (brain.status()["notes"] == BULK).then_some(()));
+    eventually(60 * SECOND, || {
+        (brain.status()["notes"] == BULK).then_some(())
+    });
 }
 
 #[test]
@@ -429,8 +554,14 @@ fn reindex_and_get_over_the_socket() {
     let mut c = server.conn();
     let r = c.ask(r#"{"v":1,"id":1,"op":"reindex"}"#);
     assert_eq!(r["result"]["reindex"]["unchanged"], 34, "{r}");
-    let r = c.ask(r#"{"v":1,"id":2,"op":"get","path":"lore/sqlite-busy-timeout.md","line":1,"count":2}"#);
-    assert_eq!(r["result"]["get"]["text"].as_str().unwrap().lines().count(), 2, "{r}");
+    let r = c.ask(
+        r#"{"v":1,"id":2,"op":"get","path":"lore/sqlite-busy-timeout.md","line":1,"count":2}"#,
+    );
+    assert_eq!(
+        r["result"]["get"]["text"].as_str().unwrap().lines().count(),
+        2,
+        "{r}"
+    );
     assert_eq!(r["result"]["get"]["start_line"], 1);
     let r = c.ask(r#"{"v":1,"id":3,"op":"get","path":"../serve.stderr"}"#);
     assert_eq!(error_code(&r), "invalid_input", "{r}");
@@ -446,7 +577,9 @@ fn a_changed_ignore_file_falls_back_to_a_full_sync_and_says_so() {
         let status = brain.status();
         (status["notes"] == 18).then_some(status)
     });
-    let reason = status["backend"]["fell_back"]["reason"].as_str().unwrap_or_else(|| panic!("{status}"));
+    let reason = status["backend"]["fell_back"]["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{status}"));
     assert!(reason.contains(".brainignore"), "{status}");
     let text = brain.ok(&["status"]);
     assert!(text.contains("fell back to a full sync"), "{text}");

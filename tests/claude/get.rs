@@ -5,17 +5,28 @@ use crate::common::Brain;
 #[test]
 fn get_reads_the_passage_a_hit_points_at() {
     let b = Brain::example();
-    let j = b.ok(&["search", "busy_timeout", "--mode", "bm25", "--json"]).json();
+    let j = b
+        .ok(&["search", "busy_timeout", "--mode", "bm25", "--json"])
+        .json();
     let hit = &j["results"][0];
     let (path, line) = (hit["path"].as_str().unwrap(), hit["line"].as_u64().unwrap());
     let out = b.ok(&["get", &format!("{path}:{line}:3")]).stdout();
     let mut lines = out.lines();
-    assert_eq!(lines.next().unwrap(), format!("{path}:{line}-{} (of 35 lines)", line + 2));
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("{path}:{line}-{} (of 35 lines)", line + 2)
+    );
     let first = lines.next().unwrap();
-    assert!(first.trim_start().starts_with(&format!("{line}  ")), "{first}");
+    assert!(
+        first.trim_start().starts_with(&format!("{line}  ")),
+        "{first}"
+    );
     assert_eq!(out.lines().count(), 4);
     let around = b.ok(&["get", &format!("{path}:{line}")]).stdout();
-    assert!(around.contains("PRAGMA busy_timeout"), "the default window covers the passage:\n{around}");
+    assert!(
+        around.contains("PRAGMA busy_timeout"),
+        "the default window covers the passage:\n{around}"
+    );
 }
 
 #[test]
@@ -24,23 +35,49 @@ fn get_json_and_absolute_paths_inside_the_brain() {
     let abs = b.root.join("lore/sqlite-busy-timeout.md");
     let j = b.ok(&["get", abs.to_str().unwrap(), "--json"]).json();
     assert_eq!(j["path"], "lore/sqlite-busy-timeout.md");
-    assert_eq!((j["start_line"].as_u64(), j["end_line"].as_u64(), j["total_lines"].as_u64()), (Some(1), Some(35), Some(35)));
+    assert_eq!(
+        (
+            j["start_line"].as_u64(),
+            j["end_line"].as_u64(),
+            j["total_lines"].as_u64()
+        ),
+        (Some(1), Some(35), Some(35))
+    );
     assert!(j["text"].as_str().unwrap().starts_with("---\n"));
-    let j = b.ok(&["get", "lore/sqlite-busy-timeout.md:34", "--json"]).json();
-    assert_eq!((j["start_line"].as_u64(), j["end_line"].as_u64()), (Some(29), Some(35)), "clipped at the end");
+    let j = b
+        .ok(&["get", "lore/sqlite-busy-timeout.md:34", "--json"])
+        .json();
+    assert_eq!(
+        (j["start_line"].as_u64(), j["end_line"].as_u64()),
+        (Some(29), Some(35)),
+        "clipped at the end"
+    );
 }
 
 #[test]
 fn get_refuses_bad_specs_with_one_line_and_exit_2() {
     let b = Brain::example();
     std::fs::write(b.tmp.path().join("secret.md"), "s").unwrap();
-    for spec in ["../secret.md", "lore/sqlite-busy-timeout.md:0", "lore/sqlite-busy-timeout.md:36", "lore/missing.md", "lore", "README"] {
+    for spec in [
+        "../secret.md",
+        "lore/sqlite-busy-timeout.md:0",
+        "lore/sqlite-busy-timeout.md:36",
+        "lore/missing.md",
+        "lore",
+        "README",
+    ] {
         let r = b.run(&["get", spec]);
         assert_eq!(r.code(), 2, "{spec}: {}", r.stderr());
         assert!(r.stdout().is_empty(), "{spec}: {}", r.stdout());
         let err = r.stderr();
-        assert!(err.starts_with("error: ") && err.lines().count() == 1, "{spec}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.lines().count() == 1,
+            "{spec}: {err}"
+        );
         assert!(!err.contains("panicked"), "{spec}: {err}");
     }
-    assert!(b.run(&["get", "../secret.md"]).stderr().contains("outside the brain folder"));
+    assert!(b
+        .run(&["get", "../secret.md"])
+        .stderr()
+        .contains("outside the brain folder"));
 }

@@ -20,13 +20,17 @@ fn fresh() -> Brain {
 }
 
 fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_brain")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_BIN_EXE_brain"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// `brain ARGS` with this brain's environment and this binary first on PATH.
 fn brain(b: &Brain, args: &[&str]) -> Run {
     let mut cmd: Command = b.command();
-    let path = std::env::join_paths([bin_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")]).unwrap();
+    let path = std::env::join_paths([bin_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")])
+        .unwrap();
     cmd.env("PATH", path).args(args);
     Run(cmd.output().unwrap())
 }
@@ -46,16 +50,31 @@ fn row(out: &str, what: &str) -> String {
         .lines()
         .find(|l| l.split_whitespace().next() == Some(what))
         .unwrap_or_else(|| panic!("no {what} row in:\n{out}"));
-    line.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+    line.split_whitespace()
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn ok(r: Run) -> String {
-    assert_eq!(r.code(), 0, "stdout:\n{}\nstderr:\n{}", r.stdout(), r.stderr());
+    assert_eq!(
+        r.code(),
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout(),
+        r.stderr()
+    );
     r.stdout()
 }
 
 fn failed(r: Run) -> String {
-    assert_eq!(r.code(), 1, "stdout:\n{}\nstderr:\n{}", r.stdout(), r.stderr());
+    assert_eq!(
+        r.code(),
+        1,
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout(),
+        r.stderr()
+    );
     r.stdout()
 }
 
@@ -63,11 +82,22 @@ fn failed(r: Run) -> String {
 fn dry_run_says_what_it_would_do_and_changes_nothing() {
     let b = fresh();
     let out = ok(brain(&b, &["install", "--dry-run", "--autostart"]));
-    assert!(out.starts_with("dry run: nothing will be changed\n"), "{out}");
-    for expect in ["would install", "would create", "would write", "claude mcp add --scope user brain -- brain mcp"] {
+    assert!(
+        out.starts_with("dry run: nothing will be changed\n"),
+        "{out}"
+    );
+    for expect in [
+        "would install",
+        "would create",
+        "would write",
+        "claude mcp add --scope user brain -- brain mcp",
+    ] {
         assert!(out.contains(expect), "{expect}: {out}");
     }
-    assert!(!skill(&b).exists() && !b.root.exists() && !b.home.join(".config").exists(), "{out}");
+    assert!(
+        !skill(&b).exists() && !b.root.exists() && !b.home.join(".config").exists(),
+        "{out}"
+    );
     assert!(!b.data.join("install.json").exists());
 }
 
@@ -75,20 +105,46 @@ fn dry_run_says_what_it_would_do_and_changes_nothing() {
 fn install_sets_everything_up_once_and_check_agrees() {
     let b = fresh();
     let out = ok(brain(&b, &["install"]));
-    assert_eq!(row(&out, "skill"), format!("installed {}", skill(&b).display()));
+    assert_eq!(
+        row(&out, "skill"),
+        format!("installed {}", skill(&b).display())
+    );
     assert!(row(&out, "brain").starts_with("created "), "{out}");
-    assert!(out.contains("\n    claude mcp add --scope user brain -- brain mcp\n"), "{out}");
-    assert!(!out.lines().any(|l| l.starts_with("path ")), "brain is on PATH here: {out}");
+    assert!(
+        out.contains("\n    claude mcp add --scope user brain -- brain mcp\n"),
+        "{out}"
+    );
+    assert!(
+        !out.lines().any(|l| l.starts_with("path ")),
+        "brain is on PATH here: {out}"
+    );
     assert_eq!(std::fs::read_to_string(skill(&b)).unwrap(), shipped_skill());
     for folder in ["lore", "idea", "research-link"] {
         assert!(b.root.join(folder).is_dir(), "{folder}");
     }
     let config = std::fs::read_to_string(b.home.join(".config/brain/config.toml")).unwrap();
-    assert!(config.lines().filter(|l| !l.trim().is_empty()).all(|l| l.starts_with('#')), "{config}");
+    assert!(
+        config
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| l.starts_with('#')),
+        "{config}"
+    );
 
     let check = ok(brain(&b, &["install", "--check"]));
-    for (what, state) in [("skill", "ok"), ("brain", "ok"), ("config", "ok"), ("path", "ok"), ("autostart", "off"), ("mcp", "off"), ("model", "off")] {
-        assert!(row(&check, what).starts_with(state), "{what} {state}:\n{check}");
+    for (what, state) in [
+        ("skill", "ok"),
+        ("brain", "ok"),
+        ("config", "ok"),
+        ("path", "ok"),
+        ("autostart", "off"),
+        ("mcp", "off"),
+        ("model", "off"),
+    ] {
+        assert!(
+            row(&check, what).starts_with(state),
+            "{what} {state}:\n{check}"
+        );
     }
 
     // a second run changes nothing and says so
@@ -96,9 +152,14 @@ fn install_sets_everything_up_once_and_check_agrees() {
     let again = ok(brain(&b, &["install"]));
     assert!(row(&again, "skill").starts_with("up to date "), "{again}");
     assert!(row(&again, "brain").starts_with("exists "), "{again}");
-    assert_eq!(std::fs::read_to_string(b.root.join("lore/mine.md")).unwrap(), "# mine\n");
+    assert_eq!(
+        std::fs::read_to_string(b.root.join("lore/mine.md")).unwrap(),
+        "# mine\n"
+    );
     // and the brain it made is searchable at once
-    assert!(brain(&b, &["search", "mine", "--mode", "bm25"]).stdout().contains("lore/mine.md"));
+    assert!(brain(&b, &["search", "mine", "--mode", "bm25"])
+        .stdout()
+        .contains("lore/mine.md"));
 }
 
 #[test]
@@ -111,8 +172,15 @@ fn an_edited_skill_is_kept_reported_and_replaced_only_with_force() {
     let check = failed(brain(&b, &["install", "--check"]));
     assert!(row(&check, "skill").starts_with("edited "), "{check}");
     let out = failed(brain(&b, &["install"]));
-    assert!(row(&out, "skill").starts_with("kept ") && out.contains("--force"), "{out}");
-    assert_eq!(std::fs::read_to_string(skill(&b)).unwrap(), edited, "never overwritten without --force");
+    assert!(
+        row(&out, "skill").starts_with("kept ") && out.contains("--force"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(skill(&b)).unwrap(),
+        edited,
+        "never overwritten without --force"
+    );
     let out = failed(brain(&b, &["uninstall"]));
     assert!(row(&out, "skill").starts_with("kept "), "{out}");
     assert!(skill(&b).exists());
@@ -151,14 +219,40 @@ fn autostart_writes_a_user_unit_and_check_notices_drift() {
     }
     let b = Brain::empty();
     let out = ok(brain(&b, &["install", "--autostart"]));
-    assert!(out.contains("systemctl --user daemon-reload && systemctl --user enable --now brain.service"), "{out}");
+    assert!(
+        out.contains(
+            "systemctl --user daemon-reload && systemctl --user enable --now brain.service"
+        ),
+        "{out}"
+    );
     let text = std::fs::read_to_string(unit(&b)).unwrap();
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_brain")).unwrap();
-    assert!(text.contains(&format!("ExecStart=\"{}\" \"--dir\" \"{}\" \"serve\"", exe.display(), b.root.display())), "{text}");
-    assert!(text.contains(&format!("Environment=\"BRAIN_DATA_DIR={}\"", b.data.display())), "{text}");
-    assert!(row(&ok(brain(&b, &["install", "--check", "--autostart"])), "autostart").starts_with("ok "));
+    assert!(
+        text.contains(&format!(
+            "ExecStart=\"{}\" \"--dir\" \"{}\" \"serve\"",
+            exe.display(),
+            b.root.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Environment=\"BRAIN_DATA_DIR={}\"",
+            b.data.display()
+        )),
+        "{text}"
+    );
+    assert!(row(
+        &ok(brain(&b, &["install", "--check", "--autostart"])),
+        "autostart"
+    )
+    .starts_with("ok "));
 
-    std::fs::write(unit(&b), text.replace("Restart=on-failure", "Restart=always")).unwrap();
+    std::fs::write(
+        unit(&b),
+        text.replace("Restart=on-failure", "Restart=always"),
+    )
+    .unwrap();
     assert!(row(&failed(brain(&b, &["install", "--check"])), "autostart").starts_with("edited "));
     assert!(row(&failed(brain(&b, &["install", "--autostart"])), "autostart").starts_with("kept "));
     ok(brain(&b, &["install", "--autostart", "--force"]));
@@ -166,7 +260,11 @@ fn autostart_writes_a_user_unit_and_check_notices_drift() {
 
     // --check --autostart requires it; plain --check does not
     std::fs::remove_file(unit(&b)).unwrap();
-    assert!(row(&failed(brain(&b, &["install", "--check", "--autostart"])), "autostart").starts_with("missing "));
+    assert!(row(
+        &failed(brain(&b, &["install", "--check", "--autostart"])),
+        "autostart"
+    )
+    .starts_with("missing "));
     ok(brain(&b, &["install", "--check"]));
 }
 
@@ -180,25 +278,46 @@ fn uninstall_reverses_install_and_leaves_the_notes_alone() {
     std::fs::create_dir_all(&wants).unwrap();
     std::os::unix::fs::symlink(unit(&b), wants.join("brain.service")).unwrap();
     let notes_before = walk(&b.root);
-    let data_before: Vec<PathBuf> = walk(&b.data).into_iter().filter(|p| !p.ends_with("install.json")).collect();
+    let data_before: Vec<PathBuf> = walk(&b.data)
+        .into_iter()
+        .filter(|p| !p.ends_with("install.json"))
+        .collect();
 
     let dry = ok(brain(&b, &["uninstall", "--dry-run"]));
     assert!(dry.contains("would remove") && skill(&b).exists(), "{dry}");
 
     let out = ok(brain(&b, &["uninstall"]));
-    assert_eq!(row(&out, "skill"), format!("removed {}", skill(&b).display()));
+    assert_eq!(
+        row(&out, "skill"),
+        format!("removed {}", skill(&b).display())
+    );
     assert_eq!(row(&out, "notes"), format!("kept {}", b.root.display()));
-    assert!(!skill(&b).exists() && !skill(&b).parent().unwrap().exists(), "the skill's folder goes too");
-    assert!(b.home.join(".claude/skills").is_dir(), "but nothing above it");
+    assert!(
+        !skill(&b).exists() && !skill(&b).parent().unwrap().exists(),
+        "the skill's folder goes too"
+    );
+    assert!(
+        b.home.join(".claude/skills").is_dir(),
+        "but nothing above it"
+    );
     if cfg!(target_os = "linux") {
-        assert!(!unit(&b).exists() && wants.join("brain.service").symlink_metadata().is_err(), "{out}");
-        assert!(out.contains("systemctl --user disable --now brain.service"), "{out}");
+        assert!(
+            !unit(&b).exists() && wants.join("brain.service").symlink_metadata().is_err(),
+            "{out}"
+        );
+        assert!(
+            out.contains("systemctl --user disable --now brain.service"),
+            "{out}"
+        );
     }
     assert!(!b.data.join("install.json").exists());
     assert_eq!(walk(&b.root), notes_before, "notes untouched");
     let data_after: Vec<PathBuf> = walk(&b.data);
     assert_eq!(data_after, data_before, "index untouched");
-    assert!(b.home.join(".config/brain/config.toml").is_file(), "config kept");
+    assert!(
+        b.home.join(".config/brain/config.toml").is_file(),
+        "config kept"
+    );
 
     assert!(row(&failed(brain(&b, &["install", "--check"])), "skill").starts_with("missing "));
     let again = ok(brain(&b, &["uninstall"]));
@@ -212,24 +331,48 @@ fn without_brain_on_path_the_absolute_path_is_used_and_check_fails() {
     cmd.env("PATH", "/usr/bin:/bin").arg("install");
     let out = ok(Run(cmd.output().unwrap()));
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_brain")).unwrap();
-    assert!(out.contains(&format!("claude mcp add --scope user brain -- {} mcp", exe.display())), "{out}");
-    assert!(row(&out, "path").starts_with("missing ") && out.contains("ln -s"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "claude mcp add --scope user brain -- {} mcp",
+            exe.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        row(&out, "path").starts_with("missing ") && out.contains("ln -s"),
+        "{out}"
+    );
     let mut cmd = b.command();
-    cmd.env("PATH", "/usr/bin:/bin").args(["install", "--check"]);
+    cmd.env("PATH", "/usr/bin:/bin")
+        .args(["install", "--check"]);
     assert!(row(&failed(Run(cmd.output().unwrap())), "path").starts_with("missing "));
 }
 
 #[test]
 fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
     let b = Brain::empty();
-    std::fs::write(b.home.join(".claude.json"), r#"{"mcpServers": {"brain": {"command": "brain", "args": ["mcp"]}}}"#).unwrap();
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"brain": {"command": "brain", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
     let out = ok(brain(&b, &["install"]));
-    assert!(row(&out, "mcp").starts_with("registered ") && !out.contains("claude mcp add"), "{out}");
+    assert!(
+        row(&out, "mcp").starts_with("registered ") && !out.contains("claude mcp add"),
+        "{out}"
+    );
     assert!(row(&ok(brain(&b, &["install", "--check"])), "mcp").starts_with("ok "));
     let out = ok(brain(&b, &["uninstall"]));
-    assert!(out.contains("claude mcp remove --scope user brain"), "{out}");
+    assert!(
+        out.contains("claude mcp remove --scope user brain"),
+        "{out}"
+    );
 
-    std::fs::write(b.home.join(".claude.json"), r#"{"projects": {"/work/x": {"mcpServers": {"brain": {}}}}}"#).unwrap();
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"projects": {"/work/x": {"mcpServers": {"brain": {}}}}}"#,
+    )
+    .unwrap();
     assert!(ok(brain(&b, &["install"])).contains("for /work/x only"));
 }
 

@@ -15,11 +15,18 @@ use serde_json::{json, Value};
 use crate::common::Brain;
 
 fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect()
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect()
 }
 
 fn call(name: &'static str, args: Value) -> CallToolRequestParams {
-    let Value::Object(map) = args else { panic!("arguments must be an object") };
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
     CallToolRequestParams::new(name).with_arguments(map)
 }
 
@@ -33,61 +40,144 @@ async fn a_client_session_lists_and_calls_the_tools() {
     let client = ().serve(transport).await.expect("initialize");
 
     let info = client.peer_info().expect("server info");
-    assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("brain"));
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("brain")
+    );
     assert!(info.capabilities.tools.is_some());
-    assert!(info.instructions.as_deref().unwrap_or("").contains(b.root.to_str().unwrap()));
+    assert!(info
+        .instructions
+        .as_deref()
+        .unwrap_or("")
+        .contains(b.root.to_str().unwrap()));
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["get", "search", "status"]);
     for tool in &tools {
-        let a = tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has no annotations", tool.name));
-        assert_eq!((a.read_only_hint, a.open_world_hint), (Some(true), Some(false)), "{}", tool.name);
-        assert!(tool.description.as_deref().unwrap_or("").len() > 60, "{} needs a description", tool.name);
-        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        let a = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no annotations", tool.name));
+        assert_eq!(
+            (a.read_only_hint, a.open_world_hint),
+            (Some(true), Some(false)),
+            "{}",
+            tool.name
+        );
+        assert!(
+            tool.description.as_deref().unwrap_or("").len() > 60,
+            "{} needs a description",
+            tool.name
+        );
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            tool.name
+        );
     }
-    let schema = |name: &str| Value::Object((*tools.iter().find(|t| t.name == name).unwrap().input_schema).clone());
+    let schema = |name: &str| {
+        Value::Object((*tools.iter().find(|t| t.name == name).unwrap().input_schema).clone())
+    };
     let search = schema("search");
     assert_eq!(search["required"], json!(["query"]), "{search:#}");
-    assert_eq!(search["properties"]["mode"]["enum"], json!(["hybrid", "bm25", "semantic"]), "{search:#}");
-    assert_eq!(search["properties"]["top"]["minimum"], json!(1), "{search:#}");
+    assert_eq!(
+        search["properties"]["mode"]["enum"],
+        json!(["hybrid", "bm25", "semantic"]),
+        "{search:#}"
+    );
+    assert_eq!(
+        search["properties"]["top"]["minimum"],
+        json!(1),
+        "{search:#}"
+    );
     for field in ["type", "tag", "json"] {
-        assert!(search["properties"].get(field).is_some(), "search lacks {field}: {search:#}");
+        assert!(
+            search["properties"].get(field).is_some(),
+            "search lacks {field}: {search:#}"
+        );
     }
     assert_eq!(search["additionalProperties"], json!(false));
     let get = schema("get");
     assert_eq!(get["required"], json!(["path"]), "{get:#}");
     for field in ["line", "count"] {
-        assert!(get["properties"].get(field).is_some(), "get lacks {field}: {get:#}");
+        assert!(
+            get["properties"].get(field).is_some(),
+            "get lacks {field}: {get:#}"
+        );
     }
 
     // search, then read the passage the first hit points at
-    let r = client.call_tool(call("search", json!({"query": "busy_timeout", "mode": "bm25", "top": 3}))).await.unwrap();
-    assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    let out = text(&r);
-    let first = out.lines().next().unwrap();
-    assert!(first.starts_with("[1] [lore] lore/sqlite-busy-timeout.md:"), "{out}");
-    assert!(out.contains("(bm25="), "{out}");
-    let line: u32 = first.rsplit(':').next().unwrap().parse().unwrap();
-
     let r = client
-        .call_tool(call("get", json!({"path": "lore/sqlite-busy-timeout.md", "line": line, "count": 3})))
+        .call_tool(call(
+            "search",
+            json!({"query": "busy_timeout", "mode": "bm25", "top": 3}),
+        ))
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let out = text(&r);
-    assert!(out.starts_with(&format!("lore/sqlite-busy-timeout.md:{line}-{} (of 35 lines)\n", line + 2)), "{out}");
-    assert!(out.contains(&format!("(file: {})", b.root.join("lore/sqlite-busy-timeout.md").display())), "{out}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("[1] [lore] lore/sqlite-busy-timeout.md:"),
+        "{out}"
+    );
+    assert!(out.contains("(bm25="), "{out}");
+    let line: u32 = first.rsplit(':').next().unwrap().parse().unwrap();
+
+    let r = client
+        .call_tool(call(
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "line": line, "count": 3}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let out = text(&r);
+    assert!(
+        out.starts_with(&format!(
+            "lore/sqlite-busy-timeout.md:{line}-{} (of 35 lines)\n",
+            line + 2
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "(file: {})",
+            b.root.join("lore/sqlite-busy-timeout.md").display()
+        )),
+        "{out}"
+    );
 
     // the same answers as --json, when asked
-    let r = client.call_tool(call("search", json!({"query": "retry jitter", "json": true, "type": "lore"}))).await.unwrap();
+    let r = client
+        .call_tool(call(
+            "search",
+            json!({"query": "retry jitter", "json": true, "type": "lore"}),
+        ))
+        .await
+        .unwrap();
     let j: Value = serde_json::from_str(&text(&r)).expect("search json");
     assert_eq!(j["mode"], "bm25", "no model here: hybrid falls back");
     assert!(j["notice"].as_str().unwrap().contains("brain model fetch"));
-    assert!(j["results"].as_array().unwrap().iter().all(|h| h["type"] == "lore"));
-    let r = client.call_tool(call("get", json!({"path": "lore/sqlite-busy-timeout.md:16:2", "json": true}))).await.unwrap();
+    assert!(j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["type"] == "lore"));
+    let r = client
+        .call_tool(call(
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md:16:2", "json": true}),
+        ))
+        .await
+        .unwrap();
     let j: Value = serde_json::from_str(&text(&r)).expect("get json");
-    assert_eq!((j["start_line"].as_u64(), j["end_line"].as_u64()), (Some(16), Some(17)));
+    assert_eq!(
+        (j["start_line"].as_u64(), j["end_line"].as_u64()),
+        (Some(16), Some(17))
+    );
 
     let r = client.call_tool(call("status", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false));
@@ -96,20 +186,47 @@ async fn a_client_session_lists_and_calls_the_tools() {
     // bad arguments are tool errors the model can read, and the server lives on
     let bad = [
         ("search", json!({"query": "  "}), "empty query"),
-        ("search", json!({"query": "x", "mode": "fuzzy"}), "unknown variant"),
-        ("search", json!({"query": "x", "top": 0}), "top must be between 1 and"),
+        (
+            "search",
+            json!({"query": "x", "mode": "fuzzy"}),
+            "unknown variant",
+        ),
+        (
+            "search",
+            json!({"query": "x", "top": 0}),
+            "top must be between 1 and",
+        ),
         ("search", json!({"query": "x", "top": -3}), "invalid value"),
         ("search", json!({"query": "x", "limit": 3}), "unknown field"),
         ("search", json!({}), "missing field `query`"),
-        ("get", json!({"path": "../secret.md"}), "outside the brain folder"),
-        ("get", json!({"path": "/etc/passwd"}), "outside the brain folder"),
+        (
+            "get",
+            json!({"path": "../secret.md"}),
+            "outside the brain folder",
+        ),
+        (
+            "get",
+            json!({"path": "/etc/passwd"}),
+            "outside the brain folder",
+        ),
         ("get", json!({"path": "lore/nope.md"}), "no such note"),
-        ("get", json!({"path": "lore/sqlite-busy-timeout.md", "line": 0}), "numbered from 1"),
-        ("get", json!({"path": "lore/sqlite-busy-timeout.md", "line": 99}), "past the end"),
+        (
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "line": 0}),
+            "numbered from 1",
+        ),
+        (
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "line": 99}),
+            "past the end",
+        ),
         ("get", json!({"path": ""}), "path is empty"),
     ];
     for (tool, args, expect) in bad {
-        let r = client.call_tool(call(tool, args.clone())).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+        let r = client
+            .call_tool(call(tool, args.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
         assert_eq!(r.is_error, Some(true), "{tool} {args}: {}", text(&r));
         assert!(text(&r).contains(expect), "{tool} {args}: {}", text(&r));
     }
@@ -139,8 +256,11 @@ fn send(stdin: &mut ChildStdin, msg: Value) {
 
 fn answer(rx: &Receiver<String>, id: u64, seen: &mut Vec<Value>) -> Value {
     loop {
-        let line = rx.recv_timeout(Duration::from_secs(60)).expect("an answer within a minute");
-        let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within a minute");
+        let msg: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
         seen.push(msg.clone());
         if msg["id"] == json!(id) {
@@ -164,28 +284,58 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();
 
-    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}),
+    );
     let init = answer(&rx, 1, &mut seen);
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "an older client's version is echoed: {init}");
+    assert_eq!(
+        init["result"]["protocolVersion"], "2025-06-18",
+        "an older client's version is echoed: {init}"
+    );
     assert_eq!(init["result"]["serverInfo"]["name"], "brain");
-    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
 
-    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "search", "arguments": {"query": "flag cleanup", "top": 2}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "search", "arguments": {"query": "flag cleanup", "top": 2}}}),
+    );
     let r = answer(&rx, 2, &mut seen);
     assert_eq!(r["result"]["isError"], false, "{r}");
-    assert!(r["result"].get("structuredContent").is_none(), "text only: Claude Code shows the model structuredContent alone");
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().starts_with("[1] [lore] lore/flag-cleanup-test-rework.md:"), "{r}");
+    assert!(
+        r["result"].get("structuredContent").is_none(),
+        "text only: Claude Code shows the model structuredContent alone"
+    );
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("[1] [lore] lore/flag-cleanup-test-rework.md:"),
+        "{r}"
+    );
 
-    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "get", "arguments": {"path": "/etc/passwd"}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "get", "arguments": {"path": "/etc/passwd"}}}),
+    );
     let r = answer(&rx, 3, &mut seen);
     assert_eq!(r["result"]["isError"], true, "{r}");
 
-    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "delete_everything", "arguments": {}}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "delete_everything", "arguments": {}}}),
+    );
     let r = answer(&rx, 4, &mut seen);
-    assert!(r.get("error").is_some() || r["result"]["isError"] == true, "an unknown tool is refused: {r}");
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "an unknown tool is refused: {r}"
+    );
 
     drop(stdin);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -193,7 +343,10 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(std::time::Instant::now() < deadline, "brain mcp did not exit after stdin closed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "brain mcp did not exit after stdin closed"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
@@ -202,7 +355,8 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     // everything that reached stdout was a protocol message (checked as it was read)
     while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
-        let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        let msg: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert_eq!(msg["jsonrpc"], "2.0");
     }
     assert!(seen.len() >= 4);

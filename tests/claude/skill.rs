@@ -60,14 +60,22 @@ fn command_lines(markdown: &str) -> Vec<Found> {
             Some(lang) if ["", "bash", "sh", "shell", "console"].contains(&lang.as_str()) => {
                 let cmd = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
                 if cmd.starts_with("brain ") {
-                    found.push(Found { line: i + 1, argv: shell_words(cmd), in_block: true });
+                    found.push(Found {
+                        line: i + 1,
+                        argv: shell_words(cmd),
+                        in_block: true,
+                    });
                 }
             }
             Some(_) => {}
             None => {
                 for (j, span) in text.split('`').enumerate() {
                     if j % 2 == 1 && span.starts_with("brain ") {
-                        found.push(Found { line: i + 1, argv: shell_words(span), in_block: false });
+                        found.push(Found {
+                            line: i + 1,
+                            argv: shell_words(span),
+                            in_block: false,
+                        });
                     }
                 }
             }
@@ -78,24 +86,42 @@ fn command_lines(markdown: &str) -> Vec<Found> {
 
 fn is_usage_error(code: i32, stderr: &str) -> bool {
     code == 2
-        && ["Usage:", "unexpected argument", "unrecognized subcommand", "invalid value", "required arguments"]
-            .iter()
-            .any(|s| stderr.contains(s))
+        && [
+            "Usage:",
+            "unexpected argument",
+            "unrecognized subcommand",
+            "invalid value",
+            "required arguments",
+        ]
+        .iter()
+        .any(|s| stderr.contains(s))
 }
 
 #[test]
 fn shell_words_split_like_a_shell() {
-    assert_eq!(shell_words(r#"brain search "a b" 'c' d  # note"#), ["brain", "search", "a b", "c", "d"]);
-    assert_eq!(shell_words("brain search wal#1"), ["brain", "search", "wal#1"]);
+    assert_eq!(
+        shell_words(r#"brain search "a b" 'c' d  # note"#),
+        ["brain", "search", "a b", "c", "d"]
+    );
+    assert_eq!(
+        shell_words("brain search wal#1"),
+        ["brain", "search", "wal#1"]
+    );
 }
 
 #[test]
 fn every_command_line_in_the_skill_parses_and_the_examples_run() {
     let skill = std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap();
     let found = command_lines(&skill);
-    assert!(found.iter().filter(|f| f.in_block).count() >= 8, "too few examples: {found:?}");
+    assert!(
+        found.iter().filter(|f| f.in_block).count() >= 8,
+        "too few examples: {found:?}"
+    );
     for sub in ["search", "get", "status"] {
-        assert!(found.iter().any(|f| f.argv[1] == sub), "no example of brain {sub}");
+        assert!(
+            found.iter().any(|f| f.argv[1] == sub),
+            "no example of brain {sub}"
+        );
     }
     let b = Brain::example();
     let mut checked = 0;
@@ -108,7 +134,10 @@ fn every_command_line_in_the_skill_parses_and_the_examples_run() {
         }
         let r = b.run(&run_args);
         if PENDING.contains(&args[0]) && r.stderr().contains("unrecognized subcommand") {
-            eprintln!("SKILL.md:{}: skipped until '{}' is merged: {:?}", f.line, args[0], f.argv);
+            eprintln!(
+                "SKILL.md:{}: skipped until '{}' is merged: {:?}",
+                f.line, args[0], f.argv
+            );
             continue;
         }
         assert!(
@@ -119,7 +148,14 @@ fn every_command_line_in_the_skill_parses_and_the_examples_run() {
             r.stderr()
         );
         if f.in_block || help_only {
-            assert_eq!(r.code(), 0, "SKILL.md:{}: {:?} failed:\n{}", f.line, f.argv, r.stderr());
+            assert_eq!(
+                r.code(),
+                0,
+                "SKILL.md:{}: {:?} failed:\n{}",
+                f.line,
+                f.argv,
+                r.stderr()
+            );
         }
         checked += 1;
     }
@@ -132,5 +168,8 @@ fn the_skill_examples_find_what_they_promise() {
     let j = b.ok(&["search", "busy_timeout", "--json"]).json();
     assert_eq!(j["results"][0]["path"], "lore/sqlite-busy-timeout.md");
     let out = b.ok(&["get", "lore/sqlite-busy-timeout.md:16:10"]).stdout();
-    assert!(out.contains("busy_timeout"), "the skill reads line 16 for busy_timeout:\n{out}");
+    assert!(
+        out.contains("busy_timeout"),
+        "the skill reads line 16 for busy_timeout:\n{out}"
+    );
 }

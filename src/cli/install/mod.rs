@@ -50,7 +50,9 @@ impl Setup {
             _ => exe.to_string_lossy().into_owned(),
         };
         let skill = claude::skill_path().context("no home folder to install the skill into")?;
-        let data_dir_env = std::env::var_os("BRAIN_DATA_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
+        let data_dir_env = std::env::var_os("BRAIN_DATA_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         let autostart = autostart::for_this_os(&ServeCommand {
             exe: &exe,
             root: &config.root,
@@ -63,7 +65,7 @@ impl Setup {
             program,
             on_path,
             skill,
-            config_file: Config::file_path(),
+            config_file: brain::config::config_file_path(),
             autostart,
             record,
             config,
@@ -83,7 +85,12 @@ impl Setup {
 }
 
 /// One line of the report: `skill      installed     /path`.
-fn line(out: &mut impl Write, what: &str, outcome: &str, detail: impl AsRef<str>) -> io::Result<()> {
+fn line(
+    out: &mut impl Write,
+    what: &str,
+    outcome: &str,
+    detail: impl AsRef<str>,
+) -> io::Result<()> {
     writeln!(out, "{what:<10} {outcome:<13} {}", detail.as_ref())
 }
 
@@ -105,14 +112,23 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
         }
         report_path(&setup, &mut out)?;
         if !brain::embed::is_installed(&setup.config) {
-            line(&mut out, "model", "to do", "search by meaning needs the model, once: brain model fetch")?;
+            line(
+                &mut out,
+                "model",
+                "to do",
+                "search by meaning needs the model, once: brain model fetch",
+            )?;
         }
         report_mcp(&setup, &mut out)?;
         if !setup.dry_run {
             setup.record.save()?;
         }
     }
-    Ok(if setup.failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if setup.failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {
@@ -125,10 +141,20 @@ fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()>
         }
         State::Missing => (s.did("install", "installed"), String::new()),
         State::Outdated => (s.did("update", "updated"), " (an older brain's)".into()),
-        State::Edited if force => (s.did("replace", "replaced"), " (your edits are gone: --force)".into()),
+        State::Edited if force => (
+            s.did("replace", "replaced"),
+            " (your edits are gone: --force)".into(),
+        ),
         State::Edited => {
             s.failed = true;
-            line(out, "skill", "kept", format!("{shown}: edited since brain installed it; 'brain install --force' replaces it"))?;
+            line(
+                out,
+                "skill",
+                "kept",
+                format!(
+                    "{shown}: edited since brain installed it; 'brain install --force' replaces it"
+                ),
+            )?;
             return Ok(());
         }
     };
@@ -147,7 +173,12 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     }
     if root.exists() {
         s.failed = true;
-        return Ok(line(out, "brain", "not a folder", format!("{}: move it away or pass --dir", root.display()))?);
+        return Ok(line(
+            out,
+            "brain",
+            "not a folder",
+            format!("{}: move it away or pass --dir", root.display()),
+        )?);
     }
     if !s.dry_run {
         for folder in DEFAULT_TYPE_FOLDERS {
@@ -155,27 +186,47 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
     }
-    let folders: Vec<String> = DEFAULT_TYPE_FOLDERS.iter().map(|f| format!("{f}/")).collect();
-    line(out, "brain", &s.did("create", "created"), format!("{} with {}", root.display(), folders.join(" ")))?;
+    let folders: Vec<String> = DEFAULT_TYPE_FOLDERS
+        .iter()
+        .map(|f| format!("{f}/"))
+        .collect();
+    line(
+        out,
+        "brain",
+        &s.did("create", "created"),
+        format!("{} with {}", root.display(), folders.join(" ")),
+    )?;
     Ok(())
 }
 
 fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
-    let Some(path) = s.config_file.clone() else { return Ok(()) };
+    let Some(path) = s.config_file.clone() else {
+        return Ok(());
+    };
     if path.exists() {
         return Ok(line(out, "config", "exists", path.display().to_string())?);
     }
     if !s.dry_run {
         managed::write(&path, brain::config::EXAMPLE_CONFIG)?;
     }
-    line(out, "config", &s.did("write", "wrote"), format!("{} (every setting commented out)", path.display()))?;
+    line(
+        out,
+        "config",
+        &s.did("write", "wrote"),
+        format!("{} (every setting commented out)", path.display()),
+    )?;
     Ok(())
 }
 
 fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {
     let Some(a) = s.autostart.clone() else {
         s.failed = true;
-        line(out, "autostart", "unsupported", "login items exist for macOS (LaunchAgent) and Linux (systemd user unit)")?;
+        line(
+            out,
+            "autostart",
+            "unsupported",
+            "login items exist for macOS (LaunchAgent) and Linux (systemd user unit)",
+        )?;
         return Ok(());
     };
     let shown = a.path.display().to_string();
@@ -189,7 +240,12 @@ fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result
         State::Edited if force => s.did("replace", "replaced"),
         State::Edited => {
             s.failed = true;
-            line(out, "autostart", "kept", format!("{shown}: edited since brain installed it; --force replaces it"))?;
+            line(
+                out,
+                "autostart",
+                "kept",
+                format!("{shown}: edited since brain installed it; --force replaces it"),
+            )?;
             return Ok(());
         }
     };
@@ -199,7 +255,12 @@ fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result
     }
     line(out, "autostart", &outcome, &shown)?;
     if outcome != "up to date" {
-        line(out, "", "", format!("starts at the next login; to start it now: {}", a.start))?;
+        line(
+            out,
+            "",
+            "",
+            format!("starts at the next login; to start it now: {}", a.start),
+        )?;
     }
     Ok(())
 }
@@ -222,11 +283,26 @@ fn report_path(s: &Setup, out: &mut impl Write) -> Result<()> {
 fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
     match claude::registration() {
         Registration::None => {
-            line(out, "mcp", "to do", "register the MCP server with Claude Code, once:")?;
+            line(
+                out,
+                "mcp",
+                "to do",
+                "register the MCP server with Claude Code, once:",
+            )?;
             writeln!(out, "\n    {}\n", claude::mcp_add_line(&s.program))?;
         }
-        Registration::User => line(out, "mcp", "registered", "with Claude Code, for every project")?,
-        Registration::Local(folder) => line(out, "mcp", "registered", format!("with Claude Code, for {folder} only"))?,
+        Registration::User => line(
+            out,
+            "mcp",
+            "registered",
+            "with Claude Code, for every project",
+        )?,
+        Registration::Local(folder) => line(
+            out,
+            "mcp",
+            "registered",
+            format!("with Claude Code, for {folder} only"),
+        )?,
     }
     Ok(())
 }
@@ -237,19 +313,53 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     let skill = s.skill.display().to_string();
     match s.record.state(&s.skill, claude::SKILL)? {
         State::Current => line(out, "skill", "ok", &skill)?,
-        State::Missing => fail(s, out, "skill", "missing", format!("{skill}: run 'brain install'"))?,
-        State::Outdated => fail(s, out, "skill", "outdated", format!("{skill}: an older brain's; 'brain install' updates it"))?,
-        State::Edited => fail(s, out, "skill", "edited", format!("{skill}: differs from what brain installed; 'brain install --force' replaces it"))?,
+        State::Missing => fail(
+            s,
+            out,
+            "skill",
+            "missing",
+            format!("{skill}: run 'brain install'"),
+        )?,
+        State::Outdated => fail(
+            s,
+            out,
+            "skill",
+            "outdated",
+            format!("{skill}: an older brain's; 'brain install' updates it"),
+        )?,
+        State::Edited => fail(
+            s,
+            out,
+            "skill",
+            "edited",
+            format!(
+                "{skill}: differs from what brain installed; 'brain install --force' replaces it"
+            ),
+        )?,
     }
     let root = s.config.root.display().to_string();
     if s.config.root.is_dir() {
         line(out, "brain", "ok", &root)?;
     } else {
-        fail(s, out, "brain", "missing", format!("{root}: 'brain install' creates it"))?;
+        fail(
+            s,
+            out,
+            "brain",
+            "missing",
+            format!("{root}: 'brain install' creates it"),
+        )?;
     }
     match &s.config_file {
         Some(p) if p.is_file() => line(out, "config", "ok", p.display().to_string())?,
-        Some(p) => line(out, "config", "none", format!("defaults apply ('brain install' writes an example to {})", p.display()))?,
+        Some(p) => line(
+            out,
+            "config",
+            "none",
+            format!(
+                "defaults apply ('brain install' writes an example to {})",
+                p.display()
+            ),
+        )?,
         None => line(out, "config", "none", "defaults apply")?,
     }
     match s.autostart.clone() {
@@ -266,24 +376,73 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         }
     }
     match &s.on_path {
-        Some(found) if claude::is_this_binary(found, &s.exe) => line(out, "path", "ok", found.display().to_string())?,
-        Some(found) => line(out, "path", "other", format!("'brain' on PATH is {}, not this {}", found.display(), s.exe.display()))?,
-        None => fail(s, out, "path", "missing", format!("'brain' is not on PATH, and the skill runs it: ln -s {} ~/.local/bin/brain", s.exe.display()))?,
+        Some(found) if claude::is_this_binary(found, &s.exe) => {
+            line(out, "path", "ok", found.display().to_string())?
+        }
+        Some(found) => line(
+            out,
+            "path",
+            "other",
+            format!(
+                "'brain' on PATH is {}, not this {}",
+                found.display(),
+                s.exe.display()
+            ),
+        )?,
+        None => fail(
+            s,
+            out,
+            "path",
+            "missing",
+            format!(
+                "'brain' is not on PATH, and the skill runs it: ln -s {} ~/.local/bin/brain",
+                s.exe.display()
+            ),
+        )?,
     }
     match claude::registration() {
-        Registration::User => line(out, "mcp", "ok", "registered with Claude Code for every project")?,
-        Registration::Local(folder) => line(out, "mcp", "ok", format!("registered with Claude Code for {folder}"))?,
-        Registration::None => line(out, "mcp", "off", format!("optional: {}", claude::mcp_add_line(&s.program)))?,
+        Registration::User => line(
+            out,
+            "mcp",
+            "ok",
+            "registered with Claude Code for every project",
+        )?,
+        Registration::Local(folder) => line(
+            out,
+            "mcp",
+            "ok",
+            format!("registered with Claude Code for {folder}"),
+        )?,
+        Registration::None => line(
+            out,
+            "mcp",
+            "off",
+            format!("optional: {}", claude::mcp_add_line(&s.program)),
+        )?,
     }
     if brain::embed::is_installed(&s.config) {
         line(out, "model", "ok", &s.config.model)?;
     } else {
-        line(out, "model", "off", format!("{} not installed: keyword search only until 'brain model fetch'", s.config.model))?;
+        line(
+            out,
+            "model",
+            "off",
+            format!(
+                "{} not installed: keyword search only until 'brain model fetch'",
+                s.config.model
+            ),
+        )?;
     }
     Ok(())
 }
 
-fn fail(s: &mut Setup, out: &mut impl Write, what: &str, outcome: &str, detail: String) -> io::Result<()> {
+fn fail(
+    s: &mut Setup,
+    out: &mut impl Write,
+    what: &str,
+    outcome: &str,
+    detail: String,
+) -> io::Result<()> {
     s.failed = true;
     line(out, what, outcome, detail)
 }
@@ -306,36 +465,80 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
     }
     if let Some(a) = s.autostart.clone() {
         if a.path.exists() {
-            let removed = remove(&mut s, &mut out, "autostart", &a.path, &a.content, args.force)?;
+            let removed = remove(
+                &mut s,
+                &mut out,
+                "autostart",
+                &a.path,
+                &a.content,
+                args.force,
+            )?;
             if removed {
                 for leftover in a.leftovers.iter().filter(|p| p.symlink_metadata().is_ok()) {
                     if !s.dry_run {
-                        std::fs::remove_file(leftover).with_context(|| format!("removing {}", leftover.display()))?;
+                        std::fs::remove_file(leftover)
+                            .with_context(|| format!("removing {}", leftover.display()))?;
                     }
-                    line(&mut out, "", &s.did("remove", "removed"), leftover.display().to_string())?;
+                    line(
+                        &mut out,
+                        "",
+                        &s.did("remove", "removed"),
+                        leftover.display().to_string(),
+                    )?;
                 }
-                line(&mut out, "", "", format!("if it is running, stop it: {}", a.stop))?;
+                line(
+                    &mut out,
+                    "",
+                    "",
+                    format!("if it is running, stop it: {}", a.stop),
+                )?;
             }
         }
     }
     let registration = claude::registration();
     if registration != Registration::None {
-        line(&mut out, "mcp", "to do", "Claude Code's settings are its own; unregister the server with:")?;
+        line(
+            &mut out,
+            "mcp",
+            "to do",
+            "Claude Code's settings are its own; unregister the server with:",
+        )?;
         writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
     }
-    line(&mut out, "notes", "kept", s.config.root.display().to_string())?;
-    line(&mut out, "index", "kept", format!("{} (index and models)", s.config.data_dir.display()))?;
+    line(
+        &mut out,
+        "notes",
+        "kept",
+        s.config.root.display().to_string(),
+    )?;
+    line(
+        &mut out,
+        "index",
+        "kept",
+        format!("{} (index and models)", s.config.data_dir.display()),
+    )?;
     if let Some(p) = s.config_file.as_ref().filter(|p| p.exists()) {
         line(&mut out, "config", "kept", p.display().to_string())?;
     }
     if !s.dry_run {
         s.record.save()?;
     }
-    Ok(if s.failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if s.failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Removes a managed file unless someone edited it (and `force` is off). True if removed.
-fn remove(s: &mut Setup, out: &mut impl Write, what: &str, path: &Path, shipped: &str, force: bool) -> Result<bool> {
+fn remove(
+    s: &mut Setup,
+    out: &mut impl Write,
+    what: &str,
+    path: &Path,
+    shipped: &str,
+    force: bool,
+) -> Result<bool> {
     let shown = path.display().to_string();
     match s.record.state(path, shipped)? {
         State::Missing => {

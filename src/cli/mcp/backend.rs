@@ -30,7 +30,11 @@ pub struct Backend {
 impl Backend {
     /// A backend for `config.root`; nothing is opened or connected yet.
     pub fn new(config: Config, daemon: DaemonArgs) -> Backend {
-        Backend { config, daemon, engine: Mutex::new(None) }
+        Backend {
+            config,
+            daemon,
+            engine: Mutex::new(None),
+        }
     }
 
     /// The brain folder.
@@ -67,7 +71,10 @@ impl Backend {
 
     fn engine(&self) -> Result<Arc<Engine>> {
         // A panic elsewhere while holding the lock leaves only an Option behind: still usable.
-        let mut slot = self.engine.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self
+            .engine
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(engine) = slot.as_ref() {
             return Ok(engine.clone());
         }

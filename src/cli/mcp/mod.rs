@@ -21,8 +21,9 @@ use tools::BrainTools;
 
 /// Runs `brain mcp` until the client hangs up.
 pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
-    let filter = EnvFilter::try_new(&args.log_level)
-        .map_err(|e| brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level)))?;
+    let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
+        brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
+    })?;
     // try_init: a second subscriber (tests, embedding) is not worth failing over.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -37,7 +38,10 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         .context("starting the MCP server's runtime")?;
     let served = runtime.block_on(async {
         let tools = BrainTools::new(Backend::new(config, args.daemon));
-        let service = tools.serve(rmcp::transport::stdio()).await.context("MCP handshake")?;
+        let service = tools
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP handshake")?;
         service.waiting().await.context("MCP session")?;
         Ok::<(), anyhow::Error>(())
     });

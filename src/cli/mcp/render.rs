@@ -22,7 +22,12 @@ pub fn search(r: &SearchResponse, root: &Path) -> String {
     let mut out = String::new();
     for (i, hit) in r.results.iter().enumerate() {
         let _ = writeln!(out, "[{}] [{}] {}:{}", i + 1, hit.kind, hit.path, hit.line);
-        let _ = writeln!(out, "    {}  ({})", hit.title, print::annotation(r.mode, hit));
+        let _ = writeln!(
+            out,
+            "    {}  ({})",
+            hit.title,
+            print::annotation(r.mode, hit)
+        );
         if !hit.snippet.is_empty() {
             let _ = writeln!(out, "    {}", hit.snippet);
         }
@@ -33,7 +38,12 @@ pub fn search(r: &SearchResponse, root: &Path) -> String {
         1 => "1 result".to_string(),
         n => format!("{n} results"),
     };
-    let _ = writeln!(out, "({count}, mode: {}; notes in {})", r.mode, root.display());
+    let _ = writeln!(
+        out,
+        "({count}, mode: {}; notes in {})",
+        r.mode,
+        root.display()
+    );
     if let Some(notice) = &r.notice {
         let _ = writeln!(out, "note: {notice}");
     }
@@ -105,7 +115,13 @@ mod tests {
             explain: None,
         };
         let text = search(&r, Path::new("/b"));
-        assert!(text.starts_with("(no results, mode: bm25; notes in /b)\n"), "{text}");
-        assert!(text.ends_with("note: semantic search off: run 'brain model fetch'\n"), "{text}");
+        assert!(
+            text.starts_with("(no results, mode: bm25; notes in /b)\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("note: semantic search off: run 'brain model fetch'\n"),
+            "{text}"
+        );
     }
 }

@@ -118,7 +118,10 @@ pub struct BrainTools {
 impl BrainTools {
     /// Tools answering from `backend`.
     pub fn new(backend: Backend) -> BrainTools {
-        BrainTools { backend: Arc::new(backend), tool_router: Self::tool_router() }
+        BrainTools {
+            backend: Arc::new(backend),
+            tool_router: Self::tool_router(),
+        }
     }
 
     /// Runs blocking engine work off the protocol task, so a slow search never stalls
@@ -144,13 +147,19 @@ impl BrainTools {
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         if args.top == 0 || args.top as usize > MAX_TOP {
-            return failure(format!("top must be between 1 and {MAX_TOP}, got {}", args.top));
+            return failure(format!(
+                "top must be between 1 and {MAX_TOP}, got {}",
+                args.top
+            ));
         }
         let request = SearchRequest {
             query: args.query,
             mode: args.mode.into(),
             top: args.top as usize,
-            filters: Filters { kind: args.kind, tag: args.tag },
+            filters: Filters {
+                kind: args.kind,
+                tag: args.tag,
+            },
             sync: true,
             explain: false,
         };
@@ -223,7 +232,11 @@ fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
     if args.count == Some(0) {
         return Err("count must be at least 1".into());
     }
-    Ok(NoteRef { path: args.path.clone(), line: Some(args.line.unwrap_or(1)), count: args.count })
+    Ok(NoteRef {
+        path: args.path.clone(),
+        line: Some(args.line.unwrap_or(1)),
+        count: args.count,
+    })
 }
 
 fn success(text: String) -> CallToolResult {

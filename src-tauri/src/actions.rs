@@ -1,0 +1,260 @@
+//! What the app does, each in one place however it is asked (tray, hotkey or panel).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{anyhow, bail, Context};
+use brain::desktop::copy::{self, CopyKind};
+use brain::desktop::launch::{self, Launch, Platform};
+use brain::desktop::status_line::Activity;
+use brain::desktop::{cli_path, first_run};
+use tauri::{AppHandle, Emitter, Manager};
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use tauri_plugin_dialog::DialogExt;
+
+use crate::download;
+use crate::host::Host;
+use crate::panel::{self, PANEL};
+use crate::setup;
+use crate::state::{AppState, PanelStatus};
+
+/// Sent to the page with a [`PanelStatus`] whenever it changes.
+pub const STATUS_EVENT: &str = "status";
+
+/// Opens the note at `rel` (relative to the brain) as `[app] open_with` says, and hides the panel.
+pub fn open_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
+    let state = app.state::<AppState>();
+    let path = state.note_path(rel)?;
+    let (open_with, _) = state.open_with();
+    run(
+        app,
+        "open",
+        &path,
+        vec![launch::open_note(&open_with, &path, Platform::current())],
+    )?;
+    panel::hide(app);
+    Ok(())
+}
+
+/// Shows the note at `rel` in the file manager, and hides the panel.
+pub fn reveal_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
+    let path = app.state::<AppState>().note_path(rel)?;
+    run(
+        app,
+        "reveal",
+        &path,
+        launch::reveal(&path, Platform::current()),
+    )?;
+    panel::hide(app);
+    Ok(())
+}
+
+/// Copies the note's path or wikilink; returns the text copied.
+pub fn copy_note(app: &AppHandle, rel: &str, kind: CopyKind) -> anyhow::Result<String> {
+    let state = app.state::<AppState>();
+    let path = state.note_path(rel)?;
+    let root = std::fs::canonicalize(&state.config().root).context("brain folder")?;
+    let rel = path
+        .strip_prefix(&root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| rel.to_string());
+    let text = copy::text(kind, &rel, &path.to_string_lossy());
+    clip(app, &text)?;
+    Ok(text)
+}
+
+/// Opens the brain folder in the file manager.
+pub fn open_brain_folder(app: &AppHandle) -> anyhow::Result<()> {
+    let root = app.state::<AppState>().config().root;
+    if !root.is_dir() {
+        bail!("{} does not exist yet", root.display());
+    }
+    run(
+        app,
+        "folder",
+        &root,
+        vec![launch::open_folder(&root, Platform::current())],
+    )
+}
+
+/// Copies the absolute path of the `brain` command.
+pub fn copy_cli_path(app: &AppHandle) -> anyhow::Result<()> {
+    let cli = cli_path::find_current().ok_or_else(|| {
+        anyhow!("the brain command was not found next to the app, on PATH or in ~/.cargo/bin")
+    })?;
+    clip(app, &cli.to_string_lossy())
+}
+
+/// Syncs the index with the folder now (in the background).
+pub fn reindex(app: &AppHandle) -> anyhow::Result<()> {
+    let host = app
+        .state::<AppState>()
+        .host()
+        .ok_or_else(|| anyhow!("no brain folder yet"))?;
+    let app = app.clone();
+    std::thread::spawn(move || {
+        if let Err(e) = host.reindex() {
+            report(&app, "reindex", &e);
+        }
+    });
+    Ok(())
+}
+
+/// Downloads the pinned embedding model (`brain model fetch`, verified file by file) in
+/// the background, with progress in the status line, then reopens the brain so the
+/// backend loads the model and embeds every passage.
+pub fn download_model(app: &AppHandle) -> anyhow::Result<()> {
+    let state = app.state::<AppState>();
+    let config = state.config();
+    let manifest = brain::model::manifest(&config.model)?;
+    if !state.start_download() {
+        bail!("the model is already downloading");
+    }
+    let total = manifest.total_size();
+    let app = app.clone();
+    std::thread::spawn(move || {
+        let state = app.state::<AppState>();
+        let mut files = download::Files::default();
+        let mut shown = u64::MAX;
+        let fetched = brain::model::fetch(
+            &config,
+            &config.model,
+            &brain::model::fetch::hub_url(),
+            &mut |p| {
+                let done = files.update(p);
+                // One update per percent: enough for a status line, cheap for the tray.
+                let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
+                if percent != shown {
+                    shown = percent;
+                    state.set_activity(Activity::Downloading { done, total });
+                    status_changed(&app);
+                }
+            },
+        );
+        state.finish_download();
+        match fetched {
+            Ok(_) => {
+                state.set_activity(Activity::Idle);
+                if let Err(e) = open_brain(&app) {
+                    report(&app, "opening the brain", &e);
+                }
+            }
+            Err(e) => report(&app, "model download", &e.into()),
+        }
+    });
+    Ok(())
+}
+
+/// Creates the configured brain folder (`~/.brain` by default) with its type folders, and opens it.
+pub fn create_brain(app: &AppHandle) -> anyhow::Result<PanelStatus> {
+    let root = app.state::<AppState>().config().root;
+    first_run::create_brain(&root)?;
+    open_brain(app)?;
+    Ok(app.state::<AppState>().status())
+}
+
+/// Asks for a folder, remembers it in the config file, and opens it. `Ok(None)` when the
+/// person cancels.
+pub fn choose_folder(app: &AppHandle) -> anyhow::Result<Option<PanelStatus>> {
+    let state = app.state::<AppState>();
+    let Some(picked) = app
+        .dialog()
+        .file()
+        .set_title("Choose the folder of your notes")
+        .blocking_pick_folder()
+    else {
+        return Ok(None);
+    };
+    let root = picked
+        .into_path()
+        .context("the chosen folder is not a local path")?;
+    let file = brain::config::config_file_path()
+        .ok_or_else(|| anyhow!("no config folder: set BRAIN_CONFIG"))?;
+    first_run::save_root(&file, &root)?;
+    let mut config = state.config();
+    config.root = root;
+    state.set_config(config);
+    open_brain(app)?;
+    Ok(Some(state.status()))
+}
+
+/// Opens the configured brain if its folder exists (closing the one open before).
+pub fn open_brain(app: &AppHandle) -> anyhow::Result<()> {
+    let state = app.state::<AppState>();
+    state.set_host(None);
+    let config = state.config();
+    if config.root.is_dir() {
+        let handle = app.clone();
+        let host = Host::start(config, move |activity| {
+            if handle.state::<AppState>().set_activity(activity) {
+                status_changed(&handle);
+            }
+        })?;
+        state.set_host(Some(host));
+    }
+    status_changed(app);
+    Ok(())
+}
+
+/// Tells the panel and the tray that the status changed.
+pub fn status_changed(app: &AppHandle) {
+    let status = app.state::<AppState>().status();
+    let _ = app.emit_to(PANEL, STATUS_EVENT, &status);
+    setup::refresh_tray(app, &status);
+}
+
+/// Shows a failure where the person will see it: the status line (tray and panel).
+pub fn report(app: &AppHandle, what: &str, error: &anyhow::Error) {
+    tracing::warn!(error = %format!("{error:#}"), "{what} failed");
+    app.state::<AppState>()
+        .set_activity(Activity::Failed(format!("{what}: {error:#}")));
+    status_changed(app);
+}
+
+fn clip(app: &AppHandle, text: &str) -> anyhow::Result<()> {
+    if let Some(file) = &app.state::<AppState>().capture {
+        return capture(file, "copy", text);
+    }
+    app.clipboard()
+        .write_text(text)
+        .context("could not write the clipboard")
+}
+
+/// Starts the first of `launches` that works, in the background; with `BRAIN_CAPTURE_OPEN`
+/// set, records `what` and `target` there instead.
+fn run(app: &AppHandle, what: &str, target: &Path, launches: Vec<Launch>) -> anyhow::Result<()> {
+    if let Some(file) = &app.state::<AppState>().capture {
+        return capture(file, what, &target.to_string_lossy());
+    }
+    let app = app.clone();
+    let what = what.to_string();
+    std::thread::spawn(move || {
+        let mut last = anyhow!("nothing to run");
+        for l in &launches {
+            let status = Command::new(&l.program)
+                .args(&l.args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            match status {
+                Ok(s) if s.success() => return,
+                Ok(s) => last = anyhow!("{} exited with {s}", l.program),
+                Err(e) => last = anyhow!("could not run {}: {e}", l.program),
+            }
+        }
+        report(&app, &what, &last);
+    });
+    Ok(())
+}
+
+/// Appends `what<TAB>value` to the capture file.
+fn capture(file: &Path, what: &str, value: &str) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .with_context(|| format!("capture file {}", file.display()))?;
+    writeln!(f, "{what}\t{value}").with_context(|| format!("capture file {}", file.display()))
+}

@@ -1,0 +1,86 @@
+//! brain's menu-bar app: a tray icon, a global hotkey and a Spotlight-style search panel
+//! over [`brain::Engine`]. The app is glue: searching, reading and every decision worth a
+//! test live in the `brain` library (`brain::desktop` for the app-facing parts).
+//!
+//! - [`setup`]: tray, hotkey, first look at the brain folder.
+//! - [`panel`]: the panel window (show, hide, toggle, placement).
+//! - [`commands`]: what the page may call; [`actions`]: what they, the tray and the hotkey do.
+//! - [`state`] and [`host`]: the open brain and the thread that keeps its index fresh.
+#![deny(missing_docs)]
+
+pub mod actions;
+pub mod commands;
+pub mod download;
+pub mod host;
+pub mod menu;
+pub mod panel;
+pub mod setup;
+pub mod state;
+
+use anyhow::Context;
+use tauri::{Manager, WindowEvent};
+
+use crate::state::AppState;
+
+/// Builds the app around `config`: plugins, state, commands, window behaviour.
+pub fn builder(config: brain::Config) -> tauri::Builder<tauri::Wry> {
+    tauri::Builder::default()
+        .plugin(tauri_plugin_global_shortcut::Builder::new().build())
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .plugin(tauri_plugin_dialog::init())
+        .manage(AppState::new(config))
+        .manage(panel::ShownAt::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::search,
+            commands::preview,
+            commands::open,
+            commands::reveal,
+            commands::copy,
+            commands::status,
+            commands::reindex,
+            commands::hide_panel,
+            commands::create_brain,
+            commands::choose_folder,
+            commands::download_model,
+        ])
+        .setup(|app| setup::init(app).map_err(Into::into))
+        .on_window_event(|window, event| {
+            // Spotlight behaviour: clicking elsewhere dismisses the panel.
+            if window.label() == panel::PANEL && matches!(event, WindowEvent::Focused(false)) {
+                panel::blurred(window.app_handle());
+            }
+        })
+}
+
+/// Runs the app until Quit.
+pub fn run() {
+    if let Err(e) = try_run() {
+        eprintln!("brain-app: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn try_run() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config =
+        brain::Config::load(Default::default()).context("could not read brain's settings")?;
+    let app = builder(config)
+        .build(tauri::generate_context!())
+        .context("could not start the app")?;
+    app.run(|app, event| match event {
+        // Hiding the panel is not quitting: a menu-bar app lives until Quit.
+        tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        // Stop the backend properly: socket removed, lock released, batches committed.
+        tauri::RunEvent::Exit => app.state::<AppState>().set_host(None),
+        _ => {}
+    });
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! What the app holds while it runs (managed by Tauri): the settings, the open brain, what
+//! it is busy with, and the hotkey's fate. Commands, the tray and the hotkey all read it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use anyhow::{anyhow, Context};
+use brain::desktop::launch::OpenWith;
+use brain::desktop::status_line::{self, Activity};
+use brain::passage::{self, NoteRef, Passage};
+use brain::search::{Mode, SearchRequest, SearchResponse};
+use brain::Config;
+use serde::Serialize;
+
+use crate::host::Host;
+
+/// Results the panel asks for: more than fit, so scrolling finds the rest.
+const PANEL_TOP: usize = 20;
+/// Lines of context the preview shows above the matched line.
+const PREVIEW_BEFORE: u32 = 4;
+/// Lines the preview shows in all.
+const PREVIEW_LINES: u32 = 40;
+
+/// The app's shared state.
+pub struct AppState {
+    config: RwLock<Config>,
+    host: RwLock<Option<Arc<Host>>>,
+    activity: Mutex<Activity>,
+    hotkey_notice: Mutex<Option<String>>,
+    downloading: AtomicBool,
+    /// `BRAIN_CAPTURE_OPEN`: open, reveal and copy write here instead of acting (for tests).
+    pub capture: Option<PathBuf>,
+}
+
+/// What the panel and the tray show about the app: one snapshot, sent on every change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PanelStatus {
+    /// The tray's status line.
+    pub line: String,
+    /// The brain folder.
+    pub root: String,
+    /// Whether it exists (false: the panel shows the first-run choice).
+    pub root_exists: bool,
+    /// Notes indexed.
+    pub notes: u64,
+    /// Whether the embedding model is installed (false: keywords only).
+    pub model_installed: bool,
+    /// The model's name.
+    pub model: String,
+    /// A sync or embedding pass is running.
+    pub indexing: bool,
+    /// The last failure, if the last action failed.
+    pub error: Option<String>,
+    /// The shortcut that toggles the panel.
+    pub hotkey: String,
+    /// Why the shortcut does not work, if it does not.
+    pub hotkey_notice: Option<String>,
+    /// Why `[app] open_with` is not used, if it is not.
+    pub open_with_notice: Option<String>,
+    /// Why the app is not brain's backend, if it is not.
+    pub backend_notice: Option<String>,
+}
+
+impl AppState {
+    /// State for `config`, with no brain open yet.
+    pub fn new(config: Config) -> AppState {
+        AppState {
+            config: RwLock::new(config),
+            host: RwLock::new(None),
+            activity: Mutex::new(Activity::Idle),
+            hotkey_notice: Mutex::new(None),
+            downloading: AtomicBool::new(false),
+            capture: std::env::var_os("BRAIN_CAPTURE_OPEN")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+
+    /// The settings now in force.
+    pub fn config(&self) -> Config {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Replaces the settings (after the first-run choice of folder).
+    pub fn set_config(&self, config: Config) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+    }
+
+    /// The open brain, if its folder exists.
+    pub fn host(&self) -> Option<Arc<Host>> {
+        self.host.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Installs (or clears) the open brain.
+    pub fn set_host(&self, host: Option<Host>) {
+        *self.host.write().unwrap_or_else(|e| e.into_inner()) = host.map(Arc::new);
+    }
+
+    fn open_host(&self) -> anyhow::Result<Arc<Host>> {
+        self.host()
+            .ok_or_else(|| anyhow!("no brain folder yet: create one or choose a folder"))
+    }
+
+    /// Records what the app is doing; returns false when nothing changed.
+    pub fn set_activity(&self, activity: Activity) -> bool {
+        let mut now = lock(&self.activity);
+        let changed = *now != activity;
+        *now = activity;
+        changed
+    }
+
+    /// Marks a model download as started; false when one already runs.
+    pub fn start_download(&self) -> bool {
+        !self.downloading.swap(true, Ordering::SeqCst)
+    }
+
+    /// Marks the model download as over.
+    pub fn finish_download(&self) {
+        self.downloading.store(false, Ordering::SeqCst);
+    }
+
+    /// Records why the hotkey does not work.
+    pub fn set_hotkey_notice(&self, notice: Option<String>) {
+        *lock(&self.hotkey_notice) = notice;
+    }
+
+    /// A search as the panel asks it (the backend skips the sync while its watcher keeps
+    /// the index fresh).
+    pub fn search(&self, query: String, mode: Mode) -> anyhow::Result<SearchResponse> {
+        let req = SearchRequest {
+            mode,
+            top: PANEL_TOP,
+            ..SearchRequest::new(query)
+        };
+        self.open_host()?.search(&req)
+    }
+
+    /// The lines around `line` of the note at `path`, for the preview pane.
+    pub fn preview(&self, path: String, line: u32) -> anyhow::Result<Passage> {
+        let start = line.saturating_sub(PREVIEW_BEFORE).max(1);
+        let note = NoteRef {
+            path,
+            line: Some(start),
+            count: Some(PREVIEW_LINES),
+        };
+        self.open_host()?.get(&note)
+    }
+
+    /// The real path of a note named by the panel, refusing anything outside the brain.
+    pub fn note_path(&self, rel: &str) -> anyhow::Result<PathBuf> {
+        Ok(passage::resolve(&self.config().root, rel)?)
+    }
+
+    /// How Enter opens notes; a bad setting falls back to the default with a notice.
+    pub fn open_with(&self) -> (OpenWith, Option<String>) {
+        match OpenWith::parse(&self.config().app.open_with) {
+            Ok(o) => (o, None),
+            Err(e) => (
+                OpenWith::Default,
+                Some(format!("{e}; opening with the default app")),
+            ),
+        }
+    }
+
+    /// The snapshot the panel and tray show.
+    pub fn status(&self) -> PanelStatus {
+        let config = self.config();
+        let mut activity = lock(&self.activity).clone();
+        let host = self.host();
+        let counts = host
+            .as_ref()
+            .map(|h| h.status().context("could not read the index"));
+        let (line, notes, model_installed) = match counts {
+            Some(Ok(s)) => {
+                // The backend knows best whether a sync is running (events can be missed).
+                if activity == Activity::Idle && s.backend.as_ref().is_some_and(|b| b.syncing) {
+                    activity = Activity::Indexing;
+                }
+                (
+                    status_line::status_line(&s, &activity, now_secs()),
+                    s.notes,
+                    s.model_installed,
+                )
+            }
+            Some(Err(e)) => (format!("Error: {e:#}"), 0, false),
+            None if config.root.is_dir() => ("Opening the brain…".to_string(), 0, false),
+            None => (
+                format!("No brain folder at {}", config.root.display()),
+                0,
+                false,
+            ),
+        };
+        PanelStatus {
+            line,
+            root: config.root.to_string_lossy().into_owned(),
+            root_exists: config.root.is_dir(),
+            notes,
+            model_installed,
+            model: config.model.clone(),
+            indexing: matches!(activity, Activity::Indexing | Activity::Embedding { .. }),
+            error: match activity {
+                Activity::Failed(m) => Some(m),
+                _ => None,
+            },
+            hotkey: config.app.hotkey.clone(),
+            hotkey_notice: lock(&self.hotkey_notice).clone(),
+            backend_notice: host.as_ref().and_then(|h| h.notice().map(str::to_string)),
+            open_with_notice: self.open_with().1,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not take the tray down with it; the data is still usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

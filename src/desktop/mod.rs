@@ -1,0 +1,13 @@
+//! What the menu-bar app needs from the core, kept here so that it is tested without a
+//! window system: how a note is opened or revealed ([`launch`]), what the copy shortcuts put
+//! on the clipboard ([`copy`]), the tray's status line ([`status_line`]), where the `brain`
+//! command is ([`cli_path`]), and the first-run brain folder ([`first_run`]).
+//!
+//! Nothing here starts a process or touches a window: functions return what to run, and
+//! the app runs it. The macOS variants are plain data, so they are tested on Linux too.
+
+pub mod cli_path;
+pub mod copy;
+pub mod first_run;
+pub mod launch;
+pub mod status_line;

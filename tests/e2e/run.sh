@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# End-to-end test of the menu-bar app, for real: builds brain-app, starts Xvfb on a display
+# of its own, tauri-driver and WebKitWebDriver, launches the app on a copy of
+# examples/brain with the panel shown, and drives the panel through WebDriver (plus the
+# global hotkey through xdotool). Prints `N passed, N failed`; exits non-zero on failure.
+# Leaves a screenshot, the timings and the logs in target/e2e/.
+#
+#   tests/e2e/run.sh            # set up (apt packages, tauri-driver) if needed, build, test
+#   E2E_NO_BUILD=1 tests/e2e/run.sh   # reuse the binary already built
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out="$repo/target/e2e"
+mkdir -p "$out"
+rm -f "$out"/*.png "$out"/*.log "$out/metrics.json"
+
+"$repo/scripts/setup-app-deps.sh" || { echo "setup failed"; exit 2; }
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+target_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps | jq -r .target_directory)
+app="$target_dir/debug/brain-app"
+cli="$target_dir/debug/brain"
+if [[ -z ${E2E_NO_BUILD:-} ]]; then
+  echo "building brain-app and brain..."
+  (cd "$repo" && cargo build -p brain-app -p brain --bin brain-app --bin brain --quiet) || { echo "build failed"; exit 2; }
+fi
+[[ -x $app && -x $cli ]] || { echo "no binaries in $target_dir/debug"; exit 2; }
+
+# ---- a brain of our own, so nothing of the user's is read or written -------------------
+work=$(mktemp -d)
+cp -r "$repo/examples/brain" "$work/brain"
+mkdir -m 700 "$work/run"
+capture="$work/captured.tsv"
+touch "$capture"
+cat >"$work/config.toml" <<'TOML'
+[app]
+hotkey = "Alt+Space"
+TOML
+export BRAIN_DIR="$work/brain" BRAIN_DATA_DIR="$work/data" BRAIN_CONFIG="$work/config.toml"
+export BRAIN_SHOW_PANEL=1 BRAIN_CAPTURE_OPEN="$capture" XDG_RUNTIME_DIR="$work/run" BRAIN_LOG=info
+root_real=$(realpath "$work/brain")
+
+# ---- everything started here is killed by PID on the way out ---------------------------
+pids=()
+session=""
+port=""
+cleanup() {
+  if [[ -n $session ]]; then
+    curl -s --max-time 10 -X DELETE "http://127.0.0.1:$port/session/$session" >/dev/null || true
+  fi
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    # tauri-driver runs in its own process group (setsid) with WebKitWebDriver and the app.
+    kill -- "-${pids[i]}" 2>/dev/null || kill "${pids[i]}" 2>/dev/null || true
+  done
+  sleep 0.3
+  for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+  local p
+  for _ in $(seq 50); do
+    p=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+  return 1
+}
+
+display=""
+for n in $(seq 90 160); do
+  if [[ ! -e /tmp/.X11-unix/X$n && ! -e /tmp/.X$n-lock ]]; then display=":$n"; break; fi
+done
+[[ -n $display ]] || { echo "no free X display"; exit 2; }
+setsid Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$out/xvfb.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [[ -e /tmp/.X11-unix/X${display#:} ]] && break; sleep 0.1; done
+export DISPLAY="$display"
+
+port=$(free_port) && native_port=$(free_port) || { echo "no free port"; exit 2; }
+setsid tauri-driver --port "$port" --native-port "$native_port" --native-driver "$(command -v WebKitWebDriver)" \
+  >"$out/driver.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -s --max-time 1 "http://127.0.0.1:$port/status" >/dev/null && break; sleep 0.1; done
+
+# ---- WebDriver in a few functions; every call has a time limit -------------------------
+base="http://127.0.0.1:$port"
+wd() { # METHOD PATH [JSON]
+  curl -s --max-time 30 -X "$1" -H 'Content-Type: application/json' ${3:+-d "$3"} "$base/session/$session$2"
+}
+js() { # SCRIPT [ARGS-JSON]: the script's return value, as JSON
+  wd POST /execute/sync "$(jq -nc --arg s "$1" --argjson a "${2:-[]}" '{script:$s,args:$a}')" | jq -c .value
+}
+query_el=""
+keys() { # TEXT: typed into the search box (WebDriver key codes allowed)
+  wd POST "/element/$query_el/value" "$(jq -nc --arg t "$1" '{text:$t}')" >/dev/null
+}
+wait_for() { # JS-CONDITION [SECONDS]: true once it holds
+  local deadline=$((SECONDS + ${2:-10}))
+  while ((SECONDS < deadline)); do
+    [[ $(js "return !!($1);") == true ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+type_slowly() { # TEXT: one keystroke at a time, as a person types, each answered before the next
+  local t=$1 i
+  for ((i = 0; i < ${#t}; i++)); do
+    keys "${t:i:1}"
+    sleep 0.15
+  done
+}
+clear_box() { js 'const q=document.getElementById("query"); q.value=""; q.dispatchEvent(new Event("input")); return true;' >/dev/null; }
+screenshot() { wd GET /screenshot | jq -r .value | base64 -d >"$1"; }
+panel_mapped() { xdotool search --onlyvisible --name '^Brain$' >/dev/null 2>&1; }
+panel_hidden() { ! panel_mapped; }
+
+DOWN=$'\uE015' UP=$'\uE013' ENTER=$'\uE007' TAB=$'\uE004' ESC=$'\uE00C' CTRL=$'\uE009' SHIFT=$'\uE008' NUL=$'\uE000'
+
+passed=0
+failed=0
+check() { # NAME COMMAND...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok   - $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL - $name"
+  fi
+}
+captured() { grep -qxF "$1" "$capture"; }
+
+# ---- the session -------------------------------------------------------------------------
+caps=$(jq -nc --arg app "$app" '{capabilities:{alwaysMatch:{"tauri:options":{application:$app}}}}')
+session=$(curl -s --max-time 60 -X POST -H 'Content-Type: application/json' -d "$caps" "$base/session" | jq -r '.value.sessionId // empty')
+check "WebDriver session starts the app" test -n "$session"
+if [[ -z $session ]]; then
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+query_el=$(wd POST /element '{"using":"css selector","value":"#query"}' | jq -r '.value | to_entries[0].value')
+
+check "panel loads with the search box" wait_for 'document.getElementById("query") && window.__brainPerf' 20
+check "status arrives: notes indexed" wait_for '/^Search [1-9][0-9]* notes/.test(document.getElementById("message-title").textContent)' 30
+check "no model: the panel says keywords only" \
+  wait_for 'document.getElementById("notice").textContent.includes("Keywords only")'
+js 'window.__alerts = []; window.alert = (m) => window.__alerts.push(String(m)); return true;' >/dev/null
+
+# The app is brain's warm backend: the CLI's answers come from it, over its socket.
+cli_status=$("$cli" status --json 2>"$out/cli.log")
+backend_pid=$(jq -r '.backend.pid // empty' <<<"$cli_status")
+check "the CLI is answered by the app's backend" \
+  test -n "$backend_pid" -a "$(readlink "/proc/$backend_pid/exe" 2>/dev/null)" = "$(realpath "$app")"
+check "the backend watches the folder" test "$(jq -r '.backend.watcher.state // empty' <<<"$cli_status")" = on
+cli_hit=$("$cli" search "sqlite wal checkpoint" --json 2>>"$out/cli.log" | jq -r '.results[0].path // empty')
+check "a CLI search answers through the socket" test "$cli_hit" = "lore/sqlite-wal-checkpoint-starvation.md"
+
+# Results as you type.
+keys "sqlite wal checkpoint"
+check "typing shows results" wait_for 'document.querySelectorAll("#results .row").length > 0'
+check "best hit is the WAL checkpoint note" \
+  wait_for 'document.querySelector("#results .row .path").textContent === "lore/sqlite-wal-checkpoint-starvation.md"'
+check "rows show badge, title, path and ranks" \
+  wait_for '[...document.querySelectorAll("#results .row")].every(r => r.querySelector(".badge").textContent && r.querySelector(".title").textContent && /^bm25=#\d+ sem=-$/.test(r.querySelector(".ranks").textContent))'
+check "snippets mark the matches" wait_for 'document.querySelector("#results .row .snippet mark")'
+check "preview shows the note around the match" \
+  wait_for 'document.getElementById("preview-path").textContent === "lore/sqlite-wal-checkpoint-starvation.md" && document.querySelector("#preview-text .pline.hit")'
+
+# The keyboard moves the selection; Enter asks to open the selected note.
+keys "$DOWN"
+check "Down selects the second row" wait_for 'document.querySelector("#results .row[aria-selected=true]").dataset.index === "1"'
+keys "$DOWN$UP$DOWN"
+second=$(js 'return document.querySelector("#results .row[aria-selected=true] .path").textContent;' | jq -r .)
+check "preview follows the selection" wait_for "document.getElementById('preview-path').textContent === '$second'"
+keys "${CTRL}c${NUL}"
+sleep 0.5
+check "Ctrl+C copies the selected note's path" captured "copy	$root_real/$second"
+keys "${CTRL}${SHIFT}c${NUL}"
+sleep 0.5
+check "Ctrl+Shift+C copies a [[type/slug]] link" captured "copy	[[${second%.md}]]"
+keys "$ENTER"
+sleep 0.5
+check "Enter asks to open the selected note (its real path)" captured "open	$root_real/$second"
+sleep 0.5
+check "opening hides the panel" panel_hidden
+
+# The global hotkey brings it back (xdotool presses it on the Xvfb display).
+for round in 1 2 3 4 5; do
+  before=$(js 'return window.__brainPerf.shown.length;')
+  if panel_mapped; then keys "$ESC"; sleep 0.5; fi
+  xdotool key --clearmodifiers alt+space
+  wait_for "window.__brainPerf.shown.length > $before" 5 || break
+  sleep 0.3
+done
+check "Alt+Space shows the panel again (5 times)" test "$(js 'return window.__brainPerf.shown.length;')" -ge 5
+check "the panel is on screen" panel_mapped
+check "the panel keeps the query, selected for retyping" wait_for 'document.activeElement.id === "query"'
+keys "${CTRL}${ENTER}${NUL}"
+sleep 0.5
+check "Ctrl+Enter asks to reveal the note in the file manager" captured "reveal	$(realpath "$work/brain")/$(js 'return document.querySelector("#results .row[aria-selected=true] .path").textContent;' | jq -r .)"
+sleep 0.3
+xdotool key --clearmodifiers alt+space
+wait_for 'document.activeElement.id === "query"' 5
+sleep 0.5
+
+# Tab cycles the mode; without a model, meaning search says why it cannot run.
+keys "$TAB"
+check "Tab switches to keyword mode" wait_for 'document.querySelector("#modes [data-mode=bm25]").getAttribute("aria-checked") === "true"'
+keys "$TAB"
+check "meaning mode without a model explains itself" \
+  wait_for 'document.getElementById("message-title").textContent === "Search failed" && /model/.test(document.getElementById("message-text").textContent)'
+keys "$TAB"
+check "Tab comes back to hybrid" wait_for 'document.querySelector("#modes [data-mode=hybrid]").getAttribute("aria-checked") === "true" && document.querySelectorAll("#results .row").length > 0'
+
+# Designed states: nothing found, empty box.
+clear_box
+keys "zqxjkv"
+check "no results has its own message" wait_for 'document.getElementById("message-title").textContent.startsWith("No notes match")'
+clear_box
+check "an empty box invites a search" wait_for '/^Search \d+ notes$/.test(document.getElementById("message-title").textContent)'
+
+# A note full of markup is text, never HTML.
+keys "rendering user notes treat text as text"
+check "the hostile note is found" \
+  wait_for '[...document.querySelectorAll("#results .path")].some(p => p.textContent === "lore/xss-note-rendering.md")'
+idx=$(js 'return [...document.querySelectorAll("#results .row")].findIndex(r => r.querySelector(".path").textContent === "lore/xss-note-rendering.md");')
+for ((i = 0; i < idx; i++)); do keys "$DOWN"; done
+check "its preview shows <script> as text" \
+  wait_for 'document.getElementById("preview-text").textContent.includes("<script>alert('"'"'xss'"'"')</script>")' 5
+check "its preview shows <img onerror> as text" \
+  wait_for 'document.getElementById("preview-text").textContent.includes("<img src=x onerror=\"alert(1)\">")' 5
+check "no element came from note text" \
+  wait_for '!document.querySelector("#results img, #results script, #preview img, #preview script, #results [onerror], #preview [onerror]")'
+check "no alert ran" wait_for 'window.__alerts.length === 0'
+screenshot "$out/xss.png"
+
+# The screenshot for the README.
+clear_box
+keys "retry backoff jitter"
+wait_for 'document.querySelectorAll("#results .row").length > 2'
+sleep 0.5
+screenshot "$out/panel.png"
+check "screenshot saved" test -s "$out/panel.png"
+
+# Keystroke to results painted, one key at a time, with the backend warm.
+js 'window.__brainPerf.search.length = 0; return true;' >/dev/null
+for q in "sqlite busy timeout" "feature flag cleanup" "tokio select cancel" "idempotency keys"; do
+  clear_box
+  sleep 0.2
+  type_slowly "$q"
+  sleep 0.3
+done
+metrics=$(js 'const p = window.__brainPerf; return {search_ms: p.search.map(s => s.ms), shown_ms: p.shown};')
+echo "$metrics" | jq . >"$out/metrics.json"
+median() { jq -r "$1 | sort | if length == 0 then \"n/a\" else .[(length / 2 | floor)] end | if type == \"number\" then (. * 10 | round / 10) else . end" <<<"$metrics"; }
+echo "keystroke -> results painted: median $(median .search_ms) ms over $(jq '.search_ms | length' <<<"$metrics") keystrokes (max $(jq '.search_ms | max // 0 | . * 10 | round / 10' <<<"$metrics") ms)"
+echo "hotkey -> panel painted:      median $(median .shown_ms) ms over $(jq '.shown_ms | length' <<<"$metrics") shows"
+# Timings are reported, not asserted: a loaded CI machine must not fail a correct panel.
+check "keystroke-to-results timings recorded" test "$(jq '.search_ms | length > 10' <<<"$metrics")" = true
+check "hotkey-to-panel timings recorded" test "$(jq '.shown_ms | length >= 5' <<<"$metrics")" = true
+
+# Esc hides the panel.
+keys "$ESC"
+sleep 0.5
+check "Esc hides the panel" panel_hidden
+
+echo "$passed passed, $failed failed"
+((failed == 0))
