@@ -7,6 +7,12 @@ Usage: scripts/bench-mcp.py BRAIN_BINARY [FOLDER] [RUNS]
 Both sync with the folder first (the default), as an assistant's search would. The MCP
 numbers are request-to-answer on one long-lived server (what Claude Code does: it starts
 `brain mcp` once per session); the first call, which opens the index, is reported apart.
+
+BENCH_SERVE=1 starts `brain serve` on the folder first, so both are answered by the warm
+backend over its socket (the everyday setup); otherwise both run in-process.
+BENCH_DATA_DIR=DIR searches FOLDER in place with the index (and models) already in DIR,
+instead of indexing a fresh copy: with an embedded index and BRAIN_MODEL set, the searches
+are hybrid. FOLDER is only read either way.
 """
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -15,12 +21,32 @@ folder = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__fi
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 30
 queries = ["git commit", "compress a folder into an archive", "list open ports", "tar", "kill a process by name"]
 
+serve = os.environ.get("BENCH_SERVE") == "1"
+data = os.environ.get("BENCH_DATA_DIR")
 tmp = tempfile.mkdtemp()
+server = None
 try:
-    root = os.path.join(tmp, "brain")
-    shutil.copytree(folder, root)
-    env = dict(os.environ, BRAIN_DIR=root, BRAIN_DATA_DIR=os.path.join(tmp, "data"), HOME=tmp, BRAIN_NO_DAEMON="1")
-    subprocess.run([binary, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
+    os.makedirs(os.path.join(tmp, "run"), mode=0o700)
+    env = dict(os.environ, HOME=tmp, XDG_RUNTIME_DIR=os.path.join(tmp, "run"))
+    env.pop("BRAIN_NO_DAEMON", None)
+    if data:
+        root = os.path.abspath(folder)
+        env.update(BRAIN_DIR=root, BRAIN_DATA_DIR=os.path.abspath(data))
+    else:
+        root = os.path.join(tmp, "brain")
+        shutil.copytree(folder, root)
+        env.update(BRAIN_DIR=root, BRAIN_DATA_DIR=os.path.join(tmp, "data"))
+        subprocess.run([binary, "index", "--no-daemon"], env=env, check=True, stdout=subprocess.DEVNULL)
+    if serve:
+        server = subprocess.Popen([binary, "serve"], env=env, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while b'"backend":{' not in subprocess.run([binary, "status", "--json"], env=env, capture_output=True).stdout.replace(b" ", b""):
+            if time.time() > deadline:
+                sys.exit("brain serve did not come up")
+            time.sleep(0.05)
+    else:
+        env["BRAIN_NO_DAEMON"] = "1"
+    mode = json.loads(subprocess.run([binary, "search", queries[0], "--json"], env=env, capture_output=True, check=True).stdout)["mode"]
 
     def ms(t):
         return f"{statistics.median(t) * 1000:7.1f} ms"
@@ -59,9 +85,11 @@ try:
     p.stdin.close(); p.wait(timeout=30)
 
     n = sum(1 for _, _, fs in os.walk(root) for f in fs if f.endswith(".md"))
-    print(f"{n} notes, {runs} runs each, medians:")
+    print(f"{n} notes, mode {mode}, {'warm backend (brain serve)' if serve else 'in-process'}, {runs} runs each, medians:")
     print(f"  brain search --json (whole process)     {ms(cli)}")
     print(f"  MCP search call (server already running) {ms(mcp)}")
     print(f"  MCP start + initialize + first search     {first * 1000:7.1f} ms")
 finally:
+    if server:
+        server.terminate(); server.wait(timeout=30)
     shutil.rmtree(tmp, ignore_errors=True)

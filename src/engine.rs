@@ -45,6 +45,9 @@ pub struct Engine {
 struct SemanticCache {
     embedder: Option<Arc<dyn Embedder>>,
     matrix: Option<(i64, Arc<Matrix>)>,
+    /// Passages without a vector, at a vectors version: counting them scans every chunk
+    /// against the vectors table (tens of ms on 8k passages), too slow for every query.
+    pending: Option<(i64, u64)>,
 }
 
 /// What an embedding pass did.
@@ -443,7 +446,7 @@ impl Engine {
             notices.push(NO_MODEL_NOTICE.to_string());
             return Ok(None);
         };
-        let mut pending = vectors::pending_count(conn).map_err(|e| self.index.err(e))?;
+        let mut pending = self.pending_at_current_version(conn)?;
         let stored = vectors::stored_model(conn).map_err(|e| self.index.err(e))?;
         let current = stored
             .as_ref()
@@ -489,6 +492,20 @@ impl Engine {
         let matrix = Arc::new(matrix);
         self.cache().matrix = Some((version, matrix.clone()));
         Ok(Some((embedder, matrix)))
+    }
+
+    /// [`vectors::pending_count`], recounted only when the vectors version moved (every
+    /// sync that changes chunks and every store of vectors moves it).
+    fn pending_at_current_version(&self, conn: &Connection) -> Result<u64> {
+        let version = vectors::version(conn).map_err(|e| self.index.err(e))?;
+        if let Some((v, n)) = self.cache().pending {
+            if v == version {
+                return Ok(n);
+            }
+        }
+        let n = vectors::pending_count(conn).map_err(|e| self.index.err(e))?;
+        self.cache().pending = Some((version, n));
+        Ok(n)
     }
 
     /// The notes a filter allows, or `None` when there is no filter.
