@@ -5,6 +5,9 @@
 #   3. time from saving a note to a search returning it (median of 20 saves).
 # Usage: scripts/bench-backend.sh [path/to/brain]   (default: the release build)
 #        BENCH_NOTES=2000 scripts/bench-backend.sh ...   (adds that many generated notes)
+#        BENCH_MODEL_DIR=$(scripts/test-model.sh) scripts/bench-backend.sh ...
+#          (imports all-minilm-l6-v2 from there first: the searches are then hybrid, and
+#           the save timing also waits for the new passage's vector)
 # Needs hyperfine and python3. Prints medians in milliseconds.
 set -euo pipefail
 
@@ -41,6 +44,11 @@ mkdir -p "$work/home" "$work/run" "$work/data" "$work/config"
 export HOME="$work/home" XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config"
 export BRAIN_DATA_DIR="$work/data" BRAIN_DIR="$work/brain"
 unset BRAIN_CONFIG BRAIN_NO_DAEMON BRAIN_MODEL
+if [[ -n ${BENCH_MODEL_DIR:-} ]]; then
+  export BRAIN_MODEL=all-minilm-l6-v2
+  "$bin" model import all-minilm-l6-v2 "$BENCH_MODEL_DIR" >/dev/null
+  "$bin" index >/dev/null 2>&1
+fi
 
 "$bin" serve 2>"$work/serve.stderr" &
 server=$!
@@ -56,10 +64,10 @@ hyperfine -N --style basic --warmup 3 --runs 20 --export-json "$work/search.json
   -n cold "$bin search '$query' --no-daemon" >&2
 
 socket="$(ls "$work"/run/brain/*.sock)"
-python3 - "$socket" "$work/brain" "$work/search.json" <<'PY'
+python3 - "$socket" "$work/brain" "$work/search.json" "$bin" "$query" <<'PY'
 import json, os, socket, statistics, sys, time
 
-sock_path, root, hyperfine_json = sys.argv[1:4]
+sock_path, root, hyperfine_json, bench_bin, bench_query = sys.argv[1:6]
 runs = {r["command"]: r for r in json.load(open(hyperfine_json))["results"]}
 
 def ask(query):
@@ -75,7 +83,16 @@ def ask(query):
     s.close()
     return json.loads(data)
 
-lags = []
+def status():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock_path)
+    s.sendall(b'{"v":1,"op":"status"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    return json.loads(data)["result"]["status"]
+
+lags, embedded = [], []
 for i in range(20):
     token = f"benchtoken{i:03d}x{int(time.time()*1000)}"
     path = os.path.join(root, "lore", f"bench-{i}.md")
@@ -90,20 +107,23 @@ for i in range(20):
             sys.exit(f"note {path} not searchable after 10 s")
         time.sleep(0.002)
     lags.append((time.perf_counter() - start) * 1000)
+    if os.environ.get("BRAIN_MODEL"):
+        while status()["pending_chunks"] > 0:
+            if time.perf_counter() - start > 10:
+                sys.exit(f"note {path} not embedded after 10 s")
+            time.sleep(0.002)
+        embedded.append((time.perf_counter() - start) * 1000)
     time.sleep(0.05)
 
 ms = lambda s: s * 1000
-def status():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sock_path)
-    s.sendall(b'{"v":1,"op":"status"}\n')
-    data = b""
-    while not data.endswith(b"\n"):
-        data += s.recv(65536)
-    return json.loads(data)["result"]["status"]
 
 print(f"notes: {status()['notes']}, machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
 print(f"warm  brain search (whole process, median of {len(runs['warm']['times'])}): {ms(runs['warm']['median']):.1f} ms")
 print(f"cold  brain search --no-daemon (median of {len(runs['cold']['times'])}):   {ms(runs['cold']['median']):.1f} ms")
+import subprocess
+mode = json.loads(subprocess.run([bench_bin, "search", bench_query, "--json"], capture_output=True, check=True).stdout)["mode"]
+print(f"search mode: {mode}")
 print(f"save -> searchable (median of {len(lags)}): {statistics.median(lags):.0f} ms (min {min(lags):.0f}, max {max(lags):.0f})")
+if embedded:
+    print(f"save -> searchable and embedded (median of {len(embedded)}): {statistics.median(embedded):.0f} ms (max {max(embedded):.0f})")
 PY
