@@ -112,6 +112,16 @@ type_slowly() { # TEXT: one keystroke at a time, as a person types, each answere
     sleep 0.15
   done
 }
+type_timed_queries() { # four queries typed key by key, with the panel's timings reset first
+  js 'window.__brainPerf.search.length = 0; return true;' >/dev/null
+  local q
+  for q in "sqlite busy timeout" "feature flag cleanup" "tokio select cancel" "idempotency keys"; do
+    clear_box
+    sleep 0.2
+    type_slowly "$q"
+    sleep 0.3
+  done
+}
 clear_box() { js 'const q=document.getElementById("query"); q.value=""; q.dispatchEvent(new Event("input")); return true;' >/dev/null; }
 screenshot() { wd GET /screenshot | jq -r .value | base64 -d >"$1"; }
 panel_mapped() { xdotool search --onlyvisible --name '^Brain$' >/dev/null 2>&1; }
@@ -247,13 +257,7 @@ screenshot "$out/panel.png"
 check "screenshot saved" test -s "$out/panel.png"
 
 # Keystroke to results painted, one key at a time, with the backend warm.
-js 'window.__brainPerf.search.length = 0; return true;' >/dev/null
-for q in "sqlite busy timeout" "feature flag cleanup" "tokio select cancel" "idempotency keys"; do
-  clear_box
-  sleep 0.2
-  type_slowly "$q"
-  sleep 0.3
-done
+type_timed_queries
 metrics=$(js 'const p = window.__brainPerf; return {search_ms: p.search.map(s => s.ms), shown_ms: p.shown};')
 echo "$metrics" | jq . >"$out/metrics.json"
 median() { jq -r "$1 | sort | if length == 0 then \"n/a\" else .[(length / 2 | floor)] end | if type == \"number\" then (. * 10 | round / 10) else . end" <<<"$metrics"; }
@@ -273,13 +277,7 @@ if [[ -n ${BRAIN_TEST_MODEL_DIR:-} ]]; then
   keys "sqlite wal checkpoint"
   check "with the model the panel searches by meaning too" \
     wait_for '[...document.querySelectorAll("#results .ranks")].some(r => /sem=#[0-9]/.test(r.textContent))' 20
-  js 'window.__brainPerf.search.length = 0; return true;' >/dev/null
-  for q in "sqlite busy timeout" "feature flag cleanup" "tokio select cancel" "idempotency keys"; do
-    clear_box
-    sleep 0.2
-    type_slowly "$q"
-    sleep 0.3
-  done
+  type_timed_queries
   hybrid=$(js 'return {search_ms: window.__brainPerf.search.map(s => s.ms)};')
   echo "$hybrid" | jq . >"$out/metrics-hybrid.json"
   metrics=$hybrid
