@@ -12,4 +12,6 @@ export BRAIN_TEST_MODEL_DIR
 scripts/setup-app-deps.sh
 
 cargo test --workspace --locked
-tests/e2e/run.sh
+# `cargo test` has just built brain and brain-app (the integration tests run them); a
+# separate `cargo build` would compile the dependencies again with other features.
+E2E_NO_BUILD=1 tests/e2e/run.sh
