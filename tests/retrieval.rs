@@ -3,16 +3,7 @@
 
 mod common;
 
-use common::Brain;
-
-fn paths(json: &serde_json::Value) -> Vec<String> {
-    json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["path"].as_str().unwrap().to_string())
-        .collect()
-}
+use common::{paths, Brain};
 
 fn example_with_model() -> Brain {
     let b = Brain::example();

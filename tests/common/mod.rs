@@ -7,6 +7,16 @@ use std::process::{Command, Output};
 
 use tempfile::TempDir;
 
+/// The `path` of every hit in a `--json` search answer, in order.
+pub fn paths(json: &serde_json::Value) -> Vec<String> {
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
