@@ -416,7 +416,7 @@ impl Engine {
             notes,
             types,
             chunks,
-            pending_chunks: vectors::pending_count(&conn).map_err(|e| self.index.err(e))?,
+            pending_chunks: self.pending_at_current_version(&conn)?,
             last_sync_at,
             last_sync,
             model: self.config.model.clone(),
