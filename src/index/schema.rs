@@ -131,13 +131,52 @@ mod tests {
         assert_eq!(version(&conn).unwrap(), SCHEMA_VERSION);
     }
 
+    /// The statement of `sql` that would lose rows of a table people cannot rebuild from
+    /// their notes (the logs), if any.
+    fn drops_user_data(sql: &str) -> Option<String> {
+        let words = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        let upper = words.to_uppercase();
+        USER_DATA.iter().find_map(|table| {
+            let t = table.to_uppercase();
+            [
+                format!("DROP TABLE {t}"),
+                format!("DROP TABLE IF EXISTS {t}"),
+                format!("DELETE FROM {t}"),
+                format!("ALTER TABLE {t} DROP"),
+                format!("ALTER TABLE {t} RENAME"),
+            ]
+            .into_iter()
+            .find(|bad| {
+                upper.match_indices(bad.as_str()).any(|(at, _)| {
+                    // A whole table name, not a prefix of another (`recalls_old`).
+                    !upper[at + bad.len()..]
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })
+        })
+    }
+
+    /// Tables whose rows exist nowhere else.
+    const USER_DATA: &[&str] = &["recalls"];
+
     #[test]
-    fn migrations_never_drop_tables() {
-        for sql in MIGRATIONS {
-            let upper = sql.to_uppercase();
-            assert!(
-                !upper.contains("DROP TABLE recalls") && !upper.contains("DELETE FROM RECALLS")
-            );
+    fn migrations_never_drop_user_data() {
+        for (i, sql) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(drops_user_data(sql), None, "migration {}", i + 1);
         }
+    }
+
+    #[test]
+    fn the_user_data_check_sees_what_it_guards_against() {
+        for bad in [
+            "drop table recalls;",
+            "DROP  TABLE\n IF EXISTS recalls",
+            "delete from Recalls where ts < 5",
+            "alter table recalls drop column took_us",
+        ] {
+            assert!(drops_user_data(bad).is_some(), "{bad}");
+        }
+        assert_eq!(drops_user_data("DROP TABLE recalls_scratch"), None);
+        assert_eq!(drops_user_data("CREATE TABLE recalls (id INTEGER)"), None);
     }
 }

@@ -1,9 +1,6 @@
 //! brain for Claude: `brain get` through the binary, the skill's command lines, the MCP
 //! server in a real client session, and install/uninstall into a temp HOME.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod get;
 mod install;
 mod mcp;

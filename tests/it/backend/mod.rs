@@ -1,14 +1,13 @@
 //! The warm backend end to end: a real `brain serve` on a temp brain, driven by the real CLI
 //! and by raw socket clients, including the ones that misbehave.
 
-mod harness;
 mod library;
 
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
-use harness::{eventually, hit_paths, without_recall_id, Brain, Conn};
+use crate::harness::{eventually, hit_paths, without_recall_id, Brain, Conn};
 use serde_json::Value;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -26,7 +25,7 @@ fn error_code(response: &Value) -> &str {
 
 #[test]
 fn cli_output_is_the_same_through_the_backend_and_in_process() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let _server = brain.serve(&[]);
     let cases: [&[&str]; 5] = [
         &["search", "flag", "cleanup"],
@@ -40,23 +39,16 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
         let mut cold_args = args.to_vec();
         cold_args.push("--no-daemon");
         let cold = brain.run(&cold_args);
-        assert!(
-            warm.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&warm.stderr)
-        );
+        assert!(warm.status.success(), "{args:?}: {}", warm.stderr());
         assert_eq!(warm.status.code(), cold.status.code(), "{args:?}");
-        let (w, c) = (
-            String::from_utf8(warm.stdout).unwrap(),
-            String::from_utf8(cold.stdout).unwrap(),
-        );
+        let (w, c) = (warm.stdout(), cold.stdout());
         assert_eq!(without_recall_id(&w), without_recall_id(&c), "{args:?}");
         assert_eq!(warm.stderr, cold.stderr, "{args:?}");
     }
     // Bad input fails the same way either way.
     let warm = brain.run(&["search", "x", "--top", "0"]);
     let cold = brain
-        .cmd()
+        .command()
         .args(["search", "x", "--top", "0"])
         .env("BRAIN_NO_DAEMON", "1")
         .output()
@@ -74,17 +66,17 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
         "{status}"
     );
     assert_eq!(status["notes"], 34);
-    let text = brain.ok(&["status"]);
+    let text = brain.ok(&["status"]).stdout();
     assert!(text.contains("backend:   running (pid"), "{text}");
     assert!(text.contains("watcher:   on"), "{text}");
-    let cold = brain.ok(&["status", "--no-daemon"]);
+    let cold = brain.ok(&["status", "--no-daemon"]).stdout();
     assert!(cold.ends_with("backend:   not running\n"), "{cold}");
     assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
 }
 
 #[test]
 fn garbage_gets_an_error_and_ends_only_its_connection() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let server = brain.serve(&[]);
     for garbage in [
         &b"this is not json\n"[..],
@@ -113,7 +105,7 @@ fn garbage_gets_an_error_and_ends_only_its_connection() {
 
 #[test]
 fn partial_lines_wait_for_their_end_or_are_dropped() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let server = brain.serve(&[]);
     let mut c = server.conn();
     c.send(br#"{"v":1,"id":7,"op":"#).unwrap();
@@ -139,7 +131,7 @@ fn partial_lines_wait_for_their_end_or_are_dropped() {
 
 #[test]
 fn a_100_mb_line_is_refused_without_buffering_it() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let mut server = brain.serve(&[]);
     let mut c = server.conn();
     let mut writer = c.reader.get_ref().try_clone().unwrap();
@@ -173,7 +165,7 @@ fn a_100_mb_line_is_refused_without_buffering_it() {
 
 #[test]
 fn a_silent_client_is_closed_and_never_blocks_others() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let server = brain.serve(&["--client-timeout", "1"]);
     let mut silent = server.conn();
     let started = Instant::now();
@@ -297,7 +289,7 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
 
 #[test]
 fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let _server = brain.serve_synced(&[]);
     let before = brain.status()["backend"]["updates"].as_u64().unwrap();
     let started = Instant::now();
@@ -327,7 +319,7 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
 
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let _server = brain.serve_synced(&[]);
     let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
     let wait_for =
@@ -360,7 +352,7 @@ fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
 
 #[test]
 fn the_brain_folder_deleted_and_recreated_while_serving() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let _server = brain.serve_synced(&[]);
     std::fs::remove_dir_all(&brain.root).unwrap();
     eventually(5 * SECOND, || {
@@ -392,11 +384,11 @@ fn the_brain_folder_deleted_and_recreated_while_serving() {
 
 #[test]
 fn a_second_serve_on_the_same_root_is_refused() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let server = brain.serve(&[]);
     let second = brain.run(&["serve"]);
     assert_eq!(second.status.code(), Some(3));
-    let stderr = String::from_utf8(second.stderr).unwrap();
+    let stderr = second.stderr();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("already running") && stderr.contains(&format!("pid {}", server.pid())),
@@ -411,14 +403,14 @@ fn a_socket_planted_by_another_user_is_refused() {
         eprintln!("skipped: needs root to give a file to another user");
         return;
     }
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let mut server = brain.serve(&[]);
     let socket = server.socket.clone();
     assert!(server.signal_and_wait(libc::SIGTERM).success());
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
     chown(&socket, 65534);
     let out = brain.run(&["serve"]);
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = out.stderr();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("owned by uid 65534"), "{stderr}");
     assert_eq!(
@@ -429,9 +421,7 @@ fn a_socket_planted_by_another_user_is_refused() {
     // The CLI will not talk to it either, and says so.
     let out = brain.run(&["search", "flag"]);
     assert!(out.status.success());
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("refusing to use it"));
+    assert!(out.stderr().contains("refusing to use it"));
 
     // A runtime folder of another user is refused as well.
     std::fs::remove_file(&socket).unwrap();
@@ -439,9 +429,7 @@ fn a_socket_planted_by_another_user_is_refused() {
     chown(run, 65534);
     let out = brain.run(&["serve"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("owned by uid 65534"));
+    assert!(out.stderr().contains("owned by uid 65534"));
 }
 
 fn chown(path: &std::path::Path, uid: u32) {
@@ -450,7 +438,7 @@ fn chown(path: &std::path::Path, uid: u32) {
 
 #[test]
 fn a_stale_socket_is_ignored_by_clients_and_replaced_by_the_next_serve() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let mut server = brain.serve(&[]);
     let socket = server.socket.clone();
     server.signal_and_wait(libc::SIGKILL);
@@ -470,7 +458,7 @@ fn a_stale_socket_is_ignored_by_clients_and_replaced_by_the_next_serve() {
 
 #[test]
 fn sigterm_stops_cleanly() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let mut server = brain.serve(&[]);
     let socket = server.socket.clone();
     let status = server.signal_and_wait(libc::SIGTERM);
@@ -549,7 +537,7 @@ fn sigterm_mid_index_stops_after_the_batch_in_hand() {
 
 #[test]
 fn reindex_and_get_over_the_socket() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let server = brain.serve(&[]);
     let mut c = server.conn();
     let r = c.ask(r#"{"v":1,"id":1,"op":"reindex"}"#);
@@ -570,7 +558,7 @@ fn reindex_and_get_over_the_socket() {
 
 #[test]
 fn a_changed_ignore_file_falls_back_to_a_full_sync_and_says_so() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let _server = brain.serve_synced(&[]);
     brain.write(".brainignore", "lore/\n");
     let status = eventually(5 * SECOND, || {
@@ -581,6 +569,6 @@ fn a_changed_ignore_file_falls_back_to_a_full_sync_and_says_so() {
         .as_str()
         .unwrap_or_else(|| panic!("{status}"));
     assert!(reason.contains(".brainignore"), "{status}");
-    let text = brain.ok(&["status"]);
+    let text = brain.ok(&["status"]).stdout();
     assert!(text.contains("fell back to a full sync"), "{text}");
 }

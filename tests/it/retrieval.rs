@@ -1,13 +1,10 @@
 //! Semantic and hybrid retrieval with the real test model (all-MiniLM-L6-v2): paraphrases,
 //! identifiers, incremental embedding, model switches, and the evaluation on a slice.
 
-mod common;
-
-use common::{paths, Brain};
+use crate::harness::{paths, Brain};
 
 fn example_with_model() -> Brain {
-    let b = Brain::example();
-    b.use_minilm();
+    let b = Brain::example().model();
     let out = b.ok(&["index"]).stdout();
     assert!(
         out.contains("embedded 154 passages with all-minilm-l6-v2"),
@@ -227,9 +224,8 @@ fn a_few_new_passages_are_embedded_by_the_search_itself() {
 /// The evaluation on a small slice of each set: a regression in fusion fails here.
 #[test]
 fn eval_slice_hybrid_never_loses() {
-    let b = Brain::empty();
-    b.use_minilm();
-    let corpora = common::repo().join("../shared/corpora");
+    let b = Brain::new().model();
+    let corpora = crate::harness::repo().join("../shared/corpora");
     let j = b
         .ok(&[
             "eval",

@@ -12,7 +12,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use crate::common::Brain;
+use crate::harness::Brain;
 
 fn text(result: &CallToolResult) -> String {
     result

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::common::{repo, Brain, Run};
+use crate::harness::{repo, Brain, Run};
 
 fn shipped_skill() -> String {
     std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap()
@@ -14,7 +14,7 @@ fn shipped_skill() -> String {
 
 /// A temp brain whose folder does not exist yet.
 fn fresh() -> Brain {
-    let b = Brain::empty();
+    let b = Brain::new();
     std::fs::remove_dir(&b.root).unwrap();
     b
 }
@@ -164,7 +164,7 @@ fn install_sets_everything_up_once_and_check_agrees() {
 
 #[test]
 fn an_edited_skill_is_kept_reported_and_replaced_only_with_force() {
-    let b = Brain::empty();
+    let b = Brain::new();
     ok(brain(&b, &["install"]));
     let edited = format!("{}\nAlways search twice.\n", shipped_skill());
     std::fs::write(skill(&b), &edited).unwrap();
@@ -193,7 +193,7 @@ fn an_edited_skill_is_kept_reported_and_replaced_only_with_force() {
 
 #[test]
 fn a_skill_an_older_brain_wrote_is_updated_without_force() {
-    let b = Brain::empty();
+    let b = Brain::new();
     ok(brain(&b, &["install"]));
     // what an older brain would have left: its own skill, and its hash in the record
     let old = "---\nname: brain\ndescription: old\n---\nold\n";
@@ -217,7 +217,7 @@ fn autostart_writes_a_user_unit_and_check_notices_drift() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let b = Brain::empty();
+    let b = Brain::new();
     let out = ok(brain(&b, &["install", "--autostart"]));
     assert!(
         out.contains(
@@ -326,7 +326,7 @@ fn uninstall_reverses_install_and_leaves_the_notes_alone() {
 
 #[test]
 fn without_brain_on_path_the_absolute_path_is_used_and_check_fails() {
-    let b = Brain::empty();
+    let b = Brain::new();
     let mut cmd = b.command();
     cmd.env("PATH", "/usr/bin:/bin").arg("install");
     let out = ok(Run(cmd.output().unwrap()));
@@ -350,7 +350,7 @@ fn without_brain_on_path_the_absolute_path_is_used_and_check_fails() {
 
 #[test]
 fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
-    let b = Brain::empty();
+    let b = Brain::new();
     std::fs::write(
         b.home.join(".claude.json"),
         r#"{"mcpServers": {"brain": {"command": "brain", "args": ["mcp"]}}}"#,

@@ -2,13 +2,11 @@
 //! transformers' native NomicBertModel (scripts/gen_golden.py); and, when
 //! BRAIN_NOMIC_DIR names a folder with the real weights, published reference values.
 
-mod common;
-
 use std::path::Path;
 
+use crate::harness::*;
 use brain::embed::{Embedder, Files, LocalEmbedder, Spec};
 use brain::model::{Architecture, Pooling};
-use common::*;
 
 fn tiny(truncate_to: Option<usize>) -> LocalEmbedder {
     let dir = fixture("tiny-nomic");
@@ -89,23 +87,23 @@ fn tiny_nomic_matryoshka_matches_transformers() {
     }
 }
 
-/// Opt-in: the real nomic-embed-text-v1.5 files in BRAIN_NOMIC_DIR (hub layout). Checks the
+/// Opt-in (ignored unless asked for): the real nomic-embed-text-v1.5 files in BRAIN_NOMIC_DIR (hub layout). Checks the
 /// pins, then token vectors against the values published in transformers' own test of this
 /// model ("Plants create oxygen.", hidden states [1..4, 1..4], tolerance 1e-3).
 #[test]
-fn real_nomic_weights_match_published_values_when_available() {
-    let Some(dir) = std::env::var_os("BRAIN_NOMIC_DIR") else {
-        eprintln!("BRAIN_NOMIC_DIR not set: real nomic weights not checked");
-        return;
-    };
-    let b = TestBrain::new();
+#[ignore = "needs the real nomic-embed-text-v1.5 files: BRAIN_NOMIC_DIR=DIR cargo test -- --ignored real_nomic"]
+fn real_nomic_weights_match_published_values() {
+    let dir = std::env::var_os("BRAIN_NOMIC_DIR")
+        .expect("BRAIN_NOMIC_DIR must name a folder with the real nomic-embed-text-v1.5 files");
+    let b = Brain::new();
     b.ok(&[
         "model",
         "import",
         "nomic-embed-text-v1.5",
         Path::new(&dir).to_str().unwrap(),
     ]);
-    let config = b.config("nomic-embed-text-v1.5");
+    let mut config = b.config();
+    config.model = "nomic-embed-text-v1.5".into();
     let (_, files) = brain::model::open_verified(&config, "nomic-embed-text-v1.5").unwrap();
     let spec = Spec {
         name: "nomic-embed-text-v1.5".into(),

@@ -2,7 +2,7 @@
 //! blocks and in inline code, runs against a copy of examples/brain without a usage error,
 //! and the examples in code blocks succeed.
 
-use crate::common::{repo, Brain};
+use crate::harness::{repo, Brain};
 
 /// A command line found in the skill.
 #[derive(Debug)]
@@ -11,10 +11,6 @@ struct Found {
     argv: Vec<String>,
     in_block: bool,
 }
-
-/// Subcommands that land with another branch (the model). Until they are merged, this
-/// build does not know them and their command lines are skipped; after, they are checked.
-const PENDING: &[&str] = &["model"];
 
 /// Command lines that must not really run in a test (network, or serving forever): they
 /// are checked with `--help`, which clap answers only for a known subcommand.
@@ -133,13 +129,6 @@ fn every_command_line_in_the_skill_parses_and_the_examples_run() {
             run_args.push("--help");
         }
         let r = b.run(&run_args);
-        if PENDING.contains(&args[0]) && r.stderr().contains("unrecognized subcommand") {
-            eprintln!(
-                "SKILL.md:{}: skipped until '{}' is merged: {:?}",
-                f.line, args[0], f.argv
-            );
-            continue;
-        }
         assert!(
             !is_usage_error(r.code(), &r.stderr()),
             "SKILL.md:{}: {:?} is a usage error:\n{}",

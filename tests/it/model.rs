@@ -1,19 +1,16 @@
 //! The real all-MiniLM-L6-v2 (from scripts/test-model.sh) through the real verify path:
 //! import, list, verify, golden vectors, tampering, odd input, and no network.
 
-mod common;
-
+use crate::harness::*;
 use brain::embed::{self, LoadOptions};
 use brain::model::ModelError;
-use common::*;
 
 const MODEL: &str = "all-minilm-l6-v2";
 
 #[test]
 fn imported_model_lists_as_installed_and_verified() {
-    let b = TestBrain::new();
-    let before: serde_json::Value =
-        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    let b = Brain::new();
+    let before: serde_json::Value = b.ok(&["model", "list", "--json"]).json();
     let row = |v: &serde_json::Value| {
         v.as_array()
             .unwrap()
@@ -24,15 +21,14 @@ fn imported_model_lists_as_installed_and_verified() {
     };
     assert_eq!(row(&before)["installed"], false);
 
-    b.install_minilm();
-    let after: serde_json::Value =
-        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    b.import_model();
+    let after: serde_json::Value = b.ok(&["model", "list", "--json"]).json();
     let r = row(&after);
     assert_eq!(r["installed"], true);
     assert_eq!(r["verified"], true);
     assert_eq!(r["dims"], 384);
     assert_eq!(r["device"], "cpu");
-    let text = b.ok(&["model", "verify", MODEL]);
+    let text = b.ok(&["model", "verify", MODEL]).stdout();
     assert!(text.contains("every file matches"), "{text}");
     assert!(
         b.models_dir()
@@ -45,8 +41,8 @@ fn imported_model_lists_as_installed_and_verified() {
 
 #[test]
 fn vectors_match_sentence_transformers_within_1e_5() {
-    let b = TestBrain::new();
-    b.install_minilm();
+    let b = Brain::new();
+    b.import_model();
     let golden = read_json(&fixture("minilm_golden.json"));
     let texts: Vec<String> = golden["texts"]
         .as_array()
@@ -55,7 +51,7 @@ fn vectors_match_sentence_transformers_within_1e_5() {
         .map(|t| t.as_str().unwrap().to_string())
         .collect();
     let want = vectors(&golden["vectors"]);
-    let model = embed::load(&b.config(MODEL)).unwrap();
+    let model = embed::load(&b.config()).unwrap();
     assert_eq!(
         (model.name(), model.dim(), model.device().as_str()),
         (MODEL, 384, "cpu")
@@ -82,8 +78,8 @@ fn vectors_match_sentence_transformers_within_1e_5() {
 
 #[test]
 fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
-    let b = TestBrain::new();
-    b.install_minilm();
+    let b = Brain::new();
+    b.import_model();
     let weights = b.models_dir().join(MODEL).join("model.safetensors");
     flip_byte(&weights, 40_000_000);
 
@@ -100,7 +96,7 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     let out = b.run(&["model", "verify", MODEL]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 
-    match embed::load(&b.config(MODEL)) {
+    match embed::load(&b.config()) {
         Err(brain::Error::Model(ModelError::Mismatch { file, .. })) => {
             assert!(file.ends_with("model.safetensors"))
         }
@@ -108,14 +104,14 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
         Ok(_) => panic!("a tampered model loaded"),
     }
     // The cheap check only looks at sizes, so it still says installed; loading is what refuses.
-    assert!(embed::is_installed(&b.config(MODEL)));
+    assert!(embed::is_installed(&b.config()));
 }
 
 #[test]
 fn importing_a_folder_with_a_wrong_file_installs_nothing() {
-    let b = TestBrain::new();
+    let b = Brain::new();
     let src = tempfile::tempdir().unwrap();
-    copy_tree(&test_model_dir(), src.path());
+    copy_dir(&test_model_dir(), src.path());
     flip_byte(&src.path().join("tokenizer.json"), 100);
 
     let out = b.run(&["model", "import", MODEL, src.path().to_str().unwrap()]);
@@ -134,8 +130,8 @@ fn importing_a_folder_with_a_wrong_file_installs_nothing() {
 
 #[test]
 fn not_installed_is_a_distinct_error_that_search_can_fall_back_on() {
-    let b = TestBrain::new();
-    let config = b.config(MODEL);
+    let b = Brain::new();
+    let config = b.config();
     assert!(!embed::is_installed(&config));
     match embed::load(&config) {
         Err(brain::Error::Model(ModelError::NotInstalled(name))) => assert_eq!(name, MODEL),
@@ -151,9 +147,9 @@ fn not_installed_is_a_distinct_error_that_search_can_fall_back_on() {
 
 #[test]
 fn odd_input_never_panics_and_always_gives_a_unit_vector() {
-    let b = TestBrain::new();
-    b.install_minilm();
-    let model = embed::load(&b.config(MODEL)).unwrap();
+    let b = Brain::new();
+    b.import_model();
+    let model = embed::load(&b.config()).unwrap();
     let huge = "word ".repeat(20_000) + &"x".repeat(100_000);
     let texts = [
         "",
@@ -180,9 +176,9 @@ fn odd_input_never_panics_and_always_gives_a_unit_vector() {
 
 #[test]
 fn matryoshka_dims_are_refused_for_a_model_not_trained_for_them() {
-    let b = TestBrain::new();
-    b.install_minilm();
-    let err = embed::load_with(&b.config(MODEL), MODEL, &LoadOptions { dims: Some(128) })
+    let b = Brain::new();
+    b.import_model();
+    let err = embed::load_with(&b.config(), MODEL, &LoadOptions { dims: Some(128) })
         .err()
         .unwrap();
     assert!(err.to_string().contains("128"), "{err}");
@@ -194,8 +190,8 @@ fn matryoshka_dims_are_refused_for_a_model_not_trained_for_them() {
 /// would fail.
 #[test]
 fn embeds_with_the_network_unreachable() {
-    let b = TestBrain::new();
-    b.install_minilm();
+    let b = Brain::new();
+    b.import_model();
     let probe = std::process::Command::new("unshare")
         .args(["-rn", "true"])
         .output();

@@ -1,6 +1,6 @@
 //! `brain get` as an assistant uses it: straight after a search, by the hit's path and line.
 
-use crate::common::Brain;
+use crate::harness::Brain;
 
 #[test]
 fn get_reads_the_passage_a_hit_points_at() {

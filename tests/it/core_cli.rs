@@ -1,9 +1,7 @@
 //! The core through the real binary: indexing, keyword search, output contracts, and every
 //! kind of bad input the core issue lists.
 
-mod common;
-
-use common::{paths, Brain};
+use crate::harness::{paths, Brain};
 
 #[test]
 fn index_reports_changes_and_is_idempotent() {
@@ -288,7 +286,7 @@ fn recall_log_counts_searches() {
 
 #[test]
 fn bad_files_are_warnings_that_name_the_file() {
-    let b = Brain::empty();
+    let b = Brain::new();
     b.write("lore/good.md", "# Good\n\nfine words\n");
     b.write(
         "lore/latin1.md",
@@ -346,7 +344,7 @@ fn bad_files_are_warnings_that_name_the_file() {
 
 #[test]
 fn missing_root_is_one_line_and_exit_2() {
-    let b = Brain::empty();
+    let b = Brain::new();
     let r = b.run(&["--dir", "/no/such/brain", "index"]);
     assert_eq!(r.code(), 2);
     assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
@@ -361,7 +359,7 @@ fn missing_root_is_one_line_and_exit_2() {
 
 #[test]
 fn root_that_is_a_file_is_refused() {
-    let b = Brain::empty();
+    let b = Brain::new();
     let file = b.write("not-a-dir.md", "x");
     let r = b.run(&["--dir", file.to_str().unwrap(), "index"]);
     assert_eq!(r.code(), 1);

@@ -2,8 +2,6 @@
 //! the hub's URL layout (`/{repo}/resolve/{revision}/{path}`), honours `Range`, and can cut
 //! a response short or serve wrong bytes.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -12,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::harness::*;
 
 const MODEL: &str = "all-minilm-l6-v2";
 const PREFIX: &str =
@@ -159,7 +157,7 @@ fn serve(
     out.flush()
 }
 
-fn fetch(b: &TestBrain, hub: &Hub) -> std::process::Output {
+fn fetch(b: &Brain, hub: &Hub) -> std::process::Output {
     b.command()
         .args(["model", "fetch", MODEL])
         .env("BRAIN_HUB_URL", &hub.url)
@@ -170,7 +168,7 @@ fn fetch(b: &TestBrain, hub: &Hub) -> std::process::Output {
 #[test]
 fn full_download_installs_a_verified_model() {
     let hub = Hub::start(test_model_dir());
-    let b = TestBrain::new();
+    let b = Brain::new();
     let out = fetch(&b, &hub);
     assert!(out.status.success(), "{}", describe(&out));
     assert!(
@@ -202,7 +200,7 @@ fn full_download_installs_a_verified_model() {
 fn an_interrupted_download_leaves_nothing_loadable_and_resumes_with_range() {
     let hub = Hub::start(test_model_dir());
     hub.behaviour.lock().unwrap().cut = Some(("model.safetensors".into(), 10_000_000));
-    let b = TestBrain::new();
+    let b = Brain::new();
 
     let out = fetch(&b, &hub);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
@@ -215,8 +213,7 @@ fn an_interrupted_download_leaves_nothing_loadable_and_resumes_with_range() {
         !b.models_dir().join(MODEL).exists(),
         "an interrupted fetch installs nothing"
     );
-    let list: serde_json::Value =
-        serde_json::from_str(&b.ok(&["model", "list", "--json"])).unwrap();
+    let list: serde_json::Value = b.ok(&["model", "list", "--json"]).json();
     let row = list
         .as_array()
         .unwrap()
@@ -257,7 +254,7 @@ fn an_interrupted_download_leaves_nothing_loadable_and_resumes_with_range() {
 fn wrong_bytes_are_refused_and_nothing_is_installed() {
     let hub = Hub::start(test_model_dir());
     hub.behaviour.lock().unwrap().corrupt = Some("tokenizer.json".into());
-    let b = TestBrain::new();
+    let b = Brain::new();
     let out = fetch(&b, &hub);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -282,7 +279,7 @@ fn wrong_bytes_are_refused_and_nothing_is_installed() {
 
 #[test]
 fn an_unreachable_hub_is_a_one_line_error() {
-    let b = TestBrain::new();
+    let b = Brain::new();
     let out = b
         .command()
         .args(["model", "fetch", MODEL])

