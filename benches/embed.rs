@@ -109,7 +109,10 @@ fn minilm(c: &mut Criterion) {
     let data = tempfile::tempdir().unwrap();
     let mut config = brain::Config::for_root(data.path(), data.path());
     config.model = "all-minilm-l6-v2".into();
-    brain::model::import(&config, "all-minilm-l6-v2", &test_model_dir()).unwrap();
+    config
+        .models()
+        .import("all-minilm-l6-v2", &test_model_dir())
+        .unwrap();
     let model = embed::load(&config).unwrap();
     let docs = documents(100, 180);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
@@ -134,7 +137,7 @@ fn minilm(c: &mut Criterion) {
         b.iter(|| embed::load(&config).unwrap())
     });
     g.bench_function("verify only (hash 87 MB)", |b| {
-        b.iter(|| brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap())
+        b.iter(|| config.models().open_verified("all-minilm-l6-v2").unwrap())
     });
     g.finish();
 }
@@ -311,14 +314,17 @@ fn cpu_reports() {
     let data = tempfile::tempdir().unwrap();
     let mut config = brain::Config::for_root(data.path(), data.path());
     config.model = "all-minilm-l6-v2".into();
-    brain::model::import(&config, "all-minilm-l6-v2", &test_model_dir()).unwrap();
+    config
+        .models()
+        .import("all-minilm-l6-v2", &test_model_dir())
+        .unwrap();
     let docs = documents(100, 180);
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     cpu_report("minilm load (hash + build)", 9, || {
         drop(embed::load(&config).unwrap())
     });
     cpu_report("minilm verify only", 9, || {
-        drop(brain::model::open_verified(&config, "all-minilm-l6-v2").unwrap())
+        drop(config.models().open_verified("all-minilm-l6-v2").unwrap())
     });
     let model = embed::load(&config).unwrap();
     cpu_report("minilm one query", 51, || {

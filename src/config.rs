@@ -187,6 +187,11 @@ impl Config {
         self.data_dir.join("models")
     }
 
+    /// The installed models (under [`Config::models_dir`]).
+    pub fn models(&self) -> crate::model::Store {
+        crate::model::Store::new(self.models_dir())
+    }
+
     /// Where log files go.
     pub fn log_dir(&self) -> PathBuf {
         self.data_dir.join("logs")

@@ -349,9 +349,27 @@ fn heading_level(level: HeadingLevel) -> u8 {
     }
 }
 
+/// A name as lowercase alphanumeric words joined by single spaces: `Git-Commit` and
+/// `git commit` both become `git commit`. Titles and file names are stored this way so a
+/// query that *is* a note's name finds it directly.
+pub fn name_key(s: &str) -> String {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_key_ignores_case_and_punctuation() {
+        assert_eq!(name_key("Git-Commit"), "git commit");
+        assert_eq!(name_key("  tokio::select! "), "tokio select");
+        assert_eq!(name_key("--"), "");
+    }
 
     #[test]
     fn frontmatter_fields_title_type_tags() {

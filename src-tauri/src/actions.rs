@@ -117,21 +117,19 @@ pub fn download_model(app: &AppHandle) -> anyhow::Result<()> {
         let state = app.state::<AppState>();
         let mut files = download::Files::default();
         let mut shown = u64::MAX;
-        let fetched = brain::model::fetch(
-            &config,
-            &config.model,
-            &brain::model::fetch::hub_url(),
-            &mut |p| {
-                let done = files.update(p);
-                // One update per percent: enough for a status line, cheap for the tray.
-                let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
-                if percent != shown {
-                    shown = percent;
-                    state.set_activity(Activity::Downloading { done, total });
-                    status_changed(&app);
-                }
-            },
-        );
+        let fetched =
+            config
+                .models()
+                .fetch(&config.model, &brain::model::fetch::hub_url(), &mut |p| {
+                    let done = files.update(p);
+                    // One update per percent: enough for a status line, cheap for the tray.
+                    let percent = done.saturating_mul(100).checked_div(total).unwrap_or(0);
+                    if percent != shown {
+                        shown = percent;
+                        state.set_activity(Activity::Downloading { done, total });
+                        status_changed(&app);
+                    }
+                });
         state.finish_download();
         match fetched {
             Ok(_) => {

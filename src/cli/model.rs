@@ -20,12 +20,15 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             let name = name.unwrap_or_else(|| config.model.clone());
             let hub = model::fetch::hub_url();
             let mut bar = ProgressBar::new();
-            let report = model::fetch(&config, &name, &hub, &mut |p| bar.update(p));
+            let report = config.models().fetch(&name, &hub, &mut |p| bar.update(p));
             bar.finish();
             installed(&report.map_err(brain::Error::from)?, json, "fetched")
         }
         ModelCommand::Import { name, dir, json } => {
-            let report = model::import(&config, &name, &dir).map_err(brain::Error::from)?;
+            let report = config
+                .models()
+                .import(&name, &dir)
+                .map_err(brain::Error::from)?;
             installed(&report, json, "imported")
         }
         ModelCommand::Verify { name, json } => {
@@ -83,7 +86,10 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
 }
 
 fn list(config: &Config, json: bool) -> Result<ExitCode> {
-    let rows = model::list(config, true);
+    let device = embed::expected_device();
+    let rows = config
+        .models()
+        .list(&config.model, (&device.label, device.note.as_deref()), true);
     let mut out = io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
@@ -124,11 +130,14 @@ fn list(config: &Config, json: bool) -> Result<ExitCode> {
         "\n* = the configured model (BRAIN_MODEL or config); models live in {}",
         config.models_dir().display()
     )?;
+    if let Some(note) = &device.note {
+        writeln!(out, "device: {}: {note}", device.label)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 fn verify(config: &Config, name: &str, json: bool) -> Result<ExitCode> {
-    let (report, err) = model::verify(config, name);
+    let (report, err) = config.models().verify(name);
     let mut out = io::stdout().lock();
     if json {
         let value = serde_json::json!({ "report": report, "ok": err.is_none(), "error": err.as_ref().map(|e| e.to_string()) });

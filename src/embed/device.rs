@@ -28,18 +28,48 @@ pub fn label(device: &Device) -> String {
     }
 }
 
+/// Where a model would run, and why not on a GPU when this build could use one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    /// `cpu`, `cuda:0` or `metal`.
+    pub label: String,
+    /// Why the CPU although this build supports a GPU (`BRAIN_DEVICE=cpu`, no device found).
+    pub note: Option<String>,
+}
+
 /// The device a model would run on, without creating it (cheap; for listings).
-pub fn expected_label() -> String {
+pub fn expected() -> Expected {
+    let cpu = |note: Option<String>| Expected {
+        label: "cpu".into(),
+        note,
+    };
+    let gpu_build = cfg!(feature = "cuda") || cfg!(target_os = "macos");
     if forced_cpu() {
-        return "cpu".into();
+        return cpu(gpu_build.then(|| "BRAIN_DEVICE=cpu".to_string()));
     }
-    if cfg!(feature = "cuda") && candle_core::utils::cuda_is_available() {
-        return "cuda:0".into();
+    if cfg!(feature = "cuda") {
+        if candle_core::utils::cuda_is_available() {
+            return Expected {
+                label: "cuda:0".into(),
+                note: None,
+            };
+        }
+        return cpu(Some(
+            "built with CUDA, but no CUDA device is available (driver missing or no GPU)".into(),
+        ));
     }
-    if cfg!(target_os = "macos") && candle_core::utils::metal_is_available() {
-        return "metal".into();
+    if cfg!(target_os = "macos") {
+        if candle_core::utils::metal_is_available() {
+            return Expected {
+                label: "metal".into(),
+                note: None,
+            };
+        }
+        return cpu(Some(
+            "built with Metal, but no Metal device is available".into(),
+        ));
     }
-    "cpu".into()
+    cpu(None)
 }
 
 fn forced_cpu() -> bool {

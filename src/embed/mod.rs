@@ -71,13 +71,12 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
             )));
         }
     }
-    if !model::is_installed(config, name) {
-        // Present but wrong files are reported by verification below, not as "not installed".
-        if !model::install_dir(config, name).is_dir() {
-            return Err(ModelError::NotInstalled(name.to_string()).into());
-        }
+    let store = config.models();
+    // Present but wrong files are reported by verification below, not as "not installed".
+    if !store.is_installed(name) && !store.install_dir(name).is_dir() {
+        return Err(ModelError::NotInstalled(name.to_string()).into());
     }
-    let (manifest, files) = model::open_verified(config, name)?;
+    let (manifest, files) = store.open_verified(name)?;
     let get = |path: &str| {
         files.get(path).ok_or_else(|| {
             Error::Model(ModelError::Load {
@@ -106,10 +105,12 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
 /// Whether the configured model is installed (files present at their pinned sizes; no
 /// hashing). `load` still verifies every hash.
 pub fn is_installed(config: &Config) -> bool {
-    model::is_installed(config, &config.model)
+    config.models().is_installed(&config.model)
 }
 
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.
 pub fn device_label() -> String {
-    device::expected_label()
+    device::expected().label
 }
+
+pub use device::{expected as expected_device, Expected as ExpectedDevice};

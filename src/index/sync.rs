@@ -19,8 +19,7 @@ use super::walk::{self, FileStat, Scope};
 use super::{now_secs, set_meta, Index};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::note::{self, Note};
-use crate::search::query::name_key;
+use crate::note::{self, name_key, Note};
 
 /// Notes written per transaction. Each transaction is IMMEDIATE: it takes the write lock
 /// up front (waiting its turn) instead of upgrading a read, which fails at once with

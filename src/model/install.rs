@@ -194,7 +194,7 @@ pub fn remove_dir_if_present(dir: &Path) -> Result<(), ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::manifest::test_manifest;
+    use crate::model::test_manifest;
 
     #[test]
     fn import_installs_pinned_files_only_and_replaces_an_old_install() {

@@ -208,24 +208,6 @@ pub fn find(name: &str) -> Option<&'static Manifest> {
     all().iter().find(|m| m.name == name)
 }
 
-/// A copy of a real manifest pinning the given (path, bytes, required) files instead.
-#[cfg(test)]
-pub(crate) fn test_manifest(name: &str, files: &[(&str, &[u8], bool)]) -> Manifest {
-    let mut m = find("all-minilm-l6-v2").expect("compiled in").clone();
-    m.name = name.into();
-    m.files = files
-        .iter()
-        .map(|(p, b, req)| FileSpec {
-            path: p.to_string(),
-            size: b.len() as u64,
-            sha256: crate::model::verify::sha256_hex(b),
-            required: *req,
-            hub: true,
-        })
-        .collect();
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

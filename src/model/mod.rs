@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::config::Config;
 pub use error::ModelError;
 pub use install::InstallReport;
 pub use manifest::{Architecture, FileSpec, Manifest, Pooling};
@@ -27,28 +26,48 @@ pub fn manifest(name: &str) -> Result<&'static Manifest, ModelError> {
     manifest::find(name).ok_or_else(|| ModelError::Unknown(name.to_string()))
 }
 
-/// Where `name` is (or would be) installed.
-pub fn install_dir(config: &Config, name: &str) -> PathBuf {
-    config.models_dir().join(name)
+/// The installed models: one folder per model, `<dir>/<name>/`, each file at its
+/// hub-relative path. Knows only its folder, so the settings that choose it stay above.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    dir: PathBuf,
 }
 
-/// Whether `name` is installed: every required file present with its pinned size. No
-/// hashing, so it is cheap enough to call before every search.
-pub fn is_installed(config: &Config, name: &str) -> bool {
-    manifest::find(name).is_some_and(|m| verify::looks_installed(m, &install_dir(config, name)))
-}
-
-/// Hashes the required files of the installed model `name` and returns their verified bytes.
-pub fn open_verified(
-    config: &Config,
-    name: &str,
-) -> Result<(&'static Manifest, VerifiedFiles), ModelError> {
-    let m = manifest(name)?;
-    let dir = install_dir(config, name);
-    if !dir.is_dir() {
-        return Err(ModelError::NotInstalled(name.to_string()));
+impl Store {
+    /// The models kept under `dir` (`$BRAIN_DATA_DIR/models`).
+    pub fn new(dir: impl Into<PathBuf>) -> Store {
+        Store { dir: dir.into() }
     }
-    Ok((m, verify::open_verified(m, &dir)?))
+
+    /// The folder holding every model.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `name` is (or would be) installed.
+    pub fn install_dir(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Whether `name` is installed: every required file present with its pinned size. No
+    /// hashing, so it is cheap enough to call before every search.
+    pub fn is_installed(&self, name: &str) -> bool {
+        manifest::find(name).is_some_and(|m| verify::looks_installed(m, &self.install_dir(name)))
+    }
+
+    /// Hashes the required files of the installed model `name` and returns their verified
+    /// bytes.
+    pub fn open_verified(
+        &self,
+        name: &str,
+    ) -> Result<(&'static Manifest, VerifiedFiles), ModelError> {
+        let m = manifest(name)?;
+        let dir = self.install_dir(name);
+        if !dir.is_dir() {
+            return Err(ModelError::NotInstalled(name.to_string()));
+        }
+        Ok((m, verify::open_verified(m, &dir)?))
+    }
 }
 
 /// The result of `brain model verify`.
@@ -62,43 +81,101 @@ pub struct VerifyReport {
     pub files: Vec<FileStatus>,
 }
 
-/// Re-hashes every pinned file of the installed model `name`. The report lists every file;
-/// the error, when there is one, is the first failure (a missing required file, a wrong
-/// size or hash), so a caller can show every file and still fail on the first bad one.
-pub fn verify(config: &Config, name: &str) -> (VerifyReport, Option<ModelError>) {
-    let dir = install_dir(config, name);
-    let empty = |model: &str| VerifyReport {
-        model: model.to_string(),
-        dir: dir.clone(),
-        files: vec![],
-    };
-    let m = match manifest(name) {
-        Ok(m) => m,
-        Err(e) => return (empty(name), Some(e)),
-    };
-    if !dir.is_dir() {
-        return (
-            empty(name),
-            Some(ModelError::NotInstalled(name.to_string())),
-        );
-    }
-    let checked = verify::check_all(m, &dir);
-    let mut first_error = None;
-    let mut files = Vec::with_capacity(checked.len());
-    for (status, err) in checked {
-        if first_error.is_none() {
-            first_error = err;
+impl Store {
+    /// Re-hashes every pinned file of the installed model `name`. The report lists every
+    /// file; the error, when there is one, is the first failure (a missing required file, a
+    /// wrong size or hash), so a caller can show every file and still fail on the first.
+    pub fn verify(&self, name: &str) -> (VerifyReport, Option<ModelError>) {
+        let dir = self.install_dir(name);
+        let empty = |model: &str| VerifyReport {
+            model: model.to_string(),
+            dir: dir.clone(),
+            files: vec![],
+        };
+        let m = match manifest(name) {
+            Ok(m) => m,
+            Err(e) => return (empty(name), Some(e)),
+        };
+        if !dir.is_dir() {
+            return (
+                empty(name),
+                Some(ModelError::NotInstalled(name.to_string())),
+            );
         }
-        files.push(status);
+        let checked = verify::check_all(m, &dir);
+        let mut first_error = None;
+        let mut files = Vec::with_capacity(checked.len());
+        for (status, err) in checked {
+            if first_error.is_none() {
+                first_error = err;
+            }
+            files.push(status);
+        }
+        (
+            VerifyReport {
+                model: m.name.clone(),
+                dir,
+                files,
+            },
+            first_error,
+        )
     }
-    (
-        VerifyReport {
-            model: m.name.clone(),
-            dir,
-            files,
-        },
-        first_error,
-    )
+
+    /// Every known model with its install state; `selected` is the configured model's
+    /// name, `device` where a model would run and why (the caller knows), and `hash`
+    /// re-hashes installed ones (slower).
+    pub fn list(&self, selected: &str, device: (&str, Option<&str>), hash: bool) -> Vec<ModelInfo> {
+        manifest::all()
+            .iter()
+            .map(|m| {
+                let dir = self.install_dir(&m.name);
+                let installed = verify::looks_installed(m, &dir);
+                let verified = (installed && hash).then(|| self.verify(&m.name).1.is_none());
+                ModelInfo {
+                    name: m.name.clone(),
+                    selected: m.name == selected,
+                    repo: m.repo.clone(),
+                    revision: m.revision.clone(),
+                    architecture: m.architecture,
+                    dims: m.dims,
+                    size: m.total_size(),
+                    installed,
+                    verified,
+                    device: device.0.to_string(),
+                    device_note: device.1.map(str::to_string),
+                    dir,
+                    partial_fetch: fetch::has_partial(&self.dir, &m.name),
+                }
+            })
+            .collect()
+    }
+
+    /// Installs `name` from `src`, a folder in the hub's layout, verifying every file.
+    pub fn import(&self, name: &str, src: &Path) -> Result<InstallReport, ModelError> {
+        install::import(manifest(name)?, &self.dir, src)
+    }
+
+    /// Downloads `name` from `hub` (see [`fetch::hub_url`]) at its pinned revision. A model
+    /// that is already installed and verifies is left alone.
+    pub fn fetch(
+        &self,
+        name: &str,
+        hub: &str,
+        progress: &mut dyn FnMut(&fetch::Progress),
+    ) -> Result<InstallReport, ModelError> {
+        let m = manifest(name)?;
+        let dir = self.install_dir(name);
+        if verify::looks_installed(m, &dir) && self.verify(name).1.is_none() {
+            return Ok(InstallReport {
+                model: m.name.clone(),
+                dir,
+                files: vec![],
+                bytes: 0,
+                already_installed: true,
+            });
+        }
+        fetch::fetch(m, &self.dir, hub, progress)
+    }
 }
 
 /// One row of `brain model list`.
@@ -124,61 +201,31 @@ pub struct ModelInfo {
     pub verified: Option<bool>,
     /// Where the model would run.
     pub device: String,
+    /// Why on the CPU although this build supports a GPU (none found, `BRAIN_DEVICE=cpu`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_note: Option<String>,
     /// Install folder.
     pub dir: PathBuf,
     /// A fetch was interrupted and can be resumed.
     pub partial_fetch: bool,
 }
 
-/// Every known model with its install state; `hash` re-hashes installed ones (slower).
-pub fn list(config: &Config, hash: bool) -> Vec<ModelInfo> {
-    manifest::all()
+/// A copy of a real manifest pinning the given (path, bytes, required) files instead.
+#[cfg(test)]
+pub(crate) fn test_manifest(name: &str, files: &[(&str, &[u8], bool)]) -> Manifest {
+    let mut m = manifest::find("all-minilm-l6-v2")
+        .expect("compiled in")
+        .clone();
+    m.name = name.into();
+    m.files = files
         .iter()
-        .map(|m| {
-            let dir = install_dir(config, &m.name);
-            let installed = verify::looks_installed(m, &dir);
-            let verified = (installed && hash).then(|| verify(config, &m.name).1.is_none());
-            ModelInfo {
-                name: m.name.clone(),
-                selected: m.name == config.model,
-                repo: m.repo.clone(),
-                revision: m.revision.clone(),
-                architecture: m.architecture,
-                dims: m.dims,
-                size: m.total_size(),
-                installed,
-                verified,
-                device: crate::embed::device_label(),
-                dir,
-                partial_fetch: fetch::has_partial(&config.models_dir(), &m.name),
-            }
+        .map(|(p, b, req)| FileSpec {
+            path: p.to_string(),
+            size: b.len() as u64,
+            sha256: verify::sha256_hex(b),
+            required: *req,
+            hub: true,
         })
-        .collect()
-}
-
-/// Installs `name` from `src`, a folder in the hub's layout, verifying every file.
-pub fn import(config: &Config, name: &str, src: &Path) -> Result<InstallReport, ModelError> {
-    install::import(manifest(name)?, &config.models_dir(), src)
-}
-
-/// Downloads `name` from `hub` (see [`fetch::hub_url`]) at its pinned revision. A model
-/// that is already installed and verifies is left alone.
-pub fn fetch(
-    config: &Config,
-    name: &str,
-    hub: &str,
-    progress: &mut dyn FnMut(&fetch::Progress),
-) -> Result<InstallReport, ModelError> {
-    let m = manifest(name)?;
-    let dir = install_dir(config, name);
-    if verify::looks_installed(m, &dir) && verify(config, name).1.is_none() {
-        return Ok(InstallReport {
-            model: m.name.clone(),
-            dir,
-            files: vec![],
-            bytes: 0,
-            already_installed: true,
-        });
-    }
-    fetch::fetch(m, &config.models_dir(), hub, progress)
+        .collect();
+    m
 }

@@ -205,7 +205,7 @@ fn check_hash(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::manifest::test_manifest;
+    use crate::model::test_manifest;
 
     #[test]
     fn known_digest() {

@@ -5,8 +5,9 @@
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
 
-use super::query::{name_key, Query};
+use super::query::Query;
 use super::Filters;
+use crate::note::name_key;
 
 /// BM25 column weights: title, tags, body.
 pub const WEIGHTS: (f64, f64, f64) = (10.0, 5.0, 1.0);
@@ -169,13 +170,6 @@ pub fn snippet_and_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn name_key_ignores_case_and_punctuation() {
-        assert_eq!(name_key("Git-Commit"), "git commit");
-        assert_eq!(name_key("  tokio::select! "), "tokio select");
-        assert_eq!(name_key("--"), "");
-    }
 
     #[test]
     fn exact_tiers_order() {

@@ -157,17 +157,6 @@ impl Query {
     }
 }
 
-/// A name as lowercase alphanumeric words joined by single spaces: `Git-Commit` and
-/// `git commit` both become `git commit`. Titles and file names are stored this way so a
-/// query that *is* a note's name finds it directly.
-pub fn name_key(s: &str) -> String {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Joined words (`a_b`, `a::b`, `a.b`, `a-b`) and inner capitals (`NaiveDateTime`).
 fn is_identifier(word: &str) -> bool {
     let joined = word.contains(['_', ':', '.', '-', '/'])

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::state::{BackendEvent, Live, WatcherState};
-use super::watcher::{self, FolderWatcher};
+use super::watcher::{self, Change, FolderWatcher};
 use crate::error::{Error, Result};
 use crate::index::sync::{self, SyncOptions, SyncReport, SyncSummary};
 use crate::index::walk::Scope;
@@ -289,7 +289,16 @@ impl Indexer {
         };
         self.watcher = None;
         self.watch_tried = Some(Instant::now());
-        match FolderWatcher::start(&root, &config.data_dir, self.jobs.clone()) {
+        let jobs = self.jobs.clone();
+        let tell = move |change: Change| {
+            // The indexer is gone only while stopping: nothing left to tell.
+            let _ = jobs.send(match change {
+                Change::Paths(paths) => Job::Changed(paths),
+                Change::Rescan(reason) => Job::Rescan(reason),
+                Change::Root => Job::CheckRoot,
+            });
+        };
+        match FolderWatcher::start(&root, &config.data_dir, tell) {
             Ok(w) => {
                 self.watcher = Some(w);
                 self.set_state(WatcherState::On);

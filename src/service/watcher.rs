@@ -1,18 +1,26 @@
 //! The file watcher: notify (inotify on Linux, FSEvents on macOS) turned into the few
-//! messages the indexer cares about: "these paths changed", "rescan everything", "look at
-//! the root". Debouncing happens in the indexer, which sees the whole stream.
+//! [`Change`]s the indexer cares about: "these paths changed", "rescan everything", "look
+//! at the root". Debouncing happens in the indexer, which sees the whole stream.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::mpsc::Sender;
 
 use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
 
-use super::indexer::Job;
-
 /// Ignore files whose change alters which files are notes.
 const IGNORE_FILES: &[&str] = &[".gitignore", ".brainignore"];
+
+/// What one file event means for the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// These paths (relative to the root) changed.
+    Paths(Vec<String>),
+    /// Events were lost or cannot be trusted: the whole folder must be looked at.
+    Rescan(String),
+    /// Something happened to the brain folder itself.
+    Root,
+}
 
 /// A running watch on a brain folder; stops when dropped.
 pub struct FolderWatcher {
@@ -21,19 +29,23 @@ pub struct FolderWatcher {
 }
 
 impl FolderWatcher {
-    /// Watches `root` recursively, sending what changes to `jobs`. `data_dir` is ignored
-    /// (an index kept inside the notes folder must not wake its own indexer).
-    pub fn start(root: &Path, data_dir: &Path, jobs: Sender<Job>) -> Result<FolderWatcher, String> {
+    /// Watches `root` recursively, telling `notify` what changes (from notify's thread).
+    /// `data_dir` is ignored (an index kept inside the notes folder must not wake its own
+    /// indexer).
+    pub fn start(
+        root: &Path,
+        data_dir: &Path,
+        notify: impl Fn(Change) + Send + 'static,
+    ) -> Result<FolderWatcher, String> {
         let identity = identity(root);
         let (root_c, data_c) = (root.to_path_buf(), data_dir.to_path_buf());
         let mut inner = notify::recommended_watcher(move |res: notify::Result<Event>| {
-            let job = match res {
+            let change = match res {
                 Ok(event) => classify(&root_c, &data_c, &event),
-                Err(e) => Some(Job::Rescan(format!("watcher error: {e}"))),
+                Err(e) => Some(Change::Rescan(format!("watcher error: {e}"))),
             };
-            if let Some(job) = job {
-                // The indexer is gone only while stopping: nothing left to tell.
-                let _ = jobs.send(job);
+            if let Some(change) = change {
+                notify(change);
             }
         })
         .map_err(|e| e.to_string())?;
@@ -62,9 +74,9 @@ pub fn identity(root: &Path) -> Option<(u64, u64)> {
 }
 
 /// What one notify event means for the index, if anything.
-fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Job> {
+fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Change> {
     if event.need_rescan() {
-        return Some(Job::Rescan("file events overflowed".into()));
+        return Some(Change::Rescan("file events overflowed".into()));
     }
     let kind = event.kind;
     let structural = matches!(
@@ -82,11 +94,11 @@ fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Job> {
         match relevance(root, data_dir, path, structural) {
             Relevance::Ignore => {}
             Relevance::Note(rel) => paths.push(rel),
-            Relevance::Rules => return Some(Job::Rescan(format!("{} changed", path.display()))),
-            Relevance::Root => return Some(Job::CheckRoot),
+            Relevance::Rules => return Some(Change::Rescan(format!("{} changed", path.display()))),
+            Relevance::Root => return Some(Change::Root),
         }
     }
-    (!paths.is_empty()).then_some(Job::Changed(paths))
+    (!paths.is_empty()).then_some(Change::Paths(paths))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -156,9 +168,9 @@ mod tests {
         e
     }
 
-    fn changed(job: Option<Job>) -> Vec<String> {
-        match job {
-            Some(Job::Changed(p)) => p,
+    fn changed(change: Option<Change>) -> Vec<String> {
+        match change {
+            Some(Change::Paths(p)) => p,
             other => panic!("{other:?}"),
         }
     }
@@ -214,16 +226,16 @@ mod tests {
         let any = EventKind::Any;
         assert!(matches!(
             classify(root, data, &ev(any, &["/b/lore/.brainignore"])),
-            Some(Job::Rescan(_))
+            Some(Change::Rescan(_))
         ));
         assert!(matches!(
             classify(root, data, &ev(EventKind::Remove(RemoveKind::Any), &["/b"])),
-            Some(Job::CheckRoot)
+            Some(Change::Root)
         ));
         let overflow = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
         assert!(matches!(
             classify(root, data, &overflow),
-            Some(Job::Rescan(_))
+            Some(Change::Rescan(_))
         ));
     }
 }

@@ -104,7 +104,10 @@ fn real_nomic_weights_match_published_values() {
     ]);
     let mut config = b.config();
     config.model = "nomic-embed-text-v1.5".into();
-    let (_, files) = brain::model::open_verified(&config, "nomic-embed-text-v1.5").unwrap();
+    let (_, files) = config
+        .models()
+        .open_verified("nomic-embed-text-v1.5")
+        .unwrap();
     let spec = Spec {
         name: "nomic-embed-text-v1.5".into(),
         architecture: Architecture::NomicBert,
