@@ -1,7 +1,7 @@
 //! The semantic scan: one query against 100,000 synthetic passage vectors (384-d, as
 //! all-MiniLM-L6-v2 makes, and 768-d, as nomic-embed-text does). Target: under 20 ms.
 
-use brain::search::semantic::Matrix;
+use brain::search::Matrix;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 /// A deterministic unit vector (xorshift noise; the values do not matter, the work does).

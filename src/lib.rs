@@ -1,18 +1,26 @@
 //! brain: local-first hybrid search over a folder of markdown notes.
 //!
-//! The [`Engine`] owns one brain root: its SQLite index ([`index`]), keyword and semantic
-//! search ([`search`]) and, when installed, a pinned local embedding model ([`model`],
-//! [`embed`]). The `brain` CLI, the warm backend ([`service`]) and the menu-bar app are thin
-//! shells over it.
+//! Three layers, each using only the ones below it:
+//!
+//! - **The core.** An [`Engine`] owns one brain root's resources: its settings
+//!   ([`Config`]), its SQLite index (private: every SQL statement lives there) and, when
+//!   installed, a pinned local embedding model ([`model`], [`embed`]) with the vector
+//!   matrix it searches. It hands out scoped operations: sync, embed, [`Engine::search`]
+//!   (whose stages live in [`search`]), read a note ([`passage`]), status.
+//! - **The service.** [`service`] is the warm backend (`brain serve`, hosted by the app):
+//!   an engine behind a Unix socket, kept fresh by a file watcher. Its [`Answerer`] is
+//!   how every client asks: over the socket when a backend runs, in-process otherwise.
+//! - **The shells**, thin: the `brain` CLI (and its MCP server), and the menu-bar app,
+//!   whose window-free logic is in [`desktop`]. [`eval`] measures retrieval quality.
 //!
 //! ```no_run
-//! use brain::{Config, Engine, search::SearchRequest};
-//! let engine = Engine::open(Config::for_root("/home/me/.brain", "/tmp/brain-data"))?;
-//! engine.sync()?;
-//! for hit in engine.search(&SearchRequest::new("feature flag cleanup"))?.results {
+//! use brain::{search::SearchRequest, Answerer, Config};
+//! let config = Config::for_root("/home/me/.brain", "/tmp/brain-data");
+//! let brain = Answerer::new(config, true);
+//! for hit in brain.search(&SearchRequest::new("feature flag cleanup"))?.results {
 //!     println!("{} {}", hit.path, hit.title);
 //! }
-//! # Ok::<(), brain::Error>(())
+//! # Ok::<(), brain::service::ServiceError>(())
 //! ```
 #![deny(missing_docs)]
 
@@ -22,7 +30,7 @@ pub mod embed;
 mod engine;
 pub mod error;
 pub mod eval;
-pub mod index;
+mod index;
 pub mod model;
 pub mod note;
 pub mod passage;
@@ -30,5 +38,7 @@ pub mod search;
 pub mod service;
 
 pub use config::Config;
-pub use engine::{EmbedReport, Engine, Status};
+pub use engine::{EmbedReport, Engine, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
 pub use error::{Error, Result};
+pub use index::{RecallTotals, SyncOptions, SyncReport, SyncSummary};
+pub use service::{Answerer, StatusReport};

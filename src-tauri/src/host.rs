@@ -1,28 +1,22 @@
 //! The brain the app serves: the warm backend (`brain::service::Backend`: engine, socket,
-//! watcher, embedder), so the `brain` CLI gets warm answers while the app runs. When
-//! another backend already serves this brain (`brain serve`), the app searches the same
-//! index in-process instead and says so.
-
-use std::sync::Arc;
+//! watcher, embedder), so the `brain` CLI gets warm answers while the app runs. The panel
+//! asks through an [`Answerer`] like every other client: the app's own backend when it is
+//! the backend, or the `brain serve` that already serves this brain (in-process when that
+//! one stops answering).
 
 use anyhow::Context;
 use brain::desktop::status_line::Activity;
 use brain::passage::{NoteRef, Passage};
 use brain::search::{SearchRequest, SearchResponse};
 use brain::service::{Backend, BackendEvent, BackendOptions, ServiceError};
-use brain::{Config, Engine, Status};
+use brain::{Answerer, Config, StatusReport};
 use tokio::sync::broadcast::error::RecvError;
-
-enum Serving {
-    /// The app is the backend.
-    Backend(Backend),
-    /// Another process is; the app reads the index itself.
-    InProcess(Arc<Engine>),
-}
 
 /// One brain root, open and kept fresh.
 pub struct Host {
-    serving: Serving,
+    /// The backend the app runs, when it runs one (dropping it stops it).
+    _backend: Option<Backend>,
+    brain: Answerer,
     notice: Option<String>,
 }
 
@@ -47,17 +41,18 @@ impl Host {
                     })
                     .context("could not start the event thread")?;
                 Ok(Host {
-                    serving: Serving::Backend(backend),
+                    brain: backend.answerer(),
+                    _backend: Some(backend),
                     notice: None,
                 })
             }
             Err(ServiceError::AlreadyRunning { pid, .. }) => {
-                let engine = Engine::open(config).context("could not open the index")?;
                 let who = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
                 Ok(Host {
-                    serving: Serving::InProcess(Arc::new(engine)),
+                    _backend: None,
+                    brain: Answerer::new(config, true),
                     notice: Some(format!(
-                        "brain serve{who} already serves this brain; the app searches it directly"
+                        "brain serve{who} already serves this brain; the app asks it"
                     )),
                 })
             }
@@ -73,39 +68,23 @@ impl Host {
     /// Searches as a socket client would be answered (syncing first only when the index
     /// is not known to be fresh).
     pub fn search(&self, req: &SearchRequest) -> anyhow::Result<SearchResponse> {
-        Ok(match &self.serving {
-            Serving::Backend(b) => b.search(req)?,
-            Serving::InProcess(e) => e.search(req)?,
-        })
+        Ok(self.brain.search(req)?)
     }
 
-    /// Counts, model and (when the app is the backend) the backend's own state.
-    pub fn status(&self) -> anyhow::Result<Status> {
-        Ok(match &self.serving {
-            Serving::Backend(b) => b.status()?,
-            Serving::InProcess(e) => e.status()?,
-        })
+    /// Counts, model and the backend's own state.
+    pub fn status(&self) -> anyhow::Result<StatusReport> {
+        Ok(self.brain.status()?)
     }
 
     /// Lines of a note, never outside the brain folder.
     pub fn get(&self, note: &NoteRef) -> anyhow::Result<Passage> {
-        Ok(self.engine().get(note)?)
+        Ok(self.brain.get(note)?)
     }
 
     /// Syncs the folder now and waits for it.
     pub fn reindex(&self) -> anyhow::Result<()> {
-        match &self.serving {
-            Serving::Backend(b) => b.reindex(false).map(drop)?,
-            Serving::InProcess(e) => e.sync().map(drop)?,
-        }
+        self.brain.reindex(false)?;
         Ok(())
-    }
-
-    fn engine(&self) -> &Arc<Engine> {
-        match &self.serving {
-            Serving::Backend(b) => b.engine(),
-            Serving::InProcess(e) => e,
-        }
     }
 }
 

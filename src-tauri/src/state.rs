@@ -181,9 +181,9 @@ impl AppState {
                     activity = Activity::Indexing;
                 }
                 (
-                    status_line::status_line(&s, &activity, now_secs()),
-                    s.notes,
-                    s.model_installed,
+                    status_line::status_line(&s.status, &activity, now_secs()),
+                    s.status.notes,
+                    s.status.model_installed,
                 )
             }
             Some(Err(e)) => (format!("Error: {e:#}"), 0, false),

@@ -8,10 +8,9 @@
 
 use std::io::{self, Write};
 
-use brain::index::sync::SyncReport;
-use brain::search::{Hit, Mode, SearchResponse};
+use brain::search::{Exact, Explain, Hit, Mode, SearchResponse};
 use brain::service::{BackendStatus, WatcherState};
-use brain::Status;
+use brain::{StatusReport, SyncReport};
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
 pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
@@ -79,92 +78,83 @@ pub fn embed_line(out: &mut impl Write, r: &brain::EmbedReport) -> io::Result<()
 }
 
 /// The `--explain` stages: each list, the evidence and weights, and the fused list.
-pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
-    let list = |out: &mut dyn Write,
-                title: &str,
-                key: &str,
-                fmt: &dyn Fn(&serde_json::Value) -> String|
-     -> io::Result<()> {
+pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
+    fn list<T>(
+        out: &mut impl Write,
+        title: &str,
+        items: &[T],
+        row: impl Fn(&T) -> (u32, &str, String),
+    ) -> io::Result<()> {
         writeln!(out, "{title}")?;
-        match e[key].as_array() {
-            Some(items) if !items.is_empty() => {
-                for item in items {
-                    writeln!(
-                        out,
-                        "  #{:<3} {}  {}",
-                        item["rank"],
-                        item["path"].as_str().unwrap_or(""),
-                        fmt(item)
-                    )?;
-                }
-            }
-            _ => writeln!(out, "  (empty)")?,
+        if items.is_empty() {
+            return writeln!(out, "  (empty)");
+        }
+        for item in items {
+            let (rank, path, rest) = row(item);
+            writeln!(out, "  #{rank} {path}  {rest}")?;
         }
         Ok(())
+    }
+    let exact = |x: Exact| match x {
+        Exact::Title => "  exact title",
+        Exact::Identifier => "  literal identifier",
+        Exact::None => "",
     };
-    let exact = |v: &serde_json::Value| match v["exact"].as_str() {
-        Some("title") => "  exact title".to_string(),
-        Some("identifier") => "  literal identifier".to_string(),
-        _ => String::new(),
-    };
-    list(out, "keyword list (bm25):", "bm25", &|v| {
-        format!("bm25={:.2}{}", v["score"].as_f64().unwrap_or(0.0), exact(v))
+    list(out, "keyword list (bm25):", &e.bm25, |v| {
+        (
+            v.rank,
+            &v.path,
+            format!("bm25={:.2}{}", v.score, exact(v.exact)),
+        )
     })?;
-    list(out, "semantic list:", "semantic", &|v| {
-        format!("sem={:.3}", v["score"].as_f64().unwrap_or(0.0))
+    list(out, "semantic list:", &e.semantic, |v| {
+        (v.rank, &v.path, format!("sem={:.3}", v.score))
     })?;
-    if let Some(w) = e.get("weights") {
-        let ev = &e["evidence"];
+    if let (Some(w), Some(ev)) = (&e.weights, &e.evidence) {
         writeln!(
             out,
             "evidence: coverage={:.2} bm25_peak={:.2} sem_gap={:.3}",
-            ev["coverage"].as_f64().unwrap_or(0.0),
-            ev["bm25_peak"].as_f64().unwrap_or(0.0),
-            ev["sem_gap"].as_f64().unwrap_or(0.0)
+            ev.coverage, ev.bm25_peak, ev.sem_gap
         )?;
-        for t in ev["terms"].as_array().into_iter().flatten() {
+        for t in &ev.terms {
             writeln!(
                 out,
                 "  term {:?}: in {} notes, idf={:.2}{}",
-                t["term"].as_str().unwrap_or(""),
-                t["df"],
-                t["idf"].as_f64().unwrap_or(0.0),
-                if t["in_top"].as_bool() == Some(true) {
-                    ", in keyword #1"
-                } else {
-                    ""
-                }
+                t.term,
+                t.df,
+                t.idf,
+                if t.in_top { ", in keyword #1" } else { "" }
             )?;
         }
-        let alpha = w["alpha"].as_f64().unwrap_or(0.0);
         writeln!(
             out,
-            "weights: keywords {alpha:.2}, meaning {:.2} ({})",
-            1.0 - alpha,
-            w["reason"].as_str().unwrap_or("")
+            "weights: keywords {:.2}, meaning {:.2} ({})",
+            w.alpha,
+            1.0 - w.alpha,
+            w.reason
         )?;
-        let k = e["k"].as_f64().unwrap_or(60.0);
+        let k = e.k.unwrap_or(brain::search::RRF_K);
+        let rank = |r: Option<u32>| r.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
         list(
             out,
             &format!(
                 "fused (exact matches first, then weighted scores; rrf k={k} for comparison):"
             ),
-            "fused",
-            &|v| {
-                let rank = |r: &serde_json::Value| {
-                    r.as_u64()
-                        .map(|r| format!("#{r}"))
-                        .unwrap_or_else(|| "-".into())
-                };
-                format!(
-                    "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
-                    v["score"].as_f64().unwrap_or(0.0),
-                    v["bm25_part"].as_f64().unwrap_or(0.0),
-                    rank(&v["bm25_rank"]),
-                    v["sem_part"].as_f64().unwrap_or(0.0),
-                    rank(&v["sem_rank"]),
-                    v["rrf"].as_f64().unwrap_or(0.0),
-                    exact(v)
+            e.fused.as_deref().unwrap_or_default(),
+            |v| {
+                (
+                    v.rank,
+                    &v.path,
+                    format!(
+                        "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
+                        v.score,
+                        v.bm25_part,
+                        rank(v.bm25_rank),
+                        v.sem_part,
+                        rank(v.sem_rank),
+                        v.rrf,
+                        exact(v.exact)
+                    ),
                 )
             },
         )?;
@@ -173,7 +163,8 @@ pub fn explain(out: &mut impl Write, e: &serde_json::Value) -> io::Result<()> {
 }
 
 /// The `brain status` block.
-pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
+pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
+    let s = &report.status;
     let types: Vec<String> = s.types.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let missing = if s.root_exists { "" } else { "  (missing!)" };
     writeln!(out, "brain:     {}{missing}", s.root)?;
@@ -228,7 +219,7 @@ pub fn status(out: &mut impl Write, s: &Status) -> io::Result<()> {
         "searches:  {} ({} in the last 7 days, {} with no results)",
         s.recalls.searches, s.recalls.last_7_days, s.recalls.empty
     )?;
-    backend(out, s.backend.as_ref())
+    backend(out, report.backend.as_ref())
 }
 
 /// The backend lines of `brain status`.

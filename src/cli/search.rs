@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use brain::search::{Filters, SearchRequest};
-use brain::service::protocol::{Op, Reply};
-use brain::{Config, Engine};
+use brain::Config;
 
 use super::args::{self, SearchArgs};
 use super::{print, shim};
@@ -24,11 +23,7 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         sync: !args.no_sync,
         explain: args.explain,
     };
-    let response = match shim::ask(&config, &args.daemon, Op::Search(request.clone()))? {
-        Some(Reply::Search(response)) => response,
-        Some(other) => anyhow::bail!("the backend answered a search with {}", other.op()),
-        None => Engine::open(config)?.search(&request)?,
-    };
+    let response = shim::answerer(config, &args.daemon).search(&request)?;
     if let Some(notice) = &response.notice {
         writeln!(io::stderr(), "{notice}")?;
     }

@@ -105,7 +105,6 @@ mod tests {
             device: "cpu".into(),
             embedded_with: None,
             recalls: Default::default(),
-            backend: None,
         }
     }
 

@@ -148,14 +148,7 @@ pub fn run(
 /// Every judged path must exist in the corpus: a typo in a query set would otherwise
 /// quietly count as a miss.
 fn check_judgements(engine: &Engine, set: &QuerySet) -> Result<()> {
-    let conn = engine.index().conn()?;
-    let mut stmt = conn
-        .prepare("SELECT path FROM notes")
-        .map_err(|e| engine.index().err(e))?;
-    let known: HashSet<String> = stmt
-        .query_map([], |r| r.get(0))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| engine.index().err(e))?;
+    let known = engine.note_paths()?;
     for q in &set.queries {
         if !q.relevant.iter().any(|p| known.contains(p)) {
             return Err(Error::InvalidInput(format!(

@@ -2,17 +2,24 @@
 //! chunk vectors and the recall log. Readers and the single writer use separate connections
 //! (WAL), so searches keep being answered from the last committed state while a sync runs.
 
-pub mod chunk;
-pub mod recall;
-pub mod schema;
-pub mod sync;
-pub mod vectors;
-pub mod walk;
+pub(crate) mod chunk;
+mod filter;
+mod read;
+pub(crate) mod recall;
+pub(crate) mod schema;
+pub(crate) mod sync;
+pub(crate) mod vectors;
+pub(crate) mod walk;
+
+pub use filter::Filters;
+pub(crate) use read::{FtsQuery, FtsRow, Reader};
+pub use recall::RecallTotals;
+pub use sync::{SyncOptions, SyncReport, SyncSummary};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 
@@ -23,7 +30,7 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 const POOL_KEEP: usize = 8;
 
 /// An open index file.
-pub struct Index {
+pub(crate) struct Index {
     path: PathBuf,
     pool: Mutex<Vec<Connection>>,
     /// Serialises brain's own writers (sync, embedding) so they never interleave batches.
@@ -31,7 +38,7 @@ pub struct Index {
 }
 
 /// A pooled connection; goes back to the pool when dropped.
-pub struct Conn<'a> {
+pub(crate) struct Conn<'a> {
     index: &'a Index,
     conn: Option<Connection>,
 }
@@ -64,7 +71,7 @@ impl Drop for Conn<'_> {
 }
 
 /// The writer's turn: holds the write lock and a connection.
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     _guard: MutexGuard<'a, ()>,
     /// The connection to write through.
     pub conn: Conn<'a>,
@@ -118,6 +125,11 @@ impl Index {
             .sum()
     }
 
+    /// A read transaction: every read through it sees one committed state.
+    pub fn read(&self) -> Result<Reader<'_>> {
+        Reader::begin(self)
+    }
+
     /// A connection for reading (or for small self-contained writes such as the recall log).
     pub fn conn(&self) -> Result<Conn<'_>> {
         let pooled = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
@@ -140,20 +152,24 @@ impl Index {
         })
     }
 
+    /// Runs `f` in one write transaction (taking brain's write lock) and commits it.
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let mut w = self.writer()?;
+        let tx = w.conn.transaction().map_err(|e| self.err(e))?;
+        let out = f(&tx).map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(out)
+    }
+
     /// Wraps a SQLite error with this index's path.
     pub fn err(&self, source: rusqlite::Error) -> Error {
         Error::Index {
             path: self.path.clone(),
             source,
         }
-    }
-
-    /// Reads a `meta` value.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        let conn = self.conn()?;
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
     }
 
     fn connect(&self) -> Result<Connection> {
@@ -208,7 +224,12 @@ mod tests {
         let path = dir.path().join("sub/brain.sqlite");
         let index = Index::open(&path).unwrap();
         assert_eq!(
-            index.meta("schema_version").unwrap().as_deref(),
+            index
+                .read()
+                .unwrap()
+                .meta("schema_version")
+                .unwrap()
+                .as_deref(),
             Some(&*schema::SCHEMA_VERSION.to_string())
         );
         drop(index);

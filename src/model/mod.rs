@@ -1,6 +1,6 @@
 //! Pinned models: the manifests in `audit/` (compiled in), verification of every required
 //! file before every load, and the two ways to install a model: [`fetch`] from the hub (the
-//! only network code in brain) and [`import`] from a local folder.
+//! only network code in brain) and [`Store::import`] from a local folder.
 //!
 //! Installed models live in `$BRAIN_DATA_DIR/models/<name>/`, each file at its hub-relative
 //! path. A folder there is complete by construction: installs are staged in a hidden folder

@@ -3,10 +3,9 @@
 //! (`git commit` -> `git commit`, not `git commits-since`), and identifiers found literally
 //! (`wal_checkpoint` in the text, not just `wal` near `checkpoint`).
 
-use rusqlite::{params_from_iter, types::Value as SqlValue, Connection};
-
 use super::query::Query;
-use super::Filters;
+use crate::error::Result;
+use crate::index::{Filters, FtsQuery, FtsRow, Reader};
 use crate::note::name_key;
 
 /// BM25 column weights: title, tags, body.
@@ -33,7 +32,7 @@ pub enum Exact {
 
 /// One keyword hit, before presentation.
 #[derive(Debug, Clone)]
-pub struct Bm25Hit {
+pub(crate) struct Bm25Hit {
     /// `notes.id`.
     pub note_id: i64,
     /// BM25 score, positive: higher is better.
@@ -46,48 +45,41 @@ pub struct Bm25Hit {
 const MIN_POOL: usize = 50;
 
 /// Runs `query` and returns up to `limit` hits, best first.
-pub fn search(
-    conn: &Connection,
+pub(crate) fn search(
+    reader: &Reader<'_>,
     query: &Query,
     filters: &Filters,
     limit: usize,
-) -> rusqlite::Result<Vec<Bm25Hit>> {
+) -> Result<Vec<Bm25Hit>> {
     let Some(expr) = query.to_match() else {
         return Ok(Vec::new());
     };
-    let pool = limit.max(MIN_POOL);
-    let (w_title, w_tags, w_body) = WEIGHTS;
-    let rank_expr = format!("bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})");
     let identifiers = query.identifiers();
-    // The literal check reads the body, so only ask for it when the query has identifiers.
-    let literal = if identifiers.is_empty() {
-        "''"
-    } else {
-        "lower(f.body)"
+    let fts = |named| FtsQuery {
+        expr: &expr,
+        weights: WEIGHTS,
+        named,
+        // The literal check reads the body, so only ask for it when the query has identifiers.
+        with_body: !identifiers.is_empty(),
+        limit: limit.max(MIN_POOL),
     };
-    let select = format!(
-        "SELECT f.rowid, -{rank_expr}, lower(n.title), {literal} FROM notes_fts f JOIN notes n ON n.id = f.rowid
-         WHERE notes_fts MATCH ?1"
-    );
-    let classify = |r: &rusqlite::Row<'_>, named: bool| -> rusqlite::Result<Bm25Hit> {
-        let title: String = r.get(2)?;
-        let body: String = r.get(3)?;
+    let classify = |row: FtsRow, named: bool| -> Bm25Hit {
         let exact = if named {
             Exact::Title
         } else if !identifiers.is_empty()
             && identifiers
                 .iter()
-                .all(|id| body.contains(id.as_str()) || title.contains(id.as_str()))
+                .all(|id| row.body.contains(id.as_str()) || row.title.contains(id.as_str()))
         {
             Exact::Identifier
         } else {
             Exact::None
         };
-        Ok(Bm25Hit {
-            note_id: r.get(0)?,
-            score: r.get(1)?,
+        Bm25Hit {
+            note_id: row.note_id,
+            score: row.score,
             exact,
-        })
+        }
     };
 
     // Notes whose title or file name is the query, wherever BM25 ranks them: with many
@@ -95,27 +87,15 @@ pub fn search(
     let wanted = name_key(&query.words().join(" "));
     let mut hits: Vec<Bm25Hit> = Vec::new();
     if !wanted.is_empty() {
-        let mut sql = format!(
-            "{select} AND f.rowid IN (SELECT id FROM notes WHERE title_key = ?2 OR stem_key = ?2)"
-        );
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr.clone()), SqlValue::Text(wanted)];
-        filters.push_sql(&mut sql, &mut args);
-        sql.push_str(&format!(" ORDER BY {rank_expr} LIMIT {pool}"));
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args), |r| classify(r, true))?;
-        hits = rows.collect::<rusqlite::Result<_>>()?;
+        hits = reader
+            .fts_match(&fts(Some(wanted.as_str())), filters)?
+            .into_iter()
+            .map(|row| classify(row, true))
+            .collect();
     }
-
-    let mut sql = select.clone();
-    let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr)];
-    filters.push_sql(&mut sql, &mut args);
-    sql.push_str(&format!(" ORDER BY {rank_expr} LIMIT {pool}"));
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args), |r| classify(r, false))?;
-    for hit in rows {
-        let hit = hit?;
-        if !hits.iter().any(|h| h.note_id == hit.note_id) {
-            hits.push(hit);
+    for row in reader.fts_match(&fts(None), filters)? {
+        if !hits.iter().any(|h| h.note_id == row.note_id) {
+            hits.push(classify(row, false));
         }
     }
     // Stable: within a tier, BM25 order stands.
@@ -127,26 +107,16 @@ pub fn search(
 /// The FTS5 snippet of a hit's body (with «marks») and the 1-based file line where that
 /// snippet's first match sits; falls back to the first match anywhere, then to the body's
 /// first line.
-pub fn snippet_and_line(
-    conn: &Connection,
+pub(crate) fn snippet_and_line(
+    reader: &Reader<'_>,
     query: &Query,
     note_id: i64,
     body_line: u32,
-) -> rusqlite::Result<(String, u32)> {
+) -> Result<(String, u32)> {
     let Some(expr) = query.to_match() else {
         return Ok((String::new(), body_line));
     };
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT snippet(notes_fts, 2, '{MARK_OPEN}', '{MARK_CLOSE}', '...', 24),
-                highlight(notes_fts, 2, char(1), char(2))
-         FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2"
-    ))?;
-    let found: Option<(String, String)> = stmt
-        .query_row(rusqlite::params![expr, note_id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .ok();
-    let Some((snippet, marked)) = found else {
+    let Some((snippet, marked)) = reader.fts_snippet(&expr, note_id, MARK_OPEN, MARK_CLOSE)? else {
         return Ok((String::new(), body_line));
     };
     // The snippet up to its first closing mark, in the highlight's marker alphabet, finds the

@@ -2,54 +2,52 @@
 //! which of them the keyword list's best note actually contains, and how peaked each list's
 //! scores are. Every figure here is shown by `--explain`.
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::query::Query;
+use crate::error::Result;
+use crate::index::Reader;
 
 /// At most this many terms are examined (each costs two tiny FTS lookups).
 const MAX_TERMS: usize = 16;
 
-/// One query term's statistics.
+/// One query term's statistics. (Fields in alphabetical order: see [`super::Explain`].)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TermStat {
-    /// The term as typed.
-    pub term: String,
     /// Notes containing it.
     pub df: u64,
     /// BM25's inverse document frequency: `ln(1 + (N - df + 0.5) / (df + 0.5))`.
     pub idf: f64,
     /// Whether the keyword list's best note contains it.
     pub in_top: bool,
+    /// The term as typed.
+    pub term: String,
 }
 
-/// What is known about a query before fusing.
+/// What is known about a query before fusing. (Fields in alphabetical order: see
+/// [`super::Explain`].)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// Statistics of the positive terms.
-    pub terms: Vec<TermStat>,
-    /// Share of the query's IDF mass found in the keyword list's best note (0..1).
-    pub coverage: f64,
     /// Top keyword score over the 10th (>= 1; 1 when there are fewer than 2 hits): how much
     /// the best keyword match stands out.
     pub bm25_peak: f64,
+    /// Share of the query's IDF mass found in the keyword list's best note (0..1).
+    pub coverage: f64,
     /// Top semantic similarity minus the 10th: how much the best passage stands out.
     pub sem_gap: f64,
+    /// Statistics of the positive terms.
+    pub terms: Vec<TermStat>,
 }
 
 /// Term statistics against the index, with `top` the keyword list's best note.
-pub fn term_stats(
-    conn: &Connection,
+pub(crate) fn term_stats(
+    reader: &Reader<'_>,
     query: &Query,
     top: Option<i64>,
     total_notes: u64,
-) -> rusqlite::Result<Vec<TermStat>> {
+) -> Result<Vec<TermStat>> {
     let mut out = Vec::new();
     let n = total_notes as f64;
-    let mut count =
-        conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")?;
-    let mut has = conn
-        .prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2")?;
     for term in query.terms.iter().take(MAX_TERMS) {
         let single = Query {
             terms: vec![term.clone()],
@@ -58,17 +56,17 @@ pub fn term_stats(
         let Some(expr) = single.to_match() else {
             continue;
         };
-        let df = count.query_row([&expr], |r| r.get::<_, i64>(0))? as u64;
+        let df = reader.fts_count(&expr)?;
         let in_top = match top {
-            Some(id) => has.query_row(rusqlite::params![expr, id], |r| r.get::<_, i64>(0))? > 0,
+            Some(id) => reader.fts_has(&expr, id)?,
             None => false,
         };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
         out.push(TermStat {
-            term: term.text.clone(),
             df,
             idf,
             in_top,
+            term: term.text.clone(),
         });
     }
     Ok(out)

@@ -57,7 +57,7 @@ impl Weights {
 
 /// One fused result with the parts of its score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fused {
+pub(crate) struct Fused {
     /// `notes.id`.
     pub note_id: i64,
     /// The fused score: `bm25_part + sem_part`.
@@ -95,7 +95,7 @@ impl Fused {
 }
 
 /// Fuses the two lists (each best first) and returns every note in either, best first.
-pub fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<Fused> {
+pub(crate) fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<Fused> {
     let alpha = weights.alpha.clamp(0.0, 1.0);
     let bm25_max = bm25.iter().map(|h| h.score).fold(0.0, f64::max);
     let (sem_min, sem_max) = sem

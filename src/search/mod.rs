@@ -1,18 +1,34 @@
-//! Search: the request and response types shared by the CLI, the socket and the app, and
-//! the retrieval stages (BM25 now; semantic and fusion build on the same types).
+//! Search: the request and response types the CLI, the socket and the app share, and the
+//! ranking pipeline (`pipeline.rs`) with its stages, a file each: query parsing
+//! (`query.rs`), keyword search with exact evidence (`bm25.rs`), the semantic scan over a
+//! [`Matrix`] (`semantic.rs`), per-query [`Evidence`] (`evidence.rs`), fusion (`fuse.rs`),
+//! presentation (`present.rs`, `snippet.rs`) and the typed [`Explain`] (`explain.rs`).
+//! The engine hands the pipeline a read transaction and, when a model is ready, the
+//! embedder and the vector matrix; a ranking change touches only this folder.
 
-pub mod bm25;
-pub mod evidence;
-pub mod fuse;
-pub mod query;
-pub mod semantic;
-pub mod snippet;
+mod bm25;
+mod evidence;
+mod explain;
+mod fuse;
+mod pipeline;
+mod present;
+mod query;
+mod semantic;
+mod snippet;
 
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::types::Value as SqlValue;
 use serde::{Deserialize, Serialize};
+
+pub use crate::index::Filters;
+pub use bm25::{Exact, MARK_CLOSE, MARK_OPEN};
+pub use evidence::{Evidence, TermStat};
+pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
+pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
+pub use pipeline::MAX_QUERY_BYTES;
+pub(crate) use pipeline::{run, validate, Semantic};
+pub use semantic::{dot, Matrix, SemHit};
 
 /// How to rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -55,39 +71,6 @@ impl FromStr for Mode {
                 "unknown mode {other:?} (expected hybrid, bm25 or semantic)"
             )),
         }
-    }
-}
-
-/// Restrictions on which notes may match.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Filters {
-    /// Only notes of this type (case-insensitive).
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Only notes carrying this tag (case-insensitive, leading `#` ignored).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-}
-
-impl Filters {
-    /// Appends `AND ...` clauses over the `notes n` alias and their arguments.
-    pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<SqlValue>) {
-        if let Some(kind) = &self.kind {
-            args.push(SqlValue::Text(kind.clone()));
-            sql.push_str(&format!(" AND n.type = ?{} COLLATE NOCASE", args.len()));
-        }
-        if let Some(tag) = &self.tag {
-            args.push(SqlValue::Text(tag.trim_start_matches('#').to_string()));
-            sql.push_str(&format!(
-                " AND EXISTS (SELECT 1 FROM json_each(n.tags) WHERE json_each.value = ?{} COLLATE NOCASE)",
-                args.len()
-            ));
-        }
-    }
-
-    /// True when no filter is set.
-    pub fn is_empty(&self) -> bool {
-        self.kind.is_none() && self.tag.is_none()
     }
 }
 
@@ -182,5 +165,5 @@ pub struct SearchResponse {
     pub notice: Option<String>,
     /// The ranking stages, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub explain: Option<serde_json::Value>,
+    pub explain: Option<Box<Explain>>,
 }

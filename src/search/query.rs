@@ -96,11 +96,6 @@ impl Query {
         q
     }
 
-    /// True when there is nothing to match.
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
-
     /// The MATCH expression, or `None` when no term can match anything.
     pub fn to_match(&self) -> Option<String> {
         if self.terms.is_empty() {

@@ -19,12 +19,9 @@ use super::location::{
     clear_stale_socket, ensure_private_dir, lock_path, runtime_dir, socket_path,
 };
 use super::lock::{InstanceLock, LockFailure};
-use super::protocol::{Op, Reply};
 use super::server::{self, Limits};
 use super::state::{BackendEvent, Live};
-use crate::engine::Status;
-use crate::index::sync::SyncReport;
-use crate::search::{SearchRequest, SearchResponse};
+use super::Answerer;
 use crate::{Config, Engine};
 
 /// How a backend runs.
@@ -158,9 +155,10 @@ impl Backend {
         })
     }
 
-    /// The engine, for hosts that search in-process (the app's panel).
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
+    /// Answers as socket clients are answered, without the socket: for the process that
+    /// hosts the backend (the app).
+    pub fn answerer(&self) -> Answerer {
+        Answerer::hosted(self.engine.config().clone(), self.handler.clone())
     }
 
     /// The socket clients connect to.
@@ -171,51 +169,6 @@ impl Backend {
     /// Progress events (syncs, embedding, watcher changes), for a status line.
     pub fn subscribe(&self) -> broadcast::Receiver<BackendEvent> {
         self.events.subscribe()
-    }
-
-    /// Searches exactly as a socket client would be answered.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {
-        match self
-            .handler
-            .handle(Op::Search(req.clone()))
-            .map_err(ServiceError::Remote)?
-        {
-            Reply::Search(r) => Ok(r),
-            other => Err(ServiceError::Protocol(format!(
-                "search answered as {}",
-                other.op()
-            ))),
-        }
-    }
-
-    /// `brain status` with the backend section.
-    pub fn status(&self) -> Result<Status, ServiceError> {
-        match self
-            .handler
-            .handle(Op::Status)
-            .map_err(ServiceError::Remote)?
-        {
-            Reply::Status(s) => Ok(*s),
-            other => Err(ServiceError::Protocol(format!(
-                "status answered as {}",
-                other.op()
-            ))),
-        }
-    }
-
-    /// Syncs the whole folder now (rewriting every note when `full`) and waits for it.
-    pub fn reindex(&self, full: bool) -> Result<SyncReport, ServiceError> {
-        match self
-            .handler
-            .handle(Op::Reindex { full })
-            .map_err(ServiceError::Remote)?
-        {
-            Reply::Reindex(r) => Ok(r),
-            other => Err(ServiceError::Protocol(format!(
-                "reindex answered as {}",
-                other.op()
-            ))),
-        }
     }
 
     /// Stops: no new clients, open ones finish their answer, a running sync stops after

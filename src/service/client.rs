@@ -11,9 +11,11 @@ use socket2::{Domain, SockAddr, Socket, Type};
 
 use super::error::ServiceError;
 use super::location::{check_owner, socket_path};
-use super::protocol::{Op, Outcome, Reply, Request, Response, ServerInfo, PROTOCOL_VERSION};
-use crate::engine::Status;
-use crate::index::sync::SyncReport;
+use super::protocol::{
+    expect, Answer, Op, Outcome, Reply, Request, Response, ServerInfo, StatusReport,
+    PROTOCOL_VERSION,
+};
+use crate::index::SyncReport;
 use crate::passage::{NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
 use crate::Config;
@@ -152,50 +154,36 @@ impl Client {
         }
     }
 
+    /// Sends `op` and returns its answer as the payload type that answers it.
+    pub fn ask<T: Answer>(&mut self, op: Op) -> Result<T, ServiceError> {
+        expect(self.request(op)?)
+    }
+
     /// Who is serving.
     pub fn hello(&mut self) -> Result<ServerInfo, ServiceError> {
-        match self.request(Op::Hello)? {
-            Reply::Hello(info) => Ok(info),
-            other => Err(mismatch("hello", &other)),
-        }
+        self.ask(Op::Hello)
     }
 
     /// Runs a search on the backend.
     pub fn search(&mut self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {
-        match self.request(Op::Search(req.clone()))? {
-            Reply::Search(r) => Ok(r),
-            other => Err(mismatch("search", &other)),
-        }
+        self.ask(Op::Search(req.clone()))
     }
 
     /// The backend's `brain status`, its own section included.
-    pub fn status(&mut self) -> Result<Status, ServiceError> {
-        match self.request(Op::Status)? {
-            Reply::Status(s) => Ok(*s),
-            other => Err(mismatch("status", &other)),
-        }
+    pub fn status(&mut self) -> Result<StatusReport, ServiceError> {
+        self.ask::<Box<StatusReport>>(Op::Status).map(|s| *s)
     }
 
     /// Asks for a sync now and waits for it (no timeout: a full one may take minutes).
     pub fn reindex(&mut self, full: bool) -> Result<SyncReport, ServiceError> {
         self.set_timeout(None)?;
-        let reply = self.request(Op::Reindex { full });
+        let reply = self.ask(Op::Reindex { full });
         self.set_timeout(Some(DEFAULT_TIMEOUT))?;
-        match reply? {
-            Reply::Reindex(r) => Ok(r),
-            other => Err(mismatch("reindex", &other)),
-        }
+        reply
     }
 
     /// A note's text, or some of its lines.
     pub fn get(&mut self, req: &NoteRef) -> Result<Passage, ServiceError> {
-        match self.request(Op::Get(req.clone()))? {
-            Reply::Get(p) => Ok(p),
-            other => Err(mismatch("get", &other)),
-        }
+        self.ask(Op::Get(req.clone()))
     }
-}
-
-fn mismatch(asked: &str, got: &Reply) -> ServiceError {
-    ServiceError::Protocol(format!("asked for {asked}, got an answer to {}", got.op()))
 }

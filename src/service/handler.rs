@@ -1,11 +1,14 @@
-//! Answering requests: the same code serves the socket and a host that calls the backend
-//! directly (the app), so both get the same answers.
+//! Answering requests in the backend: the same code serves the socket and a host that asks
+//! its own backend directly (the app, through an [`super::Answerer`]), so both get the
+//! same answers. What needs nothing of the backend is answered as in-process
+//! ([`super::local`]).
 
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
 use super::indexer::Job;
-use super::protocol::{ErrorCode, Fault, Op, Reply, ServerInfo, PROTOCOL_VERSION};
+use super::local;
+use super::protocol::{ErrorCode, Fault, Op, Reply, StatusReport, PROTOCOL_VERSION};
 use super::state::Live;
 
 use crate::Engine;
@@ -29,13 +32,10 @@ impl Handler {
     pub fn handle(&self, op: Op) -> Result<Reply, Fault> {
         let fault = |e: crate::Error| Fault::from(&e);
         match op {
-            Op::Hello => Ok(Reply::Hello(ServerInfo {
-                version: env!("CARGO_PKG_VERSION").into(),
-                protocol: PROTOCOL_VERSION,
-                pid: std::process::id(),
-                root: self.engine.config().root.to_string_lossy().into_owned(),
-                started_at: self.live.started_at(),
-            })),
+            Op::Hello => Ok(Reply::Hello(local::server_info(
+                &self.engine,
+                self.live.started_at(),
+            ))),
             Op::Search(mut req) => {
                 // A watched index is already fresh: the folder walk a CLI does before each
                 // search would only add latency. Otherwise (starting up, watcher off or
@@ -44,13 +44,12 @@ impl Handler {
                 if self.live.is_fresh() {
                     req.sync = false;
                 }
-                self.engine.search(&req).map(Reply::Search).map_err(fault)
+                local::answer(&self.engine, Op::Search(req)).map_err(fault)
             }
-            Op::Status => {
-                let mut status = self.engine.status().map_err(fault)?;
-                status.backend = Some(self.live.snapshot());
-                Ok(Reply::Status(Box::new(status)))
-            }
+            Op::Status => Ok(Reply::Status(Box::new(StatusReport {
+                status: self.engine.status().map_err(fault)?,
+                backend: Some(self.live.snapshot(PROTOCOL_VERSION)),
+            }))),
             Op::Reindex { full } => {
                 let (reply, answer) = mpsc::channel();
                 let stopping = || Fault::new(ErrorCode::ShuttingDown, "the backend is stopping");
@@ -63,7 +62,7 @@ impl Handler {
                     .map(Reply::Reindex)
                     .map_err(fault)
             }
-            Op::Get(req) => self.engine.get(&req).map(Reply::Get).map_err(fault),
+            get @ Op::Get(_) => local::answer(&self.engine, get).map_err(fault),
         }
     }
 }

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use super::state::{BackendEvent, Live, WatcherState};
 use super::watcher::{self, Change, FolderWatcher};
 use crate::error::{Error, Result};
-use crate::index::sync::{self, SyncOptions, SyncReport, SyncSummary};
+use crate::index::sync::{SyncOptions, SyncReport, SyncSummary};
 use crate::index::walk::Scope;
 use crate::Engine;
 
@@ -204,12 +204,11 @@ impl Indexer {
             force,
             cancel: Some(&self.stop),
         };
-        let (index, config) = (self.engine.index(), self.engine.config());
         self.live.syncing.store(true, Ordering::Relaxed);
         let _ = self.events.send(BackendEvent::SyncStarted { full });
         let result = match scope {
-            Some(scope) => sync::sync_paths(index, config, scope, options),
-            None => sync::sync_with(index, config, options),
+            Some(scope) => self.engine.sync_paths(scope, options),
+            None => self.engine.sync_with(options),
         };
         self.live.syncing.store(false, Ordering::Relaxed);
         let counter = if full {

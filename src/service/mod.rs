@@ -25,12 +25,14 @@
 //! # Ok::<(), brain::service::ServiceError>(())
 //! ```
 
+mod answerer;
 mod backend;
 mod client;
 mod error;
 mod framing;
 mod handler;
 mod indexer;
+mod local;
 mod location;
 mod lock;
 pub mod protocol;
@@ -38,8 +40,10 @@ mod server;
 mod state;
 mod watcher;
 
+pub use answerer::{Answerer, FallbackNotice};
 pub use backend::{Backend, BackendOptions};
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::ServiceError;
 pub use location::{runtime_dir, socket_path};
+pub use protocol::StatusReport;
 pub use state::{BackendEvent, BackendStatus, Fallback, WatcherState};

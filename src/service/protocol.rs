@@ -15,9 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::state::BackendStatus;
 use crate::engine::Status;
 use crate::error::Error;
-use crate::index::sync::SyncReport;
+use crate::index::SyncReport;
 use crate::passage::{NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
 
@@ -94,7 +95,7 @@ pub enum Reply {
     /// Answer to [`Op::Search`].
     Search(SearchResponse),
     /// Answer to [`Op::Status`].
-    Status(Box<Status>),
+    Status(Box<StatusReport>),
     /// Answer to [`Op::Reindex`].
     Reindex(SyncReport),
     /// Answer to [`Op::Get`].
@@ -112,6 +113,61 @@ impl Reply {
             Reply::Get(_) => "get",
         }
     }
+}
+
+/// `brain status`: what the engine knows, and the backend's own section when a backend
+/// answered (`null` when the status was read in-process). `--json` prints this.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusReport {
+    /// Counts, paths, the last sync, the model.
+    #[serde(flatten)]
+    pub status: Status,
+    /// The warm backend that answered, if one did.
+    #[serde(default)]
+    pub backend: Option<BackendStatus>,
+}
+
+/// A reply payload that answers one op: lets a caller ask for the type it wants and get a
+/// clear error when the backend answered something else.
+pub trait Answer: Sized {
+    /// The op this payload answers.
+    const OP: &'static str;
+    /// The payload, or the reply back when it answers another op.
+    fn from_reply(reply: Reply) -> Result<Self, Reply>;
+}
+
+macro_rules! answers {
+    ($($variant:ident($ty:ty) => $op:literal),* $(,)?) => {$(
+        impl Answer for $ty {
+            const OP: &'static str = $op;
+            fn from_reply(reply: Reply) -> Result<Self, Reply> {
+                match reply {
+                    Reply::$variant(x) => Ok(x),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+
+answers! {
+    Hello(ServerInfo) => "hello",
+    Search(SearchResponse) => "search",
+    Status(Box<StatusReport>) => "status",
+    Reindex(SyncReport) => "reindex",
+    Get(Passage) => "get",
+}
+
+/// The payload of `reply` as the type that answers `T::OP`, or a protocol error naming
+/// what was asked and what came back.
+pub(crate) fn expect<T: Answer>(reply: Reply) -> Result<T, super::ServiceError> {
+    T::from_reply(reply).map_err(|other| {
+        super::ServiceError::Protocol(format!(
+            "asked for {}, got an answer to {}",
+            T::OP,
+            other.op()
+        ))
+    })
 }
 
 /// Who is serving.

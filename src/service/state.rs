@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::protocol::PROTOCOL_VERSION;
 use crate::engine::EmbedReport;
 use crate::index::now_secs;
 use crate::index::sync::SyncSummary;
@@ -191,15 +190,15 @@ impl Live {
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
     }
 
-    /// A consistent-enough snapshot for `brain status`.
-    pub fn snapshot(&self) -> BackendStatus {
+    /// A consistent-enough snapshot for `brain status`, for a backend speaking `protocol`.
+    pub fn snapshot(&self, protocol: u32) -> BackendStatus {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         BackendStatus {
             pid: std::process::id(),
             started_at: self.started_at,
             uptime_secs: self.started.elapsed().as_secs(),
             version: env!("CARGO_PKG_VERSION").into(),
-            protocol: PROTOCOL_VERSION,
+            protocol,
             socket: self.socket.to_string_lossy().into_owned(),
             watcher: self.watcher(),
             fell_back: self

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod architecture;
 mod backend;
 mod claude;
 mod core_cli;

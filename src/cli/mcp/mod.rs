@@ -3,7 +3,6 @@
 //! protocol and nothing else; logs go to stderr (Claude Code keeps them in its MCP log). The
 //! server ends when the client closes stdin.
 
-mod backend;
 mod render;
 mod tools;
 
@@ -16,7 +15,6 @@ use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
 use super::args::McpArgs;
-use backend::Backend;
 use tools::BrainTools;
 
 /// Runs `brain mcp` until the client hangs up.
@@ -37,7 +35,7 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         .build()
         .context("starting the MCP server's runtime")?;
     let served = runtime.block_on(async {
-        let tools = BrainTools::new(Backend::new(config, args.daemon));
+        let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
         let service = tools
             .serve(rmcp::transport::stdio())
             .await

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use brain::passage::Passage;
 use brain::search::SearchResponse;
-use brain::Status;
+use brain::StatusReport;
 
 use super::super::print;
 
@@ -61,7 +61,7 @@ pub fn passage(p: &Passage) -> String {
 }
 
 /// The `brain status` block.
-pub fn status(s: &Status) -> String {
+pub fn status(s: &StatusReport) -> String {
     let mut out = Vec::new();
     let _ = print::status(&mut out, s);
     String::from_utf8_lossy(&out).into_owned()

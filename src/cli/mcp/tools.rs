@@ -1,6 +1,7 @@
 //! The three MCP tools (`search`, `get`, `status`): their argument schemas, their
 //! descriptions (what the assistant reads to decide when to call them), and the calls into
-//! the [`Backend`].
+//! the [`Answerer`] (the warm backend when one runs, in-process otherwise; asked afresh on
+//! every call, so a backend started or stopped mid-session is picked up or left).
 //!
 //! Every failure, a bad argument or a broken index alike, comes back as a tool result with
 //! `isError: true` and one line saying what to change: the assistant can read and correct
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use brain::passage::NoteRef;
 use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP, MAX_TOP};
+use brain::Answerer;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -17,7 +19,6 @@ use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::backend::Backend;
 use super::render;
 
 /// How to rank, as the tools' schema spells it.
@@ -108,18 +109,18 @@ for the whole note. Only notes inside the brain folder can be read.";
 const STATUS: &str = "What the user's brain holds: its folder, notes per type, when the index \
 last synced, and whether semantic search (the embedding model) is installed.";
 
-/// The MCP server: the tools over one [`Backend`].
+/// The MCP server: the tools over one [`Answerer`].
 #[derive(Clone)]
 pub struct BrainTools {
-    backend: Arc<Backend>,
+    brain: Arc<Answerer>,
     tool_router: ToolRouter<BrainTools>,
 }
 
 impl BrainTools {
-    /// Tools answering from `backend`.
-    pub fn new(backend: Backend) -> BrainTools {
+    /// Tools answering from `brain`.
+    pub fn new(brain: Answerer) -> BrainTools {
         BrainTools {
-            backend: Arc::new(backend),
+            brain: Arc::new(brain),
             tool_router: Self::tool_router(),
         }
     }
@@ -128,12 +129,12 @@ impl BrainTools {
     /// pings or cancellations; a panic in it becomes a tool error, not a dead server.
     async fn blocking<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Backend) -> anyhow::Result<T> + Send + 'static,
+        work: impl FnOnce(&Answerer) -> Result<T, brain::service::ServiceError> + Send + 'static,
     ) -> Result<T, String> {
-        let backend = self.backend.clone();
-        match tokio::task::spawn_blocking(move || work(&backend)).await {
+        let brain = self.brain.clone();
+        match tokio::task::spawn_blocking(move || work(&brain)).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(format!("{e:#}")),
+            Ok(Err(e)) => Err(format!("{:#}", anyhow::Error::from(e))),
             Err(e) => Err(format!("internal error: {e}")),
         }
     }
@@ -163,7 +164,7 @@ impl BrainTools {
             sync: true,
             explain: false,
         };
-        let root = self.backend.root().to_path_buf();
+        let root = self.brain.config().root.clone();
         match self.blocking(move |b| b.search(&request)).await {
             Ok(response) if args.json => json(&response),
             Ok(response) => success(render::search(&response, &root)),
@@ -212,7 +213,7 @@ impl ServerHandler for BrainTools {
                 "The user's notes live in {}. Search them (tool `search`) before answering from \
                  general knowledge about anything they may have written down, and before writing \
                  a new note; read a hit's passage with `get`.",
-                self.backend.root().display()
+                self.brain.config().root.display()
             ))
     }
 }

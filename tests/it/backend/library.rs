@@ -1,5 +1,6 @@
 //! The backend as the app and the MCP server use it: started in-process through the
-//! library, asked through `Client`.
+//! library, asked through its own `Answerer` (as the app does), a `Client` and an
+//! `Answerer` that finds it on the socket (as the CLI and the MCP server do).
 
 use std::time::Duration;
 
@@ -15,13 +16,14 @@ fn the_library_backend_serves_clients_and_stops_cleanly() {
     let config = Config::for_root(&brain.root, brain.path("data"));
     let backend = Backend::start(config.clone(), BackendOptions::default()).unwrap();
     let mut events = backend.subscribe();
+    let hosted = backend.answerer();
     eventually(Duration::from_secs(20), || {
-        (backend.status().unwrap().notes == 34).then_some(())
+        (hosted.status().unwrap().status.notes == 34).then_some(())
     });
 
     let mut req = SearchRequest::new("flag cleanup");
     req.mode = Mode::Bm25;
-    let direct = backend.search(&req).unwrap();
+    let direct = hosted.search(&req).unwrap();
     let mut client = Client::connect(&config).unwrap();
     assert_eq!(client.hello().unwrap().pid, std::process::id());
     let remote = client.search(&req).unwrap();
@@ -30,6 +32,11 @@ fn the_library_backend_serves_clients_and_stops_cleanly() {
 
     let status = client.status().unwrap();
     let section = status.backend.unwrap();
+    let through_socket = brain::Answerer::new(config.clone(), true);
+    assert_eq!(through_socket.search(&req).unwrap().results, direct.results);
+    assert!(through_socket.status().unwrap().backend.is_some());
+    let in_process = brain::Answerer::new(config.clone(), false);
+    assert!(in_process.status().unwrap().backend.is_none());
     assert_eq!(section.watcher, WatcherState::On);
     assert_eq!(section.socket, backend.socket_path().to_string_lossy());
 

@@ -191,7 +191,7 @@ fn clients_that_leave_mid_answer_do_no_harm() {
     for i in 0..300 {
         brain.write(
             &format!("n/{i:04}.md"),
-            &format!("# Note {i}\n\ncommon words {}\n", "filler text ".repeat(40)),
+            format!("# Note {i}\n\ncommon words {}\n", "filler text ".repeat(40)),
         );
     }
     let mut server = brain.serve(&[]);
@@ -224,7 +224,7 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
     for i in 0..NOTES {
         brain.write(
             &format!("n/{i:04}.md"),
-            &format!("# Note {i}\n\nmarker tok{i:04} and some shared words\n"),
+            format!("# Note {i}\n\nmarker tok{i:04} and some shared words\n"),
         );
     }
     let server = brain.serve(&[]);
@@ -296,7 +296,7 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
     for i in 0..100 {
         brain.write(
             "lore/busy.md",
-            &format!("# Busy note\n\nversion{i:03} of the text\n"),
+            format!("# Busy note\n\nversion{i:03} of the text\n"),
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -480,7 +480,7 @@ fn bulk_brain() -> Brain {
     for i in 0..BULK {
         brain.write(
             &format!("bulk/{i:05}.md"),
-            &format!(
+            format!(
                 "# Bulk {i}\n\nbulkword b{i:05}\n\n{}\n",
                 "padding ".repeat(50)
             ),

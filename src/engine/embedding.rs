@@ -1,0 +1,90 @@
+//! The embedding pass: passages without a vector for the configured model get one, in
+//! batches, each committed on its own, so an interrupted pass resumes where it stopped.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::index::vectors;
+
+/// Passages embedded per batch (and per committed transaction).
+const EMBED_BATCH: usize = 64;
+
+/// What an embedding pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedReport {
+    /// The model that embedded, if one is installed.
+    pub model: Option<String>,
+    /// Passages embedded in this pass.
+    pub embedded: u64,
+    /// Passages still without a vector (0 when done; all of them when no model is installed).
+    pub pending: u64,
+    /// True when vectors of another model were cleared first.
+    pub reembedded_all: bool,
+    /// Wall time in milliseconds.
+    pub took_ms: u64,
+}
+
+impl Engine {
+    /// Embeds the passages that have no vector yet for the configured model, in batches,
+    /// committing as it goes (an interrupted run resumes where it stopped). Without an
+    /// installed model it does nothing and reports everything as pending.
+    pub fn embed_pending(&self) -> Result<EmbedReport> {
+        self.embed_pending_with(usize::MAX, &mut |_, _| true)
+    }
+
+    /// [`Engine::embed_pending`], embedding at most `max` passages and reporting
+    /// `(done, total)` after every committed batch; returning `false` from `progress` stops
+    /// after that batch (what a backend that is shutting down does).
+    pub fn embed_pending_with(
+        &self,
+        max: usize,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<EmbedReport> {
+        let started = Instant::now();
+        let index = &self.index;
+        let Some(embedder) = self.embedder()? else {
+            return Ok(EmbedReport {
+                pending: index.read()?.pending_count()?,
+                ..Default::default()
+            });
+        };
+        let reembedded_all =
+            index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
+        let conn = index.conn()?;
+        let total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
+        let mut done = 0u64;
+        while (done as usize) < max {
+            let want = EMBED_BATCH.min(max - done as usize);
+            let batch = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+            if batch.is_empty() {
+                break;
+            }
+            let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
+            let vecs = embedder.embed_documents(&texts)?;
+            if vecs.len() != batch.len() || vecs.iter().any(|v| v.len() != embedder.dim()) {
+                return Err(Error::Embed(format!(
+                    "{} returned vectors of the wrong shape",
+                    embedder.name()
+                )));
+            }
+            let hashes: Vec<Vec<u8>> = batch.into_iter().map(|p| p.hash).collect();
+            index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
+            done += hashes.len() as u64;
+            if !progress(done, total) {
+                break;
+            }
+        }
+        index.write(|tx| vectors::collect_garbage(tx).map(drop))?;
+        let pending = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
+        Ok(EmbedReport {
+            model: Some(embedder.name().to_string()),
+            embedded: done,
+            pending,
+            reembedded_all,
+            took_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}

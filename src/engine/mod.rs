@@ -1,0 +1,265 @@
+//! The Engine owns one brain root's resources: its settings, its index (one SQLite file)
+//! and, once asked for, its verified embedding model and vector matrix. It hands out
+//! scoped operations: sync the folder (all of it, or just the paths a watcher saw), embed
+//! what is pending, search, read a note, report status. The stages of a search live in
+//! [`crate::search`]; the SQL in [`crate::index`].
+
+mod embedding;
+mod semantic;
+mod status;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::sync::{self, SyncOptions, SyncReport};
+use crate::index::walk::Scope;
+use crate::index::{recall, Index};
+use crate::passage::{NoteRef, Passage};
+use crate::search::{self, Hit, Mode, SearchRequest, SearchResponse, Semantic};
+
+pub use embedding::EmbedReport;
+use semantic::SemanticCache;
+pub use status::Status;
+
+/// A search that syncs first also embeds up to this many new passages on the spot (a few
+/// edited notes); more than that is `brain index`'s job, or the backend's.
+pub const INLINE_EMBED_MAX: usize = 64;
+
+/// The line printed when hybrid search has to do without a model.
+pub const NO_MODEL_NOTICE: &str = "semantic search off: run 'brain model fetch'";
+
+/// Owns one brain root and its index. Cheap to share: every method takes `&self` and is
+/// safe to call from many threads at once (reads use pooled connections; writes serialise).
+pub struct Engine {
+    config: Config,
+    index: Index,
+    semantic: Mutex<SemanticCache>,
+}
+
+impl Engine {
+    /// Opens the index for `config.root` (creating it if needed). The root itself may be
+    /// missing: `status` still works, and `sync` says what is wrong.
+    pub fn open(config: Config) -> Result<Engine> {
+        let index = Index::open(&config.index_path())?;
+        Ok(Engine {
+            config,
+            index,
+            semantic: Mutex::new(SemanticCache::default()),
+        })
+    }
+
+    /// The settings this engine was opened with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Brings the index in line with the folder (notes, full-text index and passages; the
+    /// vectors of new passages are made by [`Engine::embed_pending`]).
+    pub fn sync(&self) -> Result<SyncReport> {
+        sync::sync(&self.index, &self.config)
+    }
+
+    /// [`Engine::sync`] as `options` say (rewrite everything, stop when cancelled).
+    pub fn sync_with(&self, options: SyncOptions<'_>) -> Result<SyncReport> {
+        sync::sync_with(&self.index, &self.config, options)
+    }
+
+    /// Syncs only the paths in `scope` (what a watcher saw change).
+    pub fn sync_paths(&self, scope: &Scope, options: SyncOptions<'_>) -> Result<SyncReport> {
+        sync::sync_paths(&self.index, &self.config, scope, options)
+    }
+
+    /// Every indexed path, relative to the root.
+    pub fn note_paths(&self) -> Result<HashSet<String>> {
+        self.index.read()?.paths()
+    }
+
+    /// Runs a search (syncing first when the request says so) and records it in the recall log.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        let text = search::validate(req)?;
+        if req.sync {
+            self.sync()?;
+        }
+        let started = Instant::now();
+        let mut notices: Vec<String> = Vec::new();
+        let semantic = match req.mode {
+            Mode::Bm25 => None,
+            Mode::Hybrid | Mode::Semantic => self.semantic_ready(req.sync, &mut notices)?,
+        };
+        if semantic.is_none() && req.mode == Mode::Semantic {
+            return Err(Error::InvalidInput(format!(
+                "--mode semantic needs the embedding model: {}",
+                notices
+                    .join("; ")
+                    .trim_start_matches("semantic search off: ")
+            )));
+        }
+        let found = {
+            let reader = self.index.read()?;
+            let semantic = semantic.as_ref().map(|(embedder, matrix)| Semantic {
+                embedder: embedder.as_ref(),
+                matrix,
+            });
+            search::run(&reader, &self.config.root, req, text, semantic)?
+        };
+        notices.extend(found.notices);
+        // Logged after the read transaction: a read cannot become a write once another
+        // writer has committed.
+        let recall_id = self.record(req, text, found.mode, &found.results, started)?;
+        let notice = (!notices.is_empty()).then(|| notices.join("; "));
+        Ok(SearchResponse {
+            query: req.query.clone(),
+            mode: found.mode,
+            results: found.results,
+            recall_id,
+            notice,
+            explain: found.explain.map(Box::new),
+        })
+    }
+
+    /// Appends a search to the recall log; returns its id.
+    fn record(
+        &self,
+        req: &SearchRequest,
+        text: &str,
+        mode: Mode,
+        results: &[Hit],
+        started: Instant,
+    ) -> Result<i64> {
+        let conn = self.index.conn()?;
+        let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
+        let filters = serde_json::to_value(&req.filters).unwrap_or_default();
+        let took = started.elapsed().as_micros() as u64;
+        recall::record(&conn, text, mode.as_str(), &filters, &paths, took)
+            .map_err(|e| self.index.err(e))
+    }
+
+    /// Reads a note, or the lines around a hit, from the brain folder (never outside it).
+    pub fn get(&self, note: &NoteRef) -> Result<Passage> {
+        crate::passage::read(&self.config.root, note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Filters;
+
+    /// An engine over a temp brain of three notes (no model installed).
+    fn engine() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        for (path, text) in [
+            ("lore/wal.md", "# WAL checkpoints\n\nRun wal_checkpoint(TRUNCATE) when the WAL grows.\n"),
+            ("lore/retries.md", "# Retries need jitter\n\nBackoff without jitter syncs every client.\n"),
+            ("idea/capture.md", "---\ntags: [inbox]\n---\n# Quick capture\n\nA hotkey drops a note into the inbox.\n"),
+        ] {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
+        (dir, engine)
+    }
+
+    fn req(query: &str, mode: Mode) -> SearchRequest {
+        SearchRequest {
+            mode,
+            ..SearchRequest::new(query)
+        }
+    }
+
+    #[test]
+    fn hybrid_without_a_model_ranks_by_keywords_and_says_so() {
+        let (_dir, engine) = engine();
+        let r = engine.search(&req("jitter backoff", Mode::Hybrid)).unwrap();
+        assert_eq!(r.mode, Mode::Bm25);
+        assert_eq!(r.results[0].path, "lore/retries.md");
+        assert_eq!(r.notice.as_deref(), Some(NO_MODEL_NOTICE));
+        assert!(r.recall_id > 0);
+    }
+
+    #[test]
+    fn semantic_without_a_model_is_bad_input() {
+        let (_dir, engine) = engine();
+        let err = engine.search(&req("anything", Mode::Semantic)).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().contains("brain model fetch"), "{err}");
+    }
+
+    #[test]
+    fn bad_requests_are_refused_before_any_work() {
+        let (_dir, engine) = engine();
+        for bad in [
+            req("   ", Mode::Bm25),
+            SearchRequest {
+                top: 0,
+                ..req("wal", Mode::Bm25)
+            },
+        ] {
+            assert_eq!(engine.search(&bad).unwrap_err().exit_code(), 2);
+        }
+        assert_eq!(
+            engine.status().unwrap().recalls.searches,
+            0,
+            "nothing was logged"
+        );
+    }
+
+    #[test]
+    fn an_unknown_type_filter_names_the_types_there_are() {
+        let (_dir, engine) = engine();
+        let mut r = req("wal", Mode::Bm25);
+        r.filters = Filters {
+            kind: Some("lroe".into()),
+            tag: None,
+        };
+        let found = engine.search(&r).unwrap();
+        assert!(found.results.is_empty());
+        assert_eq!(
+            found.notice.as_deref(),
+            Some("no notes of type \"lroe\"; types here: idea, lore")
+        );
+        r.filters.kind = None;
+        r.filters.tag = Some("#inbox".into());
+        r.query = "hotkey".into();
+        assert_eq!(
+            engine.search(&r).unwrap().results[0].path,
+            "idea/capture.md"
+        );
+    }
+
+    #[test]
+    fn status_counts_what_sync_indexed() {
+        let (_dir, engine) = engine();
+        let before = engine.status().unwrap();
+        assert_eq!((before.notes, before.last_sync_at), (0, None));
+        let report = engine.sync().unwrap();
+        assert_eq!(report.added, 3);
+        let after = engine.status().unwrap();
+        assert_eq!(after.notes, 3);
+        assert_eq!(after.types.get("lore"), Some(&2));
+        assert_eq!(
+            after.pending_chunks, after.chunks,
+            "no model: every passage waits"
+        );
+        assert!(after.last_sync_at.is_some());
+        assert_eq!(engine.note_paths().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn explain_lists_the_keyword_stage() {
+        let (_dir, engine) = engine();
+        let mut r = req("wal_checkpoint", Mode::Bm25);
+        r.explain = true;
+        let found = engine.search(&r).unwrap();
+        let explain = found.explain.expect("explain asked for");
+        assert_eq!(explain.mode, Mode::Bm25);
+        assert_eq!(explain.bm25[0].path, "lore/wal.md");
+        assert_eq!(explain.bm25[0].exact, crate::search::Exact::Identifier);
+        assert!(explain.fused.is_none() && explain.semantic.is_empty());
+    }
+}

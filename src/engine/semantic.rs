@@ -1,0 +1,116 @@
+//! What semantic search needs and the engine keeps warm: the model (verified and loaded
+//! once), the vector matrix (reloaded only when the vectors version moves), and the count
+//! of passages still without a vector (counting scans every chunk: too slow per query).
+
+use std::sync::{Arc, MutexGuard};
+
+use super::{Engine, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
+use crate::embed::{self, Embedder};
+use crate::error::Result;
+use crate::index::Reader;
+use crate::search::Matrix;
+
+/// The engine's warm semantic state.
+#[derive(Default)]
+pub(super) struct SemanticCache {
+    embedder: Option<Arc<dyn Embedder>>,
+    matrix: Option<(i64, Arc<Matrix>)>,
+    /// Passages without a vector, at a vectors version.
+    pending: Option<(i64, u64)>,
+}
+
+/// A loaded model and the vector matrix it can be searched with.
+pub(super) type SemanticReady = (Arc<dyn Embedder>, Arc<Matrix>);
+
+impl Engine {
+    fn cache(&self) -> MutexGuard<'_, SemanticCache> {
+        self.semantic.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The configured model, verified and loaded once; `None` when it is not installed.
+    pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
+        if let Some(e) = &self.cache().embedder {
+            return Ok(Some(e.clone()));
+        }
+        if !embed::is_installed(&self.config) {
+            return Ok(None);
+        }
+        // Loading takes a while; the lock is not held meanwhile, so searches in BM25 mode
+        // are not held up. Two racing loads are harmless: the first one stored wins.
+        let loaded = embed::load(&self.config)?;
+        Ok(Some(self.cache().embedder.get_or_insert(loaded).clone()))
+    }
+
+    /// The model and the current vector matrix, or `None` (with a notice saying why) when
+    /// semantic search cannot run. With `inline`, a few pending passages are embedded first.
+    pub(super) fn semantic_ready(
+        &self,
+        inline: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<SemanticReady>> {
+        let Some(embedder) = self.embedder()? else {
+            notices.push(NO_MODEL_NOTICE.to_string());
+            return Ok(None);
+        };
+        let (mut pending, current) = {
+            let reader = self.index.read()?;
+            let stored = reader.stored_model()?;
+            let current = stored
+                .as_ref()
+                .is_some_and(|(m, d)| m == embedder.name() && *d == embedder.dim());
+            let pending = match current {
+                true => self.pending_at(&reader)?,
+                false => reader.distinct_passages()?,
+            };
+            (pending, current)
+        };
+        if inline && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
+            pending = self.embed_pending()?.pending;
+        } else if !current && pending > 0 {
+            notices.push(format!(
+                "semantic search off: {pending} passages are not embedded with {} yet; run 'brain index'",
+                embedder.name()
+            ));
+            return Ok(None);
+        }
+        if pending > 0 {
+            notices.push(format!(
+                "{pending} passages are still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)"
+            ));
+        }
+        let reader = self.index.read()?;
+        let version = reader.vectors_version()?;
+        if let Some((v, m)) = &self.cache().matrix {
+            if *v == version && m.dim() == embedder.dim() {
+                return Ok(Some((embedder, m.clone())));
+            }
+        }
+        let mut matrix = Matrix::new(embedder.dim());
+        let mut bad = 0usize;
+        reader.for_each_vector(|chunk, note, blob| {
+            if !matrix.push_blob(chunk, note, blob) {
+                bad += 1;
+            }
+        })?;
+        if bad > 0 {
+            tracing::warn!(bad, "vectors of the wrong length skipped");
+        }
+        let matrix = Arc::new(matrix);
+        self.cache().matrix = Some((version, matrix.clone()));
+        Ok(Some((embedder, matrix)))
+    }
+
+    /// Passages without a vector, recounted only when the vectors version moved (every
+    /// sync that changes chunks and every store of vectors moves it).
+    pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {
+        let version = reader.vectors_version()?;
+        if let Some((v, n)) = self.cache().pending {
+            if v == version {
+                return Ok(n);
+            }
+        }
+        let n = reader.pending_count()?;
+        self.cache().pending = Some((version, n));
+        Ok(n)
+    }
+}

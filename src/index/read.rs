@@ -1,0 +1,334 @@
+//! Reading the index: one [`Reader`] is one read transaction on a pooled connection, so
+//! every query a search or a status makes sees the same committed state, even while a sync
+//! commits batches that replace notes underneath. Every SQL read of the library is here or
+//! in the module that owns its table ([`super::vectors`], [`super::recall`]); callers get
+//! typed rows and errors that name the index file.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::{params_from_iter, types::Value as SqlValue, OptionalExtension};
+
+use super::filter::Filters;
+use super::recall::{self, RecallTotals};
+use super::{vectors, Conn, Index};
+use crate::error::Result;
+
+/// A note as results show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoteRow {
+    /// Relative to the brain root.
+    pub path: String,
+    /// Its type.
+    pub kind: String,
+    /// Its title.
+    pub title: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// 1-based line where the body starts.
+    pub body_line: u32,
+}
+
+/// A passage as stored: the text embedded (title and heading first), its heading and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChunkRow {
+    /// Title line, heading line (when there is a heading), then the passage.
+    pub text: String,
+    /// The heading the passage sits under, or empty.
+    pub heading: String,
+    /// First line of the passage in the file.
+    pub line: u32,
+}
+
+/// One full-text match before ranking: BM25 score (higher is better) and, when asked for,
+/// the lowercase title and body an exact-evidence check reads.
+#[derive(Debug, Clone)]
+pub(crate) struct FtsRow {
+    /// `notes.id`.
+    pub note_id: i64,
+    /// BM25 with the column weights, negated so that higher is better.
+    pub score: f64,
+    /// The title, lowercased.
+    pub title: String,
+    /// The body, lowercased (empty unless asked for).
+    pub body: String,
+}
+
+/// What `brain status` counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Notes.
+    pub notes: u64,
+    /// Passages.
+    pub chunks: u64,
+    /// Notes per type.
+    pub types: BTreeMap<String, u64>,
+}
+
+/// How a full-text query weighs title, tags and body.
+pub(crate) struct FtsQuery<'q> {
+    /// The MATCH expression (already safe: built by the query parser).
+    pub expr: &'q str,
+    /// Column weights: title, tags, body.
+    pub weights: (f64, f64, f64),
+    /// Only notes whose title or file name, as a name key, is this.
+    pub named: Option<&'q str>,
+    /// Read the lowercase body too (for literal checks).
+    pub with_body: bool,
+    /// At most this many rows, best first.
+    pub limit: usize,
+}
+
+/// One read transaction; it ends when the reader is dropped.
+pub(crate) struct Reader<'a> {
+    index: &'a Index,
+    conn: Conn<'a>,
+}
+
+impl<'a> Reader<'a> {
+    /// Begins a read transaction on a pooled connection of `index`.
+    pub(super) fn begin(index: &'a Index) -> Result<Reader<'a>> {
+        let conn = index.conn()?;
+        conn.execute_batch("BEGIN DEFERRED")
+            .map_err(|e| index.err(e))?;
+        Ok(Reader { index, conn })
+    }
+
+    fn err(&self, e: rusqlite::Error) -> crate::Error {
+        self.index.err(e)
+    }
+
+    /// The note with id `id`, if it is (still) indexed.
+    pub fn note(&self, id: i64) -> Result<Option<NoteRow>> {
+        self.conn
+            .prepare_cached("SELECT path, type, title, tags, body_line FROM notes WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    let tags: String = r.get(3)?;
+                    Ok(NoteRow {
+                        path: r.get(0)?,
+                        kind: r.get(1)?,
+                        title: r.get(2)?,
+                        tags: serde_json::from_str(&tags).unwrap_or_default(),
+                        body_line: r.get(4)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// The path of note `id`, or empty when it is gone.
+    pub fn path_of(&self, id: i64) -> Result<String> {
+        Ok(self.note(id)?.map(|r| r.path).unwrap_or_default())
+    }
+
+    /// Every indexed path.
+    pub fn paths(&self) -> Result<HashSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM notes")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The passage with id `id`.
+    pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>> {
+        self.conn
+            .prepare_cached("SELECT text, heading, line FROM chunks WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok(ChunkRow {
+                        text: r.get(0)?,
+                        heading: r.get(1)?,
+                        line: r.get(2)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// The notes `filters` allow, or `None` when there is no filter.
+    pub fn allowed(&self, filters: &Filters) -> Result<Option<HashSet<i64>>> {
+        if filters.is_empty() {
+            return Ok(None);
+        }
+        let mut sql = "SELECT n.id FROM notes n WHERE 1".to_string();
+        let mut args = Vec::new();
+        filters.push_sql(&mut sql, &mut args);
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let ids = stmt
+            .query_map(params_from_iter(args), |r| r.get(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<HashSet<i64>>>())
+            .map_err(|e| self.err(e))?;
+        Ok(Some(ids))
+    }
+
+    /// The distinct note types, sorted.
+    pub fn types(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT type FROM notes ORDER BY type")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many notes are indexed.
+    pub fn note_count(&self) -> Result<u64> {
+        self.count("SELECT COUNT(*) FROM notes")
+    }
+
+    /// Notes, passages and notes per type.
+    pub fn counts(&self) -> Result<Counts> {
+        let mut types = BTreeMap::new();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT type, COUNT(*) FROM notes GROUP BY type")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .map_err(|e| self.err(e))?;
+        for row in rows {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            types.insert(k, v);
+        }
+        Ok(Counts {
+            notes: self.note_count()?,
+            chunks: self.count("SELECT COUNT(*) FROM chunks")?,
+            types,
+        })
+    }
+
+    /// Distinct passage texts: what a switch of model has to embed.
+    pub fn distinct_passages(&self) -> Result<u64> {
+        self.count("SELECT COUNT(DISTINCT hash) FROM chunks")
+    }
+
+    fn count(&self, sql: &str) -> Result<u64> {
+        self.conn
+            .query_row(sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// A `meta` value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The model and dimension the stored vectors belong to.
+    pub fn stored_model(&self) -> Result<Option<(String, usize)>> {
+        vectors::stored_model(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// The vectors version (moves whenever chunks or vectors change).
+    pub fn vectors_version(&self) -> Result<i64> {
+        vectors::version(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// Distinct passages without a vector.
+    pub fn pending_count(&self) -> Result<u64> {
+        vectors::pending_count(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// Every (chunk id, note id, vector bytes), in chunk order.
+    pub fn for_each_vector(&self, f: impl FnMut(i64, i64, &[u8])) -> Result<()> {
+        vectors::for_each_vector(&self.conn, f).map_err(|e| self.err(e))
+    }
+
+    /// Totals over the recall log.
+    pub fn recall_totals(&self) -> Result<RecallTotals> {
+        recall::totals(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// Full-text matches of `q`, best first, restricted by `filters`.
+    pub fn fts_match(&self, q: &FtsQuery<'_>, filters: &Filters) -> Result<Vec<FtsRow>> {
+        let (w_title, w_tags, w_body) = q.weights;
+        let rank = format!("bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})");
+        let body = if q.with_body { "lower(f.body)" } else { "''" };
+        let mut sql = format!(
+            "SELECT f.rowid, -{rank}, lower(n.title), {body} FROM notes_fts f JOIN notes n ON n.id = f.rowid
+         WHERE notes_fts MATCH ?1"
+        );
+        let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.expr.to_string())];
+        if let Some(named) = q.named {
+            args.push(SqlValue::Text(named.to_string()));
+            sql.push_str(
+                " AND f.rowid IN (SELECT id FROM notes WHERE title_key = ?2 OR stem_key = ?2)",
+            );
+        }
+        filters.push_sql(&mut sql, &mut args);
+        sql.push_str(&format!(" ORDER BY {rank} LIMIT {}", q.limit));
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map(params_from_iter(args), |r| {
+            Ok(FtsRow {
+                note_id: r.get(0)?,
+                score: r.get(1)?,
+                title: r.get(2)?,
+                body: r.get(3)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(e))
+    }
+
+    /// How many notes match `expr`.
+    pub fn fts_count(&self, expr: &str) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")
+            .and_then(|mut s| s.query_row([expr], |r| r.get::<_, i64>(0)))
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Whether note `id` matches `expr`.
+    pub fn fts_has(&self, expr: &str, id: i64) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2",
+            )
+            .and_then(|mut s| s.query_row(rusqlite::params![expr, id], |r| r.get::<_, i64>(0)))
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// FTS5's snippet of note `id`'s body for `expr` (matches between `open` and `close`),
+    /// and the whole body with every match between `\u{1}` and `\u{2}`: what a caller needs
+    /// to find the line a snippet starts on. `None` when the note does not match.
+    pub fn fts_snippet(
+        &self,
+        expr: &str,
+        id: i64,
+        open: char,
+        close: char,
+    ) -> Result<Option<(String, String)>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT snippet(notes_fts, 2, '{open}', '{close}', '...', 24),
+                        highlight(notes_fts, 2, char(1), char(2))
+                 FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2"
+            ))
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![expr, id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        // A read transaction has nothing to keep; ending it returns the connection to the
+        // pool in autocommit mode (a connection left inside a transaction is not reused).
+        let _ = self.conn.execute_batch("COMMIT");
+    }
+}

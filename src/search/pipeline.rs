@@ -1,0 +1,175 @@
+//! One search, stage by stage, over a read transaction: the keyword list, the query
+//! embedding and the semantic scan, the evidence, the fusion, then presentation (and the
+//! explanation when asked). The engine supplies the transaction and, when a model is
+//! ready, the embedder and the vector matrix; everything that decides an order is here.
+
+use std::path::Path;
+
+use super::bm25::{self, Bm25Hit};
+use super::evidence::{self, Evidence};
+use super::explain::{self, Explain, Fusion};
+use super::fuse::{self, Weights};
+use super::present::{self, Ranked};
+use super::query::Query;
+use super::semantic::{Matrix, SemHit};
+use super::{Filters, Hit, Mode, SearchRequest, MAX_TOP};
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::index::Reader;
+
+/// The longest query accepted, in bytes; longer text is cut (a pasted essay ranks no better).
+pub const MAX_QUERY_BYTES: usize = 10_000;
+
+/// A loaded model and the vectors it can be searched with.
+pub(crate) struct Semantic<'a> {
+    /// Embeds the query.
+    pub embedder: &'a dyn Embedder,
+    /// Every passage vector.
+    pub matrix: &'a Matrix,
+}
+
+/// What a search found, before the engine logs it.
+pub(crate) struct Found {
+    /// The mode that ranked (hybrid without a model ranks as bm25).
+    pub mode: Mode,
+    /// Best first, at most `top`.
+    pub results: Vec<Hit>,
+    /// The ranking stages, when asked for.
+    pub explain: Option<Explain>,
+    /// Lines for the person (a filter that matches no type, ...).
+    pub notices: Vec<String>,
+}
+
+/// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
+pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
+    if req.query.trim().is_empty() {
+        return Err(Error::InvalidInput(
+            "empty query: say what to search for".into(),
+        ));
+    }
+    if req.top == 0 || req.top > MAX_TOP {
+        return Err(Error::InvalidInput(format!(
+            "--top must be between 1 and {MAX_TOP}, got {}",
+            req.top
+        )));
+    }
+    let mut end = req.query.len().min(MAX_QUERY_BYTES);
+    while !req.query.is_char_boundary(end) {
+        end -= 1;
+    }
+    Ok(&req.query[..end])
+}
+
+/// Runs `req` (whose text, validated, is `text`) against `reader`. Without `semantic`,
+/// hybrid ranks by keywords alone.
+pub(crate) fn run(
+    reader: &Reader<'_>,
+    root: &Path,
+    req: &SearchRequest,
+    text: &str,
+    semantic: Option<Semantic<'_>>,
+) -> Result<Found> {
+    let query = Query::parse(text);
+    let mode = if semantic.is_some() {
+        req.mode
+    } else {
+        Mode::Bm25
+    };
+    // Hybrid fuses deeper lists than it shows: a note third in both lists may be first.
+    let pool = if mode == Mode::Hybrid {
+        (4 * req.top).max(50)
+    } else {
+        req.top
+    };
+    let bm25_hits = match mode {
+        Mode::Semantic => Vec::new(),
+        _ => bm25::search(reader, &query, &req.filters, pool)?,
+    };
+    let sem_hits = match &semantic {
+        Some(s) => {
+            let qv = s.embedder.embed_query(text)?;
+            let allowed = reader.allowed(&req.filters)?;
+            s.matrix.top_notes(&qv, pool, allowed.as_ref())
+        }
+        None => Vec::new(),
+    };
+
+    let mut fusion = None;
+    let ranked: Vec<Ranked> = match mode {
+        Mode::Bm25 => bm25_hits.iter().enumerate().map(Ranked::keyword).collect(),
+        Mode::Semantic => sem_hits.iter().enumerate().map(Ranked::semantic).collect(),
+        Mode::Hybrid => {
+            let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits)?;
+            let weights = Weights::from_coverage(evidence.coverage);
+            let fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
+            let ranked = fused.iter().map(Ranked::fused).collect();
+            if req.explain {
+                fusion = Some(Fusion {
+                    evidence,
+                    weights,
+                    fused,
+                });
+            }
+            ranked
+        }
+    };
+
+    let mut results = Vec::with_capacity(req.top);
+    for r in ranked.iter().take(req.top) {
+        if let Some(hit) = present::hit(reader, root, &query, r)? {
+            results.push(hit);
+        }
+    }
+    let mut notices = Vec::new();
+    if results.is_empty() {
+        notices.extend(filter_notice(reader, &req.filters)?);
+    }
+    let explain = match req.explain {
+        true => Some(explain::build(
+            reader, mode, &bm25_hits, &sem_hits, fusion, req.top,
+        )?),
+        false => None,
+    };
+    Ok(Found {
+        mode,
+        results,
+        explain,
+        notices,
+    })
+}
+
+/// How rare the query's words are, which of them the keyword list's best note holds, and
+/// how peaked each list is.
+fn gather_evidence(
+    reader: &Reader<'_>,
+    query: &Query,
+    bm25: &[Bm25Hit],
+    sem: &[SemHit],
+) -> Result<Evidence> {
+    let total = reader.note_count()?;
+    let terms = evidence::term_stats(reader, query, bm25.first().map(|h| h.note_id), total)?;
+    let bm25_scores: Vec<f64> = bm25.iter().map(|h| h.score).collect();
+    let sem_scores: Vec<f32> = sem.iter().map(|h| h.score).collect();
+    Ok(Evidence {
+        bm25_peak: evidence::peak(&bm25_scores),
+        coverage: evidence::coverage(&terms),
+        sem_gap: evidence::gap(&sem_scores),
+        terms,
+    })
+}
+
+/// When a filter names a type that no note has, say so: a typo in `--type` should not
+/// look like an empty brain.
+fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
+    let Some(kind) = &filters.kind else {
+        return Ok(None);
+    };
+    let types = reader.types()?;
+    if types.iter().any(|t| t.eq_ignore_ascii_case(kind)) {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "no notes of type {kind:?}; types here: {}",
+        types.join(", ")
+    )))
+}

@@ -1,0 +1,43 @@
+//! Answering a request in this process, from an engine: what a client does when no backend
+//! runs, and what the backend itself does for the requests that need nothing of its own.
+
+use super::protocol::{Op, Reply, ServerInfo, StatusReport};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::index::sync::SyncOptions;
+
+/// Answers `op` with `engine`, as a backend would but without one: status has no backend
+/// section, a reindex syncs here and now.
+pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
+    match op {
+        Op::Search(req) => engine.search(&req).map(Reply::Search),
+        Op::Get(note) => engine.get(&note).map(Reply::Get),
+        Op::Status => Ok(Reply::Status(Box::new(StatusReport {
+            status: engine.status()?,
+            backend: None,
+        }))),
+        Op::Reindex { full } => engine
+            .sync_with(SyncOptions {
+                force: full,
+                cancel: None,
+            })
+            .map(Reply::Reindex),
+        Op::Hello => Err(no_backend()),
+    }
+}
+
+/// `hello` asks who serves; in-process, nobody does.
+fn no_backend() -> Error {
+    Error::InvalidInput("no backend is running: nobody to say hello".into())
+}
+
+/// Who serves, for a backend's `hello`.
+pub(crate) fn server_info(engine: &Engine, started_at: i64) -> ServerInfo {
+    ServerInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol: super::protocol::PROTOCOL_VERSION,
+        pid: std::process::id(),
+        root: engine.config().root.to_string_lossy().into_owned(),
+        started_at,
+    }
+}
