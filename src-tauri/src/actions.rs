@@ -16,8 +16,8 @@ use tauri_plugin_dialog::DialogExt;
 use crate::download;
 use crate::host::Host;
 use crate::panel::{self, PANEL};
-use crate::setup;
 use crate::state::{AppState, PanelStatus};
+use crate::tray;
 
 /// Sent to the page with a [`PanelStatus`] whenever it changes.
 pub const STATUS_EVENT: &str = "status";
@@ -199,7 +199,7 @@ pub fn open_brain(app: &AppHandle) -> anyhow::Result<()> {
 pub fn status_changed(app: &AppHandle) {
     let status = app.state::<AppState>().status();
     let _ = app.emit_to(PANEL, STATUS_EVENT, &status);
-    setup::refresh_tray(app, &status);
+    tray::refresh(app, &status);
 }
 
 /// Shows a failure where the person will see it: the status line (tray and panel).

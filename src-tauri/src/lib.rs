@@ -2,7 +2,8 @@
 //! over [`brain::Engine`]. The app is glue: searching, reading and every decision worth a
 //! test live in the `brain` library (`brain::desktop` for the app-facing parts).
 //!
-//! - [`setup`]: tray, hotkey, first look at the brain folder.
+//! - [`setup`]: start-up (tray, hotkey, first look at the brain folder); [`tray`]: the
+//!   tray icon and its menu.
 //! - [`panel`]: the panel window (show, hide, toggle, placement).
 //! - [`commands`]: what the page may call; [`actions`]: what they, the tray and the hotkey do.
 //! - [`state`] and [`host`]: the open brain and the thread that keeps its index fresh.
@@ -16,6 +17,7 @@ pub mod menu;
 pub mod panel;
 pub mod setup;
 pub mod state;
+pub mod tray;
 
 use anyhow::Context;
 use tauri::{Manager, WindowEvent};

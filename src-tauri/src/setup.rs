@@ -1,18 +1,15 @@
-//! Start-up in one place: the menu-bar presence (activation policy, tray icon and menu),
-//! the global shortcut, and the first look at the brain folder. Platform quirks are noted
-//! where they bite.
+//! Start-up in one place: the menu-bar presence (activation policy, the tray from
+//! [`crate::tray`] with what its menu items do), the global shortcut, and the first look
+//! at the brain folder. Platform quirks are noted where they bite.
 
-use tauri::image::Image;
-use tauri::tray::TrayIconBuilder;
 use tauri::{App, AppHandle, Manager};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
 
 use crate::actions;
-use crate::menu::{self, MenuAction};
+use crate::menu::MenuAction;
 use crate::panel;
-use crate::state::{AppState, PanelStatus};
-
-const TRAY_ID: &str = "brain";
+use crate::state::AppState;
+use crate::tray;
 
 /// Sets everything up; nothing here is fatal except a tray that cannot exist at all.
 pub fn init(app: &mut App) -> anyhow::Result<()> {
@@ -26,7 +23,7 @@ pub fn init(app: &mut App) -> anyhow::Result<()> {
     }
     register_hotkey(&handle);
     let status = handle.state::<AppState>().status();
-    if let Err(e) = create_tray(&handle, &status) {
+    if let Err(e) = tray::create(&handle, &status, on_menu) {
         // Linux desktops without a StatusNotifier host (or Xvfb) have no tray: the hotkey
         // and the panel still work.
         tracing::warn!(error = %e, "no tray icon");
@@ -35,38 +32,6 @@ pub fn init(app: &mut App) -> anyhow::Result<()> {
     if std::env::var_os("BRAIN_SHOW_PANEL").is_some_and(|v| v == "1") || !status.root_exists {
         panel::show(&handle);
     }
-    Ok(())
-}
-
-/// Rebuilds the tray menu (and tooltip) for `status`.
-pub fn refresh_tray(app: &AppHandle, status: &PanelStatus) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else {
-        return;
-    };
-    match menu::build(app, status) {
-        Ok(m) => {
-            let _ = tray.set_menu(Some(m));
-        }
-        Err(e) => tracing::warn!(error = %e, "could not rebuild the tray menu"),
-    }
-    let _ = tray.set_tooltip(Some(format!("Brain: {}", status.line)));
-}
-
-fn create_tray(app: &AppHandle, status: &PanelStatus) -> anyhow::Result<()> {
-    // macOS tints a black template image to suit the menu bar; other trays get colour.
-    let icon = if cfg!(target_os = "macos") {
-        Image::from_bytes(include_bytes!("../../icons/tray-template.png"))?
-    } else {
-        Image::from_bytes(include_bytes!("../../icons/tray-color.png"))?
-    };
-    TrayIconBuilder::with_id(TRAY_ID)
-        .icon(icon)
-        .icon_as_template(cfg!(target_os = "macos"))
-        .tooltip(format!("Brain: {}", status.line))
-        .menu(&menu::build(app, status)?)
-        .show_menu_on_left_click(true)
-        .on_menu_event(|app, event| on_menu(app, event.id().as_ref()))
-        .build(app)?;
     Ok(())
 }
 
