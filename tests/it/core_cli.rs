@@ -1,7 +1,7 @@
 //! The core through the real binary: indexing, keyword search, output contracts, and every
 //! kind of bad input the core issue lists.
 
-use crate::harness::{paths, Brain};
+use crate::harness::{paths, walk, Brain};
 
 #[test]
 fn index_reports_changes_and_is_idempotent() {
@@ -464,19 +464,6 @@ fn index_lives_outside_the_notes_folder() {
         stray.is_empty(),
         "brain wrote into the notes folder: {stray:?}"
     );
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::harness::{repo, Brain, Run};
+use crate::harness::{repo, walk, Brain, Run};
 
 fn shipped_skill() -> String {
     std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap()
@@ -383,21 +383,4 @@ fn a_file_where_the_brain_should_be_is_not_touched() {
     let out = failed(brain(&b, &["install"]));
     assert!(row(&out, "brain").starts_with("not a folder "), "{out}");
     assert_eq!(std::fs::read_to_string(&b.root).unwrap(), "not a folder");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
