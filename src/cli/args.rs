@@ -112,9 +112,14 @@ pub struct GetArgs {
 /// `brain eval`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// Only this set (repeatable): cranfield, tldr-keyword, tldr-paraphrase [default: all].
+    /// Only this set (repeatable): tldr, cranfield-new, notes-mix, jaebradley-notes,
+    /// cranfield, tldr-keyword, tldr-paraphrase [default: every set whose corpus is found].
     #[arg(long = "set", value_name = "NAME")]
     pub sets: Vec<String>,
+
+    /// Only the queries of this half: tune (developed on) or test (held back).
+    #[arg(long, value_parser = parse_half, value_name = "HALF")]
+    pub half: Option<brain::eval::sets::Half>,
 
     /// Only the first N queries of each set.
     #[arg(long, value_name = "N")]
@@ -124,9 +129,10 @@ pub struct EvalArgs {
     #[arg(long, value_name = "N")]
     pub slice: Option<usize>,
 
-    /// The folder holding tldr/ and cranfield/ [default: $BRAIN_CORPORA, else ../shared/corpora].
+    /// A folder holding corpora (tldr/, cranfield/, notes-mix/, ...), looked in first
+    /// (repeatable) [then: $BRAIN_CORPORA, ../shared/corpora, ../corpora-dev].
     #[arg(long, value_name = "DIR")]
-    pub corpora: Option<PathBuf>,
+    pub corpora: Vec<PathBuf>,
 
     /// Print JSON.
     #[arg(long)]
@@ -135,6 +141,23 @@ pub struct EvalArgs {
     /// Include where each query's answer ranked in each mode.
     #[arg(long)]
     pub details: bool,
+
+    /// Print, one JSON object per query, the notes in any mode's top N that are not
+    /// judged yet (for pooled judging), instead of the table.
+    #[arg(long, value_name = "N")]
+    pub pool: Option<usize>,
+
+    /// Write each query's hybrid explanation (top 100 of each list) to FILE as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    pub dump: Option<PathBuf>,
+}
+
+fn parse_half(s: &str) -> Result<brain::eval::sets::Half, String> {
+    match s {
+        "tune" => Ok(brain::eval::sets::Half::Tune),
+        "test" => Ok(brain::eval::sets::Half::Test),
+        other => Err(format!("unknown half {other:?} (expected tune or test)")),
+    }
 }
 
 /// `brain model ...`.
@@ -280,33 +303,64 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 }
 
 /// Stands in for a leading `-` of a query word while clap parses, so `brain search flags
-/// -legacy` reads `-legacy` as an exclusion instead of an unknown option.
+/// -legacy` reads `-legacy` as an exclusion and `brain search cargo test --release` reads
+/// `--release` as a flag to search for, instead of unknown options.
 pub const EXCLUDE_MARK: char = '\u{E000}';
 
-/// Options of `search` that take a value: the token after them is never a query word.
-const VALUE_OPTIONS: &[&str] = &["--mode", "--type", "--tag", "--top", "--dir"];
+/// The long options `brain search` itself takes (`--mode`, `--top`, ...; `--help`), each
+/// with whether it takes the next token as its value.
+fn search_options() -> Vec<(String, bool)> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let search = cli.find_subcommand("search");
+    let mut options: Vec<(String, bool)> = cli
+        .get_arguments()
+        .chain(search.into_iter().flat_map(|c| c.get_arguments()))
+        .filter_map(|a| {
+            a.get_long()
+                .map(|l| (format!("--{l}"), a.get_action().takes_values()))
+        })
+        .collect();
+    options.extend([("--help".into(), false), ("--version".into(), false)]);
+    options
+}
 
-/// Rewrites `-word` tokens after `search` into [`EXCLUDE_MARK`]`word` (see [`restore_query`]).
+/// Rewrites `-word` and unknown `--word` tokens after `search` into [`EXCLUDE_MARK`]`word`
+/// (see [`restore_query`]).
 pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out = Vec::with_capacity(args.len());
     let mut in_search = false;
     let mut after_value_option = false;
     let mut after_double_dash = false;
+    let mut known: Option<Vec<(String, bool)>> = None;
     for arg in args {
         let rewritten = match arg.to_str() {
             Some(s) if in_search && !after_value_option && !after_double_dash => {
                 let mut chars = s.chars();
-                let is_exclude = chars.next() == Some('-')
+                let short = chars.next() == Some('-')
                     && chars
                         .next()
                         .is_some_and(|c| c.is_alphanumeric() || c == '"')
                     && s != "-h";
-                is_exclude.then(|| format!("{EXCLUDE_MARK}{}", &s[1..]).into())
+                let name = s.split('=').next().unwrap_or(s);
+                let long = s.starts_with("--")
+                    && s[2..].starts_with(|c: char| c.is_alphanumeric())
+                    && !known
+                        .get_or_insert_with(search_options)
+                        .iter()
+                        .any(|(o, _)| o == name);
+                (short || long).then(|| format!("{EXCLUDE_MARK}{}", &s[1..]).into())
             }
             _ => None,
         };
         let s = arg.to_str().unwrap_or("");
-        after_value_option = VALUE_OPTIONS.contains(&s);
+        after_value_option = in_search
+            && rewritten.is_none()
+            && !s.contains('=')
+            && known
+                .get_or_insert_with(search_options)
+                .iter()
+                .any(|(o, value)| *value && o == s);
         after_double_dash |= in_search && s == "--";
         in_search |= s == "search";
         out.push(rewritten.unwrap_or(arg));
@@ -317,4 +371,43 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
 /// Joins the query words and turns [`EXCLUDE_MARK`] back into `-`.
 pub fn restore_query(words: &[String]) -> String {
     words.join(" ").replace(EXCLUDE_MARK, "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The query and mode `brain ARGS` would search with.
+    fn parsed(args: &[&str]) -> (String, Mode) {
+        let argv = std::iter::once("brain")
+            .chain(args.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect();
+        match Cli::try_parse_from(protect_excludes(argv))
+            .expect("parses")
+            .command
+        {
+            Command::Search(s) => (restore_query(&s.query), s.mode),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_and_excludes_in_a_query_are_not_options() {
+        assert_eq!(
+            parsed(&["search", "cargo", "test", "--release", "--mode", "bm25"]),
+            ("cargo test --release".into(), Mode::Bm25)
+        );
+        assert_eq!(parsed(&["search", "tar", "-xzf"]).0, "tar -xzf");
+        assert_eq!(parsed(&["search", "flags", "-legacy"]).0, "flags -legacy");
+        assert_eq!(
+            parsed(&["search", "--mode=semantic", "git", "--no-verify"]),
+            ("git --no-verify".into(), Mode::Semantic)
+        );
+        assert_eq!(
+            parsed(&["--dir", "/x", "search", "q", "--", "--mode"]).0,
+            "q --mode"
+        );
+    }
 }

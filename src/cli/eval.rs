@@ -1,9 +1,10 @@
-//! `brain eval`: the retrieval evaluation table.
+//! `brain eval`: the retrieval evaluation tables (or, with `--pool`, what is left to judge).
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use brain::eval::report::{EvalMode, ModeScore, QueryDetail, Versus};
 use brain::eval::{self, EvalOptions};
 use brain::Config;
 
@@ -13,10 +14,13 @@ use super::args::EvalArgs;
 pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
     let opts = EvalOptions {
         sets: args.sets,
-        corpora: args.corpora.unwrap_or_else(eval::sets::default_corpora),
+        corpora: args.corpora,
         limit: args.limit,
         slice: args.slice,
+        half: args.half,
         details: args.details,
+        pool: args.pool,
+        dump: args.dump,
     };
     let tty = io::stderr().is_terminal();
     let report = eval::run(&config, &opts, &mut |line| {
@@ -27,7 +31,16 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
     if tty {
         let _ = write!(io::stderr(), "\r\x1b[K");
     }
+    for skipped in &report.skipped {
+        writeln!(io::stderr(), "skipped {skipped}")?;
+    }
     let mut out = io::stdout().lock();
+    if opts.pool.is_some() {
+        for entry in &report.pool {
+            writeln!(out, "{}", serde_json::to_string(entry)?)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(ExitCode::SUCCESS);
@@ -39,40 +52,95 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
             "model: none installed (bm25 only; run 'brain model fetch')"
         )?,
     }
-    writeln!(
-        out,
-        "{:<17} {:>7} {:>6}  {:<9} {:>9} {:>9} {:>8} {:>8}",
-        "set", "queries", "notes", "mode", "recall@1", "recall@5", "nDCG@10", "ms/query"
-    )?;
     for set in &report.sets {
-        for m in &set.modes {
-            writeln!(
-                out,
-                "{:<17} {:>7} {:>6}  {:<9} {:>9.3} {:>9.3} {:>8.3} {:>8.1}",
-                set.name,
-                set.queries,
-                set.notes,
-                m.mode.as_str(),
-                m.recall_at_1,
-                m.recall_at_5,
-                m.ndcg_at_10,
-                m.median_ms
-            )?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} ({} queries, {} notes)",
+            set.name, set.queries, set.notes
+        )?;
+        writeln!(
+            out,
+            "  {:<11} {:>4}  {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7}",
+            "class", "n", "mode", "recall@1", "recall@5", "MRR@10", "nDCG@10", "unjudged", "ms"
+        )?;
+        for c in &set.classes {
+            rows(&mut out, &c.class, c.queries, &c.modes)?;
+            versus(&mut out, &c.versus)?;
+        }
+        if set.classes.len() > 1 {
+            rows(&mut out, "all", set.queries, &set.modes)?;
+            versus(&mut out, &set.versus)?;
         }
         for d in &set.details {
-            let ranks: Vec<String> = d
-                .first_relevant
-                .iter()
-                .map(|(mode, r)| {
-                    format!(
-                        "{}={}",
-                        mode.as_str(),
-                        r.map(|r| r.to_string()).unwrap_or_else(|| "-".into())
-                    )
-                })
-                .collect();
-            writeln!(out, "    {:<70} {}", d.query, ranks.join(" "))?;
+            detail(&mut out, d)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One row per mode: `13/60 .217` style counts and shares.
+fn rows(out: &mut impl Write, class: &str, n: usize, modes: &[ModeScore]) -> io::Result<()> {
+    for (i, m) in modes.iter().enumerate() {
+        let (label, count) = match i {
+            0 => (class.to_string(), n.to_string()),
+            _ => (String::new(), String::new()),
+        };
+        writeln!(
+            out,
+            "  {label:<11} {count:>4}  {:<9} {:>4} {:.3} {:>4} {:.3} {:>7.3} {:>8.3} {:>9} {:>7.1}",
+            m.mode.as_str(),
+            m.hits_at_1,
+            m.recall_at_1,
+            m.hits_at_5,
+            m.recall_at_5,
+            m.mrr_at_10,
+            m.ndcg_at_10,
+            m.unjudged_at_5,
+            m.median_ms
+        )?;
+    }
+    Ok(())
+}
+
+/// `hybrid vs bm25: 20 better, 3 worse | vs semantic: ...`
+fn versus(out: &mut impl Write, v: &[Versus]) -> io::Result<()> {
+    if v.is_empty() {
+        return Ok(());
+    }
+    let parts: Vec<String> = v
+        .iter()
+        .map(|v| format!("vs {} {}+ {}-", v.against.as_str(), v.better, v.worse))
+        .collect();
+    writeln!(
+        out,
+        "  {:<11}       hybrid per query: {}",
+        "",
+        parts.join(", ")
+    )
+}
+
+/// `  [test paraphrase] how do i ...   bm25=- semantic=3 rrf=5 hybrid=2`
+fn detail(out: &mut impl Write, d: &QueryDetail) -> io::Result<()> {
+    let rank = |m: EvalMode| {
+        d.first_relevant
+            .iter()
+            .find(|(mode, _)| *mode == m)
+            .map(|(_, r)| r.map(|r| r.to_string()).unwrap_or_else(|| "-".into()))
+    };
+    let ranks: Vec<String> = EvalMode::ALL
+        .into_iter()
+        .filter_map(|m| rank(m).map(|r| format!("{}={r}", m.as_str())))
+        .collect();
+    let half = match d.half {
+        brain::eval::sets::Half::Tune => "tune",
+        brain::eval::sets::Half::Test => "test",
+    };
+    writeln!(
+        out,
+        "  [{half} {}] {:<72} {}",
+        d.class,
+        d.query,
+        ranks.join(" ")
+    )
 }

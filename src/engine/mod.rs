@@ -18,7 +18,7 @@ use crate::index::sync::{self, SyncOptions, SyncReport};
 use crate::index::walk::Scope;
 use crate::index::{recall, Index};
 use crate::passage::{NoteRef, Passage};
-use crate::search::{self, Hit, Mode, SearchRequest, SearchResponse, Semantic};
+use crate::search::{self, Fusion, Hit, Mode, SearchRequest, SearchResponse, Semantic};
 
 pub use embedding::EmbedReport;
 use semantic::SemanticCache;
@@ -72,6 +72,11 @@ impl Engine {
         sync::sync_paths(&self.index, &self.config, scope, options)
     }
 
+    /// The title of the indexed note at `path` (relative to the root).
+    pub fn note_title(&self, path: &str) -> Result<Option<String>> {
+        self.index.read()?.title_of(path)
+    }
+
     /// Every indexed path, relative to the root.
     pub fn note_paths(&self) -> Result<HashSet<String>> {
         self.index.read()?.paths()
@@ -79,6 +84,15 @@ impl Engine {
 
     /// Runs a search (syncing first when the request says so) and records it in the recall log.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        self.search_with(req, Fusion::Default)
+    }
+
+    /// [`Engine::search`], hybrid ordered by `fusion`.
+    pub(crate) fn search_with(
+        &self,
+        req: &SearchRequest,
+        fusion: Fusion,
+    ) -> Result<SearchResponse> {
         let text = search::validate(req)?;
         if req.sync {
             self.sync()?;
@@ -103,7 +117,7 @@ impl Engine {
                 embedder: embedder.as_ref(),
                 matrix,
             });
-            search::run(&reader, &self.config.root, req, text, semantic)?
+            search::run(&reader, &self.config.root, req, text, semantic, fusion)?
         };
         notices.extend(found.notices);
         // Logged after the read transaction: a read cannot become a write once another

@@ -1,76 +1,52 @@
-//! `brain eval`: retrieval quality per mode on judged query sets (Cranfield; tldr names;
-//! tldr paraphrases). Each corpus becomes a brain of its own under
-//! `$BRAIN_DATA_DIR/eval/`, indexed and embedded with the configured model once and reused.
+//! `brain eval`: retrieval quality per set, per query class and per mode (bm25, semantic,
+//! hybrid, and plain RRF as the baseline), with hybrid's per-query wins and losses against
+//! each. Each corpus becomes a brain of its own under `$BRAIN_DATA_DIR/eval/`, indexed and
+//! embedded with the configured model once and reused.
+//!
+//! Judging is pooled: `--pool N` lists, for every query, the notes in any mode's top N that
+//! nobody judged yet; they are judged (relevant or not) into the set's file, so that every
+//! note a mode puts in the top 5 has a verdict (`unjudged_at_5` in the report says when
+//! one does not).
 
+pub mod corpus;
 pub mod metrics;
+pub mod report;
 pub mod sets;
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::search::{Mode, SearchRequest};
-use crate::Engine;
-use sets::{Corpus, QuerySet};
+use crate::search::{Fusion, Mode, SearchRequest};
+use report::{ClassReport, EvalMode, QueryDetail, QueryRuns, Ranking, SetReport};
+use sets::{EvalQuery, Half, QuerySet};
 
 /// What to evaluate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct EvalOptions {
-    /// Set names (see [`sets::SET_NAMES`]); empty means all.
+    /// Set names (see [`sets::names`]); empty means every set whose corpus is found.
     pub sets: Vec<String>,
-    /// Folder holding `tldr/` and `cranfield/`.
-    pub corpora: PathBuf,
+    /// Folders to look for corpora in before the defaults (see [`corpus::search_path`]).
+    pub corpora: Vec<PathBuf>,
     /// Only the first N queries of each set.
     pub limit: Option<usize>,
     /// Index only the judged notes of the chosen queries plus about N others (a quick run).
     pub slice: Option<usize>,
+    /// Only queries of this half.
+    pub half: Option<Half>,
     /// Keep per-query ranks in the report.
     pub details: bool,
-}
-
-/// Scores of one mode on one set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModeScore {
-    /// The mode.
-    pub mode: Mode,
-    /// Share of queries with a relevant note first.
-    pub recall_at_1: f64,
-    /// Share of queries with a relevant note in the top 5.
-    pub recall_at_5: f64,
-    /// Mean nDCG over the top 10.
-    pub ndcg_at_10: f64,
-    /// Median in-process query time in milliseconds.
-    pub median_ms: f64,
-}
-
-/// Where one query's first relevant note landed, per mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryDetail {
-    /// The query.
-    pub query: String,
-    /// Rank (1-based) of the first relevant note in bm25, semantic, hybrid order; None if
-    /// not in the top 10.
-    pub first_relevant: Vec<(Mode, Option<usize>)>,
-}
-
-/// Results on one set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SetReport {
-    /// Set name.
-    pub name: String,
-    /// Queries run.
-    pub queries: usize,
-    /// Notes in the evaluated brain.
-    pub notes: u64,
-    /// One row per mode.
-    pub modes: Vec<ModeScore>,
-    /// Per-query ranks (with `details`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<QueryDetail>,
+    /// List the unjudged notes in any mode's top N (for pooled judging).
+    pub pool: Option<usize>,
+    /// Write every hybrid query's explanation (top 100 of each list) here, one JSON
+    /// object per line, for studying fusions offline.
+    pub dump: Option<PathBuf>,
 }
 
 /// The whole evaluation.
@@ -78,8 +54,40 @@ pub struct SetReport {
 pub struct EvalReport {
     /// The model used for semantic and hybrid, if installed.
     pub model: Option<String>,
-    /// One entry per set.
+    /// One entry per set evaluated.
     pub sets: Vec<SetReport>,
+    /// Sets left out because their corpus was not found, with where it was looked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+    /// Unjudged notes to judge (with `--pool`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pool: Vec<PoolEntry>,
+}
+
+/// One query's notes that no judgment covers yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolEntry {
+    /// The set.
+    pub set: String,
+    /// The query.
+    pub query: String,
+    /// Its class.
+    pub class: String,
+    /// Notes already judged relevant (context for the judge).
+    pub relevant: Vec<String>,
+    /// The unjudged notes, each with its title and the modes that ranked it.
+    pub candidates: Vec<PoolCandidate>,
+}
+
+/// An unjudged note in a query's pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolCandidate {
+    /// Relative to the corpus.
+    pub path: String,
+    /// The note's title.
+    pub title: String,
+    /// The modes that put it in their top N.
+    pub modes: Vec<EvalMode>,
 }
 
 /// Runs the evaluation; `progress` receives one line per stage.
@@ -88,61 +96,103 @@ pub fn run(
     opts: &EvalOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<EvalReport> {
-    if !opts.corpora.is_dir() {
-        return Err(Error::InvalidInput(format!(
-            "corpora folder {} not found (pass --corpora DIR or set BRAIN_CORPORA)",
-            opts.corpora.display()
-        )));
-    }
-    let names: Vec<String> = if opts.sets.is_empty() {
-        sets::SET_NAMES.iter().map(|s| s.to_string()).collect()
-    } else {
+    let search = corpus::search_path(&opts.corpora);
+    let explicit = !opts.sets.is_empty();
+    let names: Vec<String> = if explicit {
         opts.sets.clone()
+    } else {
+        sets::names().into_iter().map(String::from).collect()
     };
-    let mut chosen = Vec::new();
+    let mut report = EvalReport {
+        model: None,
+        sets: Vec::new(),
+        skipped: Vec::new(),
+        pool: Vec::new(),
+    };
+    let mut dump = match &opts.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|e| Error::io(path, e))?,
+        )),
+        None => None,
+    };
     for name in &names {
-        let mut set = sets::load(name, &opts.corpora)?;
+        let corpus = sets::corpus_of(name)?;
+        let Some(found) = corpus::locate(corpus, &search) else {
+            let looked: Vec<String> = search.iter().map(|p| p.display().to_string()).collect();
+            let why = format!(
+                "{name}: corpus {}/ not found in {}",
+                corpus.dir_name(),
+                looked.join(", ")
+            );
+            if explicit {
+                return Err(Error::InvalidInput(format!(
+                    "{why} (pass --corpora DIR or set BRAIN_CORPORA)"
+                )));
+            }
+            report.skipped.push(why);
+            continue;
+        };
+        let mut set = sets::load(name, &found)?;
+        if let Some(half) = opts.half {
+            set.queries.retain(|q| q.half == half);
+        }
         if let Some(limit) = opts.limit {
             set.queries.truncate(limit);
         }
-        chosen.push(set);
-    }
-    let mut model = None;
-    let mut reports = Vec::new();
-    for set in &chosen {
-        let root = prepare_corpus(config, opts, set)?;
+        let root = corpus::prepare(&config.data_dir.join("eval"), &found, &set, opts.slice)?;
         let engine = Engine::open(Config {
             root,
             exclude: Vec::new(),
             ..config.clone()
         })?;
-        progress(&format!("{}: indexing", set.name));
-        engine.sync()?;
-        let started = Instant::now();
-        let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
-            progress(&format!("{}: embedding {done}/{total} passages", set.name));
-            true
-        })?;
-        if embedded.embedded > 0 {
-            let secs = started.elapsed().as_secs_f64();
-            progress(&format!(
-                "{}: embedded {} passages in {secs:.1} s ({:.1}/s)",
-                set.name,
-                embedded.embedded,
-                embedded.embedded as f64 / secs
-            ));
-        }
-        let semantic = engine.embedder()?.is_some() && embedded.pending == 0;
+        let semantic = index(&engine, &set, progress)?;
         if semantic {
-            model = embedded.model.clone();
+            report.model = Some(config.model.clone());
         }
-        check_judgements(&engine, set)?;
-        reports.push(evaluate(&engine, set, semantic, opts.details)?);
+        check_judgements(&engine, &set)?;
+        let runs = run_queries(
+            &engine,
+            &set,
+            semantic,
+            opts.pool.unwrap_or(0).max(10),
+            progress,
+        )?;
+        if let Some(n) = opts.pool {
+            report.pool.extend(pool(&engine, &set, &runs, n)?);
+        }
+        if let Some(out) = dump.as_mut() {
+            dump_explain(&engine, &set, semantic, out)?;
+        }
+        report
+            .sets
+            .push(summarise(&engine, &set, &runs, opts.details)?);
     }
-    Ok(EvalReport {
-        model,
-        sets: reports,
-    })
+    if let Some(mut out) = dump {
+        out.flush()
+            .map_err(|e| Error::io(opts.dump.clone().unwrap_or_default(), e))?;
+    }
+    Ok(report)
+}
+
+/// Syncs and embeds a set's brain; true when semantic search can run on it.
+fn index(engine: &Engine, set: &QuerySet, progress: &mut dyn FnMut(&str)) -> Result<bool> {
+    progress(&format!("{}: indexing", set.name));
+    engine.sync()?;
+    let started = Instant::now();
+    let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
+        progress(&format!("{}: embedding {done}/{total} passages", set.name));
+        true
+    })?;
+    if embedded.embedded > 0 {
+        let secs = started.elapsed().as_secs_f64();
+        progress(&format!(
+            "{}: embedded {} passages in {secs:.1} s ({:.1}/s)",
+            set.name,
+            embedded.embedded,
+            embedded.embedded as f64 / secs
+        ));
+    }
+    Ok(engine.embedder()?.is_some() && embedded.pending == 0)
 }
 
 /// Every judged path must exist in the corpus: a typo in a query set would otherwise
@@ -150,171 +200,171 @@ pub fn run(
 fn check_judgements(engine: &Engine, set: &QuerySet) -> Result<()> {
     let known = engine.note_paths()?;
     for q in &set.queries {
-        if !q.relevant.iter().any(|p| known.contains(p)) {
+        if let Some(missing) = q.relevant.iter().find(|p| !known.contains(*p)) {
             return Err(Error::InvalidInput(format!(
-                "eval set {}: no judged note of {:?} is in the corpus ({:?})",
-                set.name, q.text, q.relevant
+                "eval set {}: {missing:?}, judged relevant to {:?}, is not in the corpus",
+                set.name, q.text
             )));
         }
     }
     Ok(())
 }
 
-fn evaluate(engine: &Engine, set: &QuerySet, semantic: bool, details: bool) -> Result<SetReport> {
-    let modes: Vec<Mode> = if semantic {
-        vec![Mode::Bm25, Mode::Semantic, Mode::Hybrid]
-    } else {
-        vec![Mode::Bm25]
+/// Each query in each mode: the top `depth` paths.
+fn run_queries(
+    engine: &Engine,
+    set: &QuerySet,
+    semantic: bool,
+    depth: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<QueryRuns>> {
+    let modes: Vec<EvalMode> = match semantic {
+        true => EvalMode::ALL.to_vec(),
+        false => vec![EvalMode::Bm25],
     };
-    let mut scores = Vec::new();
-    let mut ranks: Vec<Vec<(Mode, Option<usize>)>> = vec![Vec::new(); set.queries.len()];
-    for &mode in &modes {
-        let (mut r1, mut r5, mut ndcg) = (0.0, 0.0, 0.0);
-        let mut times = Vec::with_capacity(set.queries.len());
-        for (i, q) in set.queries.iter().enumerate() {
+    let mut out = Vec::with_capacity(set.queries.len());
+    for (i, q) in set.queries.iter().enumerate() {
+        progress(&format!(
+            "{}: query {}/{}",
+            set.name,
+            i + 1,
+            set.queries.len()
+        ));
+        let mut by_mode = BTreeMap::new();
+        for &mode in &modes {
             let req = SearchRequest {
-                mode,
-                top: 10,
+                mode: mode.mode(),
+                top: depth,
                 sync: false,
                 ..SearchRequest::new(q.text.clone())
             };
+            let fusion = match mode {
+                EvalMode::Rrf => Fusion::Rrf,
+                _ => Fusion::Default,
+            };
             let started = Instant::now();
-            let resp = engine.search(&req)?;
-            times.push(started.elapsed().as_secs_f64() * 1000.0);
-            let ranked: Vec<String> = resp.results.into_iter().map(|h| h.path).collect();
-            r1 += metrics::hit_at(&ranked, &q.relevant, 1);
-            r5 += metrics::hit_at(&ranked, &q.relevant, 5);
-            ndcg += metrics::ndcg_at(&ranked, &q.relevant, 10);
-            ranks[i].push((
-                mode,
-                ranked
-                    .iter()
-                    .position(|p| q.relevant.contains(p))
-                    .map(|p| p + 1),
-            ));
+            let resp = engine.search_with(&req, fusion)?;
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let paths = resp.results.into_iter().map(|h| h.path).collect();
+            by_mode.insert(mode, Ranking { paths, ms });
         }
-        let n = set.queries.len().max(1) as f64;
-        times.sort_by(f64::total_cmp);
-        scores.push(ModeScore {
-            mode,
-            recall_at_1: r1 / n,
-            recall_at_5: r5 / n,
-            ndcg_at_10: ndcg / n,
-            median_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
-        });
+        out.push(by_mode);
     }
-    let details = if details {
-        set.queries
+    Ok(out)
+}
+
+/// The per-set, per-class tables.
+fn summarise(
+    engine: &Engine,
+    set: &QuerySet,
+    runs: &[QueryRuns],
+    details: bool,
+) -> Result<SetReport> {
+    let all: Vec<(&EvalQuery, &QueryRuns)> = set.queries.iter().zip(runs).collect();
+    let mut classes: Vec<String> = set.queries.iter().map(|q| q.class.clone()).collect();
+    classes.sort();
+    classes.dedup();
+    let classes = classes
+        .into_iter()
+        .map(|class| {
+            let of: Vec<_> = all
+                .iter()
+                .copied()
+                .filter(|(q, _)| q.class == class)
+                .collect();
+            ClassReport {
+                queries: of.len(),
+                modes: report::scores(&of),
+                versus: report::versus(&of),
+                class,
+            }
+        })
+        .collect();
+    let details = match details {
+        true => all
             .iter()
-            .zip(ranks)
-            .map(|(q, first_relevant)| QueryDetail {
+            .map(|(q, by_mode)| QueryDetail {
                 query: q.text.clone(),
-                first_relevant,
+                class: q.class.clone(),
+                half: q.half,
+                first_relevant: by_mode
+                    .iter()
+                    .map(|(m, r)| (*m, report::first_relevant(q, &r.paths)))
+                    .collect(),
             })
-            .collect()
-    } else {
-        Vec::new()
+            .collect(),
+        false => Vec::new(),
     };
     Ok(SetReport {
         name: set.name.to_string(),
         queries: set.queries.len(),
         notes: engine.status()?.notes,
-        modes: scores,
+        modes: report::scores(&all),
+        versus: report::versus(&all),
+        classes,
         details,
     })
 }
 
-/// The notes folder for a set's corpus, created under `$BRAIN_DATA_DIR/eval/` on first use.
-fn prepare_corpus(config: &Config, opts: &EvalOptions, set: &QuerySet) -> Result<PathBuf> {
-    let base = config.data_dir.join("eval");
-    let name = match opts.slice {
-        Some(n) => format!(
-            "{}-{}-slice{n}-q{}",
-            set.corpus.dir_name(),
-            set.name,
-            set.queries.len()
-        ),
-        None => set.corpus.dir_name().to_string(),
-    };
-    let dest = base.join(name);
-    match set.corpus {
-        Corpus::Cranfield => {
-            let full = base.join("cranfield");
-            sets::write_cranfield_notes(&opts.corpora, &full)?;
-            match opts.slice {
-                None => Ok(full),
-                Some(n) => slice_into(&full, &dest, set, n),
-            }
-        }
-        Corpus::Tldr => {
-            let src = opts.corpora.join("tldr");
-            match opts.slice {
-                None => {
-                    copy_once(&src, &dest)?;
-                    Ok(dest)
-                }
-                Some(n) => slice_into(&src, &dest, set, n),
-            }
-        }
-    }
-}
-
-fn copy_once(src: &Path, dest: &Path) -> Result<()> {
-    let marker = dest.join(".complete");
-    if marker.exists() {
-        return Ok(());
-    }
-    for rel in list_md(src)? {
-        copy_file(src, dest, &rel)?;
-    }
-    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
-}
-
-/// Copies the judged notes plus an even spread of about `n` others.
-fn slice_into(src: &Path, dest: &Path, set: &QuerySet, n: usize) -> Result<PathBuf> {
-    let marker = dest.join(".complete");
-    if marker.exists() {
-        return Ok(dest.to_path_buf());
-    }
-    let all = list_md(src)?;
-    let judged: HashSet<&String> = set.queries.iter().flat_map(|q| q.relevant.iter()).collect();
-    let step = (all.len() / n.max(1)).max(1);
-    for (i, rel) in all.iter().enumerate() {
-        if judged.contains(rel) || i % step == 0 {
-            copy_file(src, dest, rel)?;
-        }
-    }
-    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))?;
-    Ok(dest.to_path_buf())
-}
-
-fn copy_file(src: &Path, dest: &Path, rel: &str) -> Result<()> {
-    let to = dest.join(rel);
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    }
-    std::fs::copy(src.join(rel), &to)
-        .map(|_| ())
-        .map_err(|e| Error::io(&to, e))
-}
-
-/// Every `*.md` under `root`, relative and sorted.
-fn list_md(root: &Path) -> Result<Vec<String>> {
+/// The unjudged notes in any mode's top `n`, per query.
+fn pool(engine: &Engine, set: &QuerySet, runs: &[QueryRuns], n: usize) -> Result<Vec<PoolEntry>> {
     let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-            let entry = entry.map_err(|e| Error::io(&dir, e))?;
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                if let Some(rel) = crate::index::walk::relative(root, &path) {
-                    out.push(rel);
-                }
+    for (q, by_mode) in set.queries.iter().zip(runs) {
+        let mut found: BTreeMap<String, Vec<EvalMode>> = BTreeMap::new();
+        for (mode, r) in by_mode {
+            for p in r.paths.iter().take(n).filter(|p| !q.is_judged(p)) {
+                found.entry(p.clone()).or_default().push(*mode);
             }
         }
+        if found.is_empty() {
+            continue;
+        }
+        let mut candidates = Vec::new();
+        for (path, modes) in found {
+            candidates.push(PoolCandidate {
+                title: engine.note_title(&path)?.unwrap_or_default(),
+                path,
+                modes,
+            });
+        }
+        let mut relevant: Vec<String> = q.relevant.iter().cloned().collect();
+        relevant.sort();
+        out.push(PoolEntry {
+            set: set.name.to_string(),
+            query: q.text.clone(),
+            class: q.class.clone(),
+            relevant,
+            candidates,
+        });
     }
-    out.sort();
     Ok(out)
+}
+
+/// One line per query: the query, its judgments and hybrid's explanation of the top 100.
+fn dump_explain(
+    engine: &Engine,
+    set: &QuerySet,
+    semantic: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    for q in &set.queries {
+        let req = SearchRequest {
+            mode: if semantic { Mode::Hybrid } else { Mode::Bm25 },
+            top: 100,
+            sync: false,
+            explain: true,
+            ..SearchRequest::new(q.text.clone())
+        };
+        let resp = engine.search(&req)?;
+        let mut relevant: Vec<&String> = q.relevant.iter().collect();
+        relevant.sort();
+        let mut judged: Vec<&String> = q.judged.iter().collect();
+        judged.sort();
+        let line = serde_json::json!({
+            "set": set.name, "query": q.text, "class": q.class, "half": q.half,
+            "relevant": relevant, "judged": judged, "explain": resp.explain,
+        });
+        writeln!(out, "{line}").map_err(|e| Error::io("eval dump", e))?;
+    }
+    Ok(())
 }

@@ -1,8 +1,16 @@
-//! The evaluation query sets: Cranfield (from the shared corpus, with its judgments) and
-//! two sets written for tldr (names, paraphrases), compiled in from `eval/*.tsv`.
+//! The evaluation query sets, compiled in from `eval/*.jsonl` (one judged query per line)
+//! plus Cranfield's own 225 queries with their published judgments.
+//!
+//! A line: `{"class": "paraphrase", "query": "...", "relevant": ["path", ...],
+//! "judged": ["path", ...], "half": "tune"}`. `relevant` holds every note judged to
+//! answer the query, `judged` every other note that was looked at and judged not to (the
+//! pooled judging of `brain eval --pool`); a note in neither has not been judged. `half`
+//! says whether the query may be tuned on (`tune`) or is held back (`test`).
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -11,14 +19,37 @@ use crate::error::{Error, Result};
 pub struct EvalQuery {
     /// What is searched.
     pub text: String,
+    /// What kind of query: `paraphrase`, `names`, `words` (or `questions` for Cranfield).
+    pub class: String,
     /// Paths (relative to the corpus notes folder) that answer it.
     pub relevant: HashSet<String>,
+    /// Paths judged not to answer it.
+    pub judged: HashSet<String>,
+    /// Tuned on, or held back.
+    pub half: Half,
+}
+
+impl EvalQuery {
+    /// Whether `path` was judged, either way.
+    pub fn is_judged(&self, path: &str) -> bool {
+        self.relevant.contains(path) || self.judged.contains(path)
+    }
+}
+
+/// Which half of the queries a query is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Half {
+    /// Used while developing and tuning.
+    Tune,
+    /// Held back: reported, never tuned on.
+    Test,
 }
 
 /// A named set of queries over one corpus.
 #[derive(Debug, Clone)]
 pub struct QuerySet {
-    /// `cranfield`, `tldr-keyword`, `tldr-paraphrase`.
+    /// The set's name (`tldr`, `notes-mix`, ...).
     pub name: &'static str,
     /// Which corpus it runs on.
     pub corpus: Corpus,
@@ -29,65 +60,146 @@ pub struct QuerySet {
 /// The corpora the sets run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Corpus {
-    /// `corpora/tldr`: markdown pages, used as they are.
+    /// `tldr/`: markdown pages, used as they are.
     Tldr,
-    /// `corpora/cranfield`: XML abstracts, written out as one note per document.
+    /// `cranfield/`: XML abstracts, written out as one note per document.
     Cranfield,
+    /// A folder of markdown notes under a corpora folder, used as it is.
+    Notes(&'static str),
 }
 
 impl Corpus {
-    /// The folder name under the corpora dir.
+    /// The folder name under a corpora folder.
     pub fn dir_name(self) -> &'static str {
         match self {
             Corpus::Tldr => "tldr",
             Corpus::Cranfield => "cranfield",
+            Corpus::Notes(name) => name,
         }
     }
 }
+
+/// A set: its name, its corpus, and its lines (`None`: Cranfield's own queries).
+struct Known {
+    name: &'static str,
+    corpus: Corpus,
+    lines: Option<&'static str>,
+}
+
+/// Every set, in table order.
+const KNOWN: &[Known] = &[
+    Known {
+        name: "tldr",
+        corpus: Corpus::Tldr,
+        lines: Some(include_str!("../../eval/tldr.jsonl")),
+    },
+    Known {
+        name: "cranfield-new",
+        corpus: Corpus::Cranfield,
+        lines: Some(include_str!("../../eval/cranfield-new.jsonl")),
+    },
+    Known {
+        name: "notes-mix",
+        corpus: Corpus::Notes("notes-mix"),
+        lines: Some(include_str!("../../eval/notes-mix.jsonl")),
+    },
+    Known {
+        name: "jaebradley-notes",
+        corpus: Corpus::Notes("jaebradley-notes"),
+        lines: Some(include_str!("../../eval/jaebradley-notes.jsonl")),
+    },
+    Known {
+        name: "cranfield",
+        corpus: Corpus::Cranfield,
+        lines: None,
+    },
+    Known {
+        name: "tldr-keyword",
+        corpus: Corpus::Tldr,
+        lines: Some(include_str!("../../eval/tldr-keyword.jsonl")),
+    },
+    Known {
+        name: "tldr-paraphrase",
+        corpus: Corpus::Tldr,
+        lines: Some(include_str!("../../eval/tldr-paraphrase.jsonl")),
+    },
+];
 
 /// Names of every set, in table order.
-pub const SET_NAMES: &[&str] = &["cranfield", "tldr-keyword", "tldr-paraphrase"];
-
-const TLDR_KEYWORD: &str = include_str!("../../eval/tldr-keyword.tsv");
-const TLDR_PARAPHRASE: &str = include_str!("../../eval/tldr-paraphrase.tsv");
-
-/// Loads a set by name; `corpora` is the folder holding `tldr/` and `cranfield/`.
-pub fn load(name: &str, corpora: &Path) -> Result<QuerySet> {
-    match name {
-        "tldr-keyword" => Ok(QuerySet {
-            name: "tldr-keyword",
-            corpus: Corpus::Tldr,
-            queries: parse_tsv(TLDR_KEYWORD)?,
-        }),
-        "tldr-paraphrase" => Ok(QuerySet {
-            name: "tldr-paraphrase",
-            corpus: Corpus::Tldr,
-            queries: parse_tsv(TLDR_PARAPHRASE)?,
-        }),
-        "cranfield" => Ok(QuerySet {
-            name: "cranfield",
-            corpus: Corpus::Cranfield,
-            queries: cranfield_queries(corpora)?,
-        }),
-        other => Err(Error::InvalidInput(format!(
-            "unknown eval set {other:?} (expected one of: {})",
-            SET_NAMES.join(", ")
-        ))),
-    }
+pub fn names() -> Vec<&'static str> {
+    KNOWN.iter().map(|k| k.name).collect()
 }
 
-fn parse_tsv(text: &str) -> Result<Vec<EvalQuery>> {
+/// The corpus a set runs on.
+pub fn corpus_of(name: &str) -> Result<Corpus> {
+    known(name).map(|k| k.corpus)
+}
+
+fn known(name: &str) -> Result<&'static Known> {
+    KNOWN.iter().find(|k| k.name == name).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "unknown eval set {name:?} (expected one of: {})",
+            names().join(", ")
+        ))
+    })
+}
+
+/// Loads a set by name; `corpus_dir` is the folder its corpus is in (Cranfield's own
+/// queries and judgments are read from there).
+pub fn load(name: &str, corpus_dir: &Path) -> Result<QuerySet> {
+    let k = known(name)?;
+    let queries = match k.lines {
+        Some(text) => parse_lines(k.name, text)?,
+        None => cranfield_queries(corpus_dir)?,
+    };
+    Ok(QuerySet {
+        name: k.name,
+        corpus: k.corpus,
+        queries,
+    })
+}
+
+/// One line of a set file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    class: String,
+    query: String,
+    relevant: Vec<String>,
+    #[serde(default)]
+    judged: Vec<String>,
+    half: Half,
+    /// Why the relevant notes answer it, for the person reading the file.
+    #[serde(default)]
+    #[allow(dead_code)]
+    note: Option<String>,
+    /// How close a rewrite is (drafts); ignored here.
+    #[serde(default)]
+    #[allow(dead_code)]
+    closeness: Option<String>,
+}
+
+fn parse_lines(set: &str, text: &str) -> Result<Vec<EvalQuery>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() || line.starts_with('#') {
+        if line.trim().is_empty() {
             continue;
         }
-        let (query, paths) = line.split_once('\t').ok_or_else(|| {
-            Error::InvalidInput(format!("eval set line {}: expected query<TAB>paths", i + 1))
-        })?;
+        let l: Line = serde_json::from_str(line)
+            .map_err(|e| Error::InvalidInput(format!("eval/{set}.jsonl line {}: {e}", i + 1)))?;
+        if l.relevant.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "eval/{set}.jsonl line {}: no relevant note for {:?}",
+                i + 1,
+                l.query
+            )));
+        }
         out.push(EvalQuery {
-            text: query.trim().to_string(),
-            relevant: paths.split_whitespace().map(str::to_string).collect(),
+            text: l.query,
+            class: l.class,
+            relevant: l.relevant.into_iter().collect(),
+            judged: l.judged.into_iter().collect(),
+            half: l.half,
         });
     }
     Ok(out)
@@ -107,9 +219,9 @@ fn read(path: &Path) -> Result<String> {
 }
 
 /// Cranfield's queries in file order, with their judged documents (grade >= 1; the qrels
-/// number queries by position, 1..225, not by their `<num>`).
-fn cranfield_queries(corpora: &Path) -> Result<Vec<EvalQuery>> {
-    let dir = corpora.join("cranfield");
+/// number queries by position, 1..225, not by their `<num>`). All are in the tune half:
+/// round one tuned on them.
+fn cranfield_queries(dir: &Path) -> Result<Vec<EvalQuery>> {
     let queries = read(&dir.join("cran.qry.xml"))?;
     let qrels = read(&dir.join("cranqrel.trec.txt"))?;
     let mut relevant: BTreeMap<usize, HashSet<String>> = BTreeMap::new();
@@ -133,7 +245,10 @@ fn cranfield_queries(corpora: &Path) -> Result<Vec<EvalQuery>> {
         if let Some(rel) = relevant.remove(&(i + 1)) {
             out.push(EvalQuery {
                 text: text.trim_end_matches(" .").to_string(),
+                class: "questions".into(),
                 relevant: rel,
+                judged: HashSet::new(),
+                half: Half::Tune,
             });
         }
     }
@@ -152,11 +267,11 @@ pub fn cranfield_path(docno: &str) -> String {
 }
 
 /// Writes the Cranfield abstracts as notes under `dest` (once; an existing folder is reused).
-pub fn write_cranfield_notes(corpora: &Path, dest: &Path) -> Result<()> {
+pub fn write_cranfield_notes(cranfield: &Path, dest: &Path) -> Result<()> {
     if dest.join(".complete").exists() {
         return Ok(());
     }
-    let xml = read(&corpora.join("cranfield").join("cran.all.1400.xml"))?;
+    let xml = read(&cranfield.join("cran.all.1400.xml"))?;
     let docs = dest.join("docs");
     std::fs::create_dir_all(&docs).map_err(|e| Error::io(&docs, e))?;
     for block in xml.split("<doc>").skip(1) {
@@ -177,26 +292,46 @@ pub fn write_cranfield_notes(corpora: &Path, dest: &Path) -> Result<()> {
     std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
 }
 
-/// The default corpora folder: `$BRAIN_CORPORA`, else `../shared/corpora` from here.
-pub fn default_corpora() -> PathBuf {
-    std::env::var_os("BRAIN_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("../shared/corpora"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn committed_sets_parse_and_are_big_enough() {
-        assert!(parse_tsv(TLDR_KEYWORD).unwrap().len() >= 30);
-        assert!(parse_tsv(TLDR_PARAPHRASE).unwrap().len() >= 30);
+    fn every_committed_set_parses_and_is_split() {
+        let mut test_half = 0;
+        for k in KNOWN {
+            let Some(text) = k.lines else { continue };
+            let queries = parse_lines(k.name, text).unwrap();
+            assert!(queries.len() >= 30, "{}: {}", k.name, queries.len());
+            for q in &queries {
+                assert!(
+                    ["paraphrase", "names", "words"].contains(&q.class.as_str()),
+                    "{}: class {:?}",
+                    k.name,
+                    q.class
+                );
+                assert!(
+                    q.relevant.is_disjoint(&q.judged),
+                    "{}: {:?}",
+                    k.name,
+                    q.text
+                );
+            }
+            test_half += queries.iter().filter(|q| q.half == Half::Test).count();
+        }
+        assert!(test_half >= 150, "held-back queries: {test_half}");
     }
 
     #[test]
-    fn tags_are_extracted() {
-        assert_eq!(tag("<a> x y </a>", "a"), Some("x y"));
-        assert_eq!(tag("<a>x", "a"), None);
+    fn bad_lines_name_the_file_and_line() {
+        let err = parse_lines("x", "{\"class\":\"names\"}\n").unwrap_err();
+        assert!(err.to_string().starts_with("eval/x.jsonl line 1:"), "{err}");
+        let err = parse_lines(
+            "x",
+            "{\"class\":\"names\",\"query\":\"q\",\"relevant\":[],\"half\":\"tune\"}",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("no relevant note"), "{err}");
+        assert!(known("nope").is_err());
     }
 }

@@ -122,6 +122,14 @@ impl<'a> Reader<'a> {
         Ok(self.note(id)?.map(|r| r.path).unwrap_or_default())
     }
 
+    /// The title of the note at `path`, if it is indexed.
+    pub fn title_of(&self, path: &str) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached("SELECT title FROM notes WHERE path = ?1")
+            .and_then(|mut s| s.query_row([path], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))
+    }
+
     /// Every indexed path.
     pub fn paths(&self) -> Result<HashSet<String>> {
         let mut stmt = self
@@ -279,6 +287,30 @@ impl<'a> Reader<'a> {
         })
         .and_then(|rows| rows.collect())
         .map_err(|e| self.err(e))
+    }
+
+    /// The notes matching `expr`.
+    pub fn fts_ids(&self, expr: &str) -> Result<HashSet<i64>> {
+        self.conn
+            .prepare_cached("SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1")
+            .and_then(|mut s| {
+                s.query_map([expr], |r| r.get(0))
+                    .and_then(|rows| rows.collect())
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// The lowercase bodies of up to `limit` notes matching `expr`, best first.
+    pub fn fts_bodies(&self, expr: &str, limit: usize) -> Result<Vec<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT lower(body) FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(rusqlite::params![expr, limit as i64], |r| r.get(0))
+                    .and_then(|rows| rows.collect())
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// How many notes match `expr`.

@@ -54,22 +54,22 @@ pub(crate) fn search(
     let Some(expr) = query.to_match() else {
         return Ok(Vec::new());
     };
-    let identifiers = query.identifiers();
+    let literals = query.literals();
     let fts = |named| FtsQuery {
         expr: &expr,
         weights: WEIGHTS,
         named,
-        // The literal check reads the body, so only ask for it when the query has identifiers.
-        with_body: !identifiers.is_empty(),
+        // The literal check reads the body, so only ask for it when the query has literals.
+        with_body: !literals.is_empty(),
         limit: limit.max(MIN_POOL),
     };
     let classify = |row: FtsRow, named: bool| -> Bm25Hit {
         let exact = if named {
             Exact::Title
-        } else if !identifiers.is_empty()
-            && identifiers
+        } else if !literals.is_empty()
+            && literals
                 .iter()
-                .all(|id| row.body.contains(id.as_str()) || row.title.contains(id.as_str()))
+                .all(|l| contains_literal(&row.body, l) || contains_literal(&row.title, l))
         {
             Exact::Identifier
         } else {
@@ -102,6 +102,22 @@ pub(crate) fn search(
     hits.sort_by_key(|h| std::cmp::Reverse(h.exact));
     hits.truncate(limit);
     Ok(hits)
+}
+
+/// Whether `text` holds `literal` as written, not inside a longer word: `-la` is in
+/// `ls -la` but not in `nginx-latest`, `wal_checkpoint` in `wal_checkpoint(TRUNCATE)`.
+pub(crate) fn contains_literal(text: &str, literal: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let edge_word = (literal.starts_with(word), literal.ends_with(word));
+    text.match_indices(literal).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + literal.len()..].chars().next();
+        let clear_before = !edge_word.0 || !before.is_some_and(word);
+        // A flag is not followed by more of a flag either: `-la` is not in `-lah`.
+        let clear_after = !after.is_some_and(|c| word(c) || (c == '-' && edge_word.1));
+        let flag_start = !literal.starts_with('-') || !before.is_some_and(|c| word(c) || c == '-');
+        clear_before && clear_after && flag_start
+    })
 }
 
 /// The FTS5 snippet of a hit's body (with «marks») and the 1-based file line where that
@@ -140,6 +156,21 @@ pub(crate) fn snippet_and_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_are_whole() {
+        assert!(contains_literal("run ls -la here", "-la"));
+        assert!(!contains_literal("nginx-latest", "-la"));
+        assert!(!contains_literal("ls -lah", "-la"));
+        assert!(contains_literal(
+            "call wal_checkpoint(truncate)",
+            "wal_checkpoint"
+        ));
+        assert!(!contains_literal("my_wal_checkpoint2", "wal_checkpoint"));
+        assert!(contains_literal("use tokio::select!", "tokio::select"));
+        assert!(contains_literal("edit ~/.ssh/config now", "~/.ssh/config"));
+        assert!(!contains_literal("--no-verify-all", "--no-verify"));
+    }
 
     #[test]
     fn exact_tiers_order() {

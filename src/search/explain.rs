@@ -85,7 +85,7 @@ pub struct FusedEntry {
 }
 
 /// What the hybrid fusion computed, kept for [`Explain`].
-pub(crate) struct Fusion {
+pub(crate) struct FusionStages {
     pub evidence: Evidence,
     pub weights: Weights,
     pub fused: Vec<Fused>,
@@ -102,7 +102,7 @@ pub(crate) fn build(
     mode: Mode,
     bm25: &[Bm25Hit],
     sem: &[SemHit],
-    fusion: Option<Fusion>,
+    fusion: Option<FusionStages>,
     top: usize,
 ) -> Result<Explain> {
     let show = shown(top);
@@ -133,7 +133,7 @@ pub(crate) fn build(
         semantic,
         weights: None,
     };
-    if let Some(Fusion {
+    if let Some(FusionStages {
         evidence,
         weights,
         fused,

@@ -28,6 +28,17 @@ pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
 pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
 pub use pipeline::MAX_QUERY_BYTES;
 pub(crate) use pipeline::{run, validate, Semantic};
+
+/// Which fusion orders a hybrid search: the product's, or plain Reciprocal Rank Fusion
+/// over the same two lists (the baseline `brain eval` measures the product against).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Fusion {
+    /// The default hybrid ranking.
+    #[default]
+    Default,
+    /// Plain RRF, k = [`RRF_K`].
+    Rrf,
+}
 pub use semantic::{dot, Matrix, SemHit};
 
 /// How to rank.

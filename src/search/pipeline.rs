@@ -7,12 +7,12 @@ use std::path::Path;
 
 use super::bm25::{self, Bm25Hit};
 use super::evidence::{self, Evidence};
-use super::explain::{self, Explain, Fusion};
+use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
 use super::semantic::{Matrix, SemHit};
-use super::{Filters, Hit, Mode, SearchRequest, MAX_TOP};
+use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::index::Reader;
@@ -68,8 +68,15 @@ pub(crate) fn run(
     req: &SearchRequest,
     text: &str,
     semantic: Option<Semantic<'_>>,
+    fusion: Fusion,
 ) -> Result<Found> {
-    let query = Query::parse(text);
+    let mut query = Query::parse(text);
+    query.resolve_flags(|flag| used_as_flag(reader, flag))?;
+    // Excluded words keep their notes out of every list, not only the keyword one.
+    let excluded = match query.excluded_match() {
+        Some(expr) => reader.fts_ids(&expr)?,
+        None => Default::default(),
+    };
     let mode = if semantic.is_some() {
         req.mode
     } else {
@@ -89,22 +96,30 @@ pub(crate) fn run(
         Some(s) => {
             let qv = s.embedder.embed_query(text)?;
             let allowed = reader.allowed(&req.filters)?;
-            s.matrix.top_notes(&qv, pool, allowed.as_ref())
+            let mut hits = s
+                .matrix
+                .top_notes(&qv, pool + excluded.len(), allowed.as_ref());
+            hits.retain(|h| !excluded.contains(&h.note_id));
+            hits.truncate(pool);
+            hits
         }
         None => Vec::new(),
     };
 
-    let mut fusion = None;
+    let mut stages = None;
     let ranked: Vec<Ranked> = match mode {
         Mode::Bm25 => bm25_hits.iter().enumerate().map(Ranked::keyword).collect(),
         Mode::Semantic => sem_hits.iter().enumerate().map(Ranked::semantic).collect(),
         Mode::Hybrid => {
             let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits)?;
             let weights = Weights::from_coverage(evidence.coverage);
-            let fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
+            let mut fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
+            if fusion == Fusion::Rrf {
+                fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));
+            }
             let ranked = fused.iter().map(Ranked::fused).collect();
             if req.explain {
-                fusion = Some(Fusion {
+                stages = Some(FusionStages {
                     evidence,
                     weights,
                     fused,
@@ -126,7 +141,7 @@ pub(crate) fn run(
     }
     let explain = match req.explain {
         true => Some(explain::build(
-            reader, mode, &bm25_hits, &sem_hits, fusion, req.top,
+            reader, mode, &bm25_hits, &sem_hits, stages, req.top,
         )?),
         false => None,
     };
@@ -137,6 +152,22 @@ pub(crate) fn run(
         notices,
     })
 }
+
+/// Whether some note writes `flag` (`-version`) as a flag: then the person typing it
+/// means the flag, not "without the word version".
+fn used_as_flag(reader: &Reader<'_>, flag: &str) -> Result<bool> {
+    let probe = Query::parse(&format!("\"{}\"", flag.trim_start_matches('-')));
+    let Some(expr) = probe.to_match() else {
+        return Ok(false);
+    };
+    Ok(reader
+        .fts_bodies(&expr, FLAG_PROBE)?
+        .iter()
+        .any(|body| bm25::contains_literal(body, flag)))
+}
+
+/// Notes read to decide whether a long dash word is a flag.
+const FLAG_PROBE: usize = 200;
 
 /// How rare the query's words are, which of them the keyword list's best note holds, and
 /// how peaked each list is.

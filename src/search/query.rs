@@ -2,7 +2,13 @@
 //! as syntax: every word becomes a quoted string (FTS5 tokenises inside the quotes), and the
 //! words are OR-ed so a long question still ranks the notes that share its rarest words.
 //!
-//! Supported: `"exact phrase"`, `-exclude` (also `-"a phrase"`), `prefix*`.
+//! Supported: `"exact phrase"`, `-exclude` (also `-"a phrase"`), `prefix*`. A dash is a
+//! flag the person remembers, not an exclusion, when it starts `--` (`--release`) or a
+//! short cluster of at most [`FLAG_CLUSTER`] letters or digits (`-xzf`, `-la`, `-rn`):
+//! `tar -xzf` searches for the notes about that flag.
+
+/// The longest `-abcd` cluster read as a flag; `-legacy` excludes.
+pub const FLAG_CLUSTER: usize = 4;
 
 /// One searchable unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,6 +17,17 @@ pub struct Term {
     pub text: String,
     /// `word*`: matches any token starting with the word's last token.
     pub prefix: bool,
+    /// `"quoted"`: the person wants these words together, as written.
+    pub quoted: bool,
+    /// An exclusion that may be a long flag (`-version`): see [`Query::resolve_flags`].
+    pub maybe_flag: bool,
+}
+
+impl Term {
+    /// A command-line flag (`-xzf`, `--no-verify`).
+    pub fn is_flag(&self) -> bool {
+        !self.quoted && self.text.starts_with('-')
+    }
 }
 
 /// A parsed query.
@@ -45,18 +62,21 @@ impl Query {
                 chars.next();
                 continue;
             }
-            let negate = c == '-';
-            if negate {
-                chars.next();
-            }
-            let (text, quoted) = if chars.peek() == Some(&'"') {
+            let (text, quoted, negate) = if c == '"' || (c == '-' && starts_phrase(&chars)) {
+                let negate = c == '-';
+                if negate {
+                    chars.next();
+                }
                 chars.next();
                 let phrase: String = chars.by_ref().take_while(|&c| c != '"').collect();
-                (phrase, true)
+                (phrase, true, negate)
             } else {
                 let word: String =
                     std::iter::from_fn(|| chars.next_if(|c| !c.is_whitespace())).collect();
-                (word, false)
+                match word.strip_prefix('-') {
+                    Some(rest) if !is_flag(&word) => (rest.to_string(), false, true),
+                    _ => (word, false, false),
+                }
             };
             let prefix = !quoted
                 && text.ends_with('*')
@@ -72,7 +92,16 @@ impl Query {
             if !text.chars().any(char::is_alphanumeric) {
                 continue;
             }
-            let term = Term { text, prefix };
+            let maybe_flag = negate
+                && !quoted
+                && !prefix
+                && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+            let term = Term {
+                text,
+                prefix,
+                quoted,
+                maybe_flag,
+            };
             let list = if negate {
                 &mut q.excludes
             } else {
@@ -94,6 +123,47 @@ impl Query {
         q.terms.truncate(MAX_TERMS);
         q.excludes.truncate(MAX_TERMS);
         q
+    }
+
+    /// Decides what a long dash word (`java -version`, `sqlite -checkpoint`) means: a flag
+    /// the person remembers when some note has it written as a flag (`used("-version")`
+    /// is true), else the exclusion it reads as. Short clusters and `--` words were flags
+    /// from the start.
+    pub fn resolve_flags<E>(
+        &mut self,
+        mut used: impl FnMut(&str) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let mut kept = Vec::with_capacity(self.excludes.len());
+        for t in std::mem::take(&mut self.excludes) {
+            let flag = format!("-{}", t.text);
+            if t.maybe_flag && used(&flag.to_lowercase())? {
+                let term = Term {
+                    text: flag,
+                    prefix: false,
+                    quoted: false,
+                    maybe_flag: false,
+                };
+                if !self.terms.contains(&term) && self.terms.len() < MAX_TERMS {
+                    self.terms.push(term);
+                }
+            } else {
+                kept.push(t);
+            }
+        }
+        self.excludes = kept;
+        Ok(())
+    }
+
+    /// The MATCH expression of the excluded terms alone (`None` without exclusions): the
+    /// notes no mode may return.
+    pub fn excluded_match(&self) -> Option<String> {
+        (!self.excludes.is_empty()).then(|| {
+            self.excludes
+                .iter()
+                .map(Term::to_fts)
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        })
     }
 
     /// The MATCH expression, or `None` when no term can match anything.
@@ -134,31 +204,73 @@ impl Query {
 }
 
 impl Query {
-    /// Query words that look like identifiers (`wal_checkpoint`, `tokio::select!`,
-    /// `Idempotency-Key`, `NaiveDateTime`), lowercased: worth finding literally, since the
-    /// tokenizer splits them into ordinary words.
-    pub fn identifiers(&self) -> Vec<String> {
+    /// What the person typed that is worth finding literally, lowercased: identifiers
+    /// (`wal_checkpoint`, `tokio::select`, `NaiveDateTime`, `os.path.join`,
+    /// `Idempotency-Key`), paths (`~/.ssh/config`), flags (`-xzf`, `--no-verify`) and
+    /// quoted phrases. The tokenizer splits all of them into ordinary words, so BM25 alone
+    /// cannot tell `wal_checkpoint` from a note that says "wal" and "checkpoint" apart.
+    /// Plain hyphenated English (`self-signed`, `copy-on-write`) is not among them: it is
+    /// how many notes write ordinary words.
+    pub fn literals(&self) -> Vec<String> {
         self.terms
             .iter()
-            .filter(|t| !t.prefix && !t.text.contains(char::is_whitespace))
-            .map(|t| {
-                t.text
-                    .trim_matches(|c: char| !c.is_alphanumeric() && c != '_')
-                    .to_string()
+            .filter(|t| !t.prefix)
+            .filter_map(|t| {
+                if t.quoted {
+                    return (t.text.split_whitespace().count() > 1 || is_identifier(&t.text))
+                        .then(|| t.text.trim().to_lowercase());
+                }
+                if t.is_flag() {
+                    return Some(t.text.to_lowercase());
+                }
+                let word = t
+                    .text
+                    .trim_matches(|c: char| !c.is_alphanumeric() && !"_~/".contains(c));
+                is_identifier(word).then(|| word.to_lowercase())
             })
-            .filter(|w| is_identifier(w))
-            .map(|w| w.to_lowercase())
             .collect()
     }
 }
 
-/// Joined words (`a_b`, `a::b`, `a.b`, `a-b`) and inner capitals (`NaiveDateTime`).
+/// Joined words (`a_b`, `a::b`, `a.b`, `a/b`), inner capitals (`NaiveDateTime`), and
+/// hyphenated names with a capital or a digit (`Idempotency-Key`, `x86-64`).
 fn is_identifier(word: &str) -> bool {
-    let joined = word.contains(['_', ':', '.', '-', '/'])
-        && word.chars().filter(|c| c.is_alphanumeric()).count() >= 2;
+    let alnum = word.chars().filter(|c| c.is_alphanumeric()).count();
+    let joined = word.contains(['_', ':', '/']) && alnum >= 2;
+    let dotted = word
+        .split('.')
+        .filter(|part| part.chars().any(char::is_alphanumeric))
+        .count()
+        >= 2
+        && !word.chars().all(|c| c.is_ascii_digit() || c == '.');
     let camel =
         word.chars().skip(1).any(char::is_uppercase) && word.chars().any(char::is_lowercase);
-    joined || camel
+    let hyphenated = word.contains('-')
+        && alnum >= 2
+        && word
+            .split('-')
+            .any(|part| part.chars().any(|c| c.is_uppercase() || c.is_ascii_digit()));
+    joined || dotted || camel || hyphenated
+}
+
+/// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion.
+fn is_flag(word: &str) -> bool {
+    if let Some(long) = word.strip_prefix("--") {
+        return long.starts_with(|c: char| c.is_alphanumeric());
+    }
+    word.strip_prefix('-').is_some_and(|short| {
+        let name = short.split('=').next().unwrap_or("");
+        !name.is_empty()
+            && name.chars().count() <= FLAG_CLUSTER
+            && name.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// Whether the `-` at the front of `chars` opens an excluded `-"phrase"`.
+fn starts_phrase(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    let mut ahead = chars.clone();
+    ahead.next();
+    ahead.next() == Some('"')
 }
 
 impl Term {
@@ -175,6 +287,7 @@ impl Term {
 
 fn is_stopword(t: &Term) -> bool {
     !t.prefix
+        && !t.quoted
         && STOPWORDS
             .binary_search(&t.text.to_lowercase().as_str())
             .is_ok()
@@ -235,23 +348,73 @@ mod tests {
 
     #[test]
     fn only_excludes_match_nothing() {
-        assert_eq!(m("-foo"), None);
+        assert_eq!(m("-foobar"), None);
+        assert_eq!(m("-foo").unwrap(), r#""-foo""#, "a short cluster is a flag");
     }
 
     #[test]
-    fn identifiers_are_recognised() {
+    fn long_dash_words_are_flags_only_where_notes_write_them_so() {
+        let mut q = Query::parse("java -version -legacy");
+        q.resolve_flags(|lit| Ok::<_, ()>(lit == "-version"))
+            .unwrap();
+        let terms: Vec<&str> = q.terms.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(terms, ["java", "-version"]);
+        assert_eq!(q.excluded_match().unwrap(), r#""legacy""#);
+        let mut q = Query::parse(r#"x -"a phrase" -prefix*"#);
+        q.resolve_flags(|_| Ok::<_, ()>(true)).unwrap();
+        assert_eq!(q.excludes.len(), 2, "phrases and prefixes are never flags");
+    }
+
+    #[test]
+    fn literals_are_identifiers_paths_flags_and_phrases() {
         let q = Query::parse(
-            "wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key plain words \"a_b c\"",
+            "wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key os.path.join \
+             ~/.ssh/config -xzf --no-verify x86-64 \"refusing to merge\" self-signed plain 1.5",
         );
         assert_eq!(
-            q.identifiers(),
+            q.literals(),
             vec![
                 "wal_checkpoint",
                 "tokio::select",
                 "naivedatetime",
-                "idempotency-key"
+                "idempotency-key",
+                "os.path.join",
+                "~/.ssh/config",
+                "-xzf",
+                "--no-verify",
+                "x86-64",
+                "refusing to merge",
             ]
         );
+    }
+
+    #[test]
+    fn short_dash_clusters_and_double_dashes_are_flags_not_exclusions() {
+        for (query, flag) in [
+            ("tar -xzf", "-xzf"),
+            ("ls -la", "-la"),
+            ("grep -rn pattern", "-rn"),
+            ("cargo test --release", "--release"),
+            ("gcc -O2", "-O2"),
+            ("git commit --no-verify", "--no-verify"),
+            ("curl -o=out", "-o=out"),
+        ] {
+            let q = Query::parse(query);
+            assert!(q.excludes.is_empty(), "{query}: {q:?}");
+            assert!(
+                q.terms.iter().any(|t| t.text == flag && t.is_flag()),
+                "{query}: {q:?}"
+            );
+        }
+        let q = Query::parse("flags -legacy -\"old code\"");
+        assert_eq!(
+            q.excludes
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>(),
+            ["legacy", "old code"]
+        );
+        assert_eq!(m("tar -xzf").unwrap(), r#""tar" OR "-xzf""#);
     }
 
     #[test]

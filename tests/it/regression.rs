@@ -1,2 +1,75 @@
 //! One test per bug found after the first release, named for what went wrong, with the
 //! issue that found it: a fixed bug must stay fixed.
+
+use crate::harness::{paths, Brain};
+
+/// #11: `-xzf` was read as "exclude xzf", so the note about that flag vanished.
+#[test]
+fn a_flag_in_the_query_finds_its_note_instead_of_excluding_it() {
+    let b = Brain::new().model();
+    b.write(
+        "unpack.md",
+        "# Unpack an archive\n\n`tar -xzf backup.tar.gz` unpacks it.\n",
+    );
+    b.write(
+        "pack.md",
+        "# Pack a folder\n\n`tar -czf backup.tar.gz dir/` packs it.\n",
+    );
+    b.write(
+        "java.md",
+        "# Which JDK\n\n`java -version` prints the runtime's version.\n",
+    );
+    b.write(
+        "old.md",
+        "# Legacy notes\n\nThe legacy version of the tool.\n",
+    );
+    for mode in ["bm25", "hybrid"] {
+        let found = paths(&b.json(&["search", "tar -xzf", "--mode", mode]));
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some("unpack.md"),
+            "{mode}: {found:?}"
+        );
+        assert!(found.contains(&"pack.md".to_string()), "{mode}: {found:?}");
+    }
+    let found = paths(&b.json(&["search", "cargo", "test", "--release", "tar"]));
+    assert!(
+        found.contains(&"unpack.md".to_string()),
+        "--release is a term: {found:?}"
+    );
+    // A long dash word is a flag where a note writes it as one...
+    let found = paths(&b.json(&["search", "java -version", "--mode", "bm25"]));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("java.md"),
+        "{found:?}"
+    );
+    // ...and an exclusion where none does.
+    let found = paths(&b.json(&["search", "version -legacy", "--mode", "bm25"]));
+    assert_eq!(found, ["java.md"], "-legacy excludes the legacy note");
+}
+
+/// #11: every note with a hyphenated word of the query (`self-signed`) was "literal
+/// identifier" evidence and jumped above everything the semantic list knew.
+#[test]
+fn hyphenated_english_is_not_identifier_evidence() {
+    let b = Brain::new();
+    b.write(
+        "certs.md",
+        "# Certificates\n\nA self-signed certificate needs -k with curl.\n",
+    );
+    let j = b.json(&[
+        "search",
+        "accept a self-signed certificate",
+        "--mode",
+        "bm25",
+        "--explain",
+    ]);
+    assert_eq!(j["explain"]["bm25"][0]["path"], "certs.md");
+    assert_eq!(j["explain"]["bm25"][0]["exact"], "none", "{j}");
+    let j = b.json(&["search", "curl -k", "--mode", "bm25", "--explain"]);
+    assert_eq!(
+        j["explain"]["bm25"][0]["exact"], "identifier",
+        "a flag is: {j}"
+    );
+}

@@ -1,0 +1,123 @@
+//! Where the evaluation corpora are, and the notes folder each one becomes.
+//!
+//! Corpora are looked for, in order, in the folders given with `--corpora`, in
+//! `$BRAIN_CORPORA` (a `:`-separated list), then in `../shared/corpora` and
+//! `../corpora-dev` from the working folder. `tldr/` and `cranfield/` ship with the shared
+//! corpora; notes corpora (`notes-mix/`, ...) are folders of markdown brought in under an
+//! open licence and kept out of the repository (`eval/README.md` says where each is from).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::sets::{self, Corpus, QuerySet};
+use crate::error::{Error, Result};
+
+/// The folders corpora are looked for in, in order.
+pub fn search_path(explicit: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = explicit.to_vec();
+    if let Some(env) = std::env::var_os("BRAIN_CORPORA") {
+        out.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
+    }
+    out.push(PathBuf::from("../shared/corpora"));
+    out.push(PathBuf::from("../corpora-dev"));
+    out
+}
+
+/// The folder holding `corpus` (the one that contains `tldr/`, `cranfield/`, ...), if any.
+pub fn locate(corpus: Corpus, search: &[PathBuf]) -> Option<PathBuf> {
+    search
+        .iter()
+        .map(|dir| dir.join(corpus.dir_name()))
+        .find(|dir| dir.is_dir())
+}
+
+/// The notes folder for `set`'s corpus (found at `found`), created under `base` on first
+/// use. With `slice`, only the judged notes of the set plus an even spread of about that
+/// many others (a quick run, as the tests do).
+pub fn prepare(base: &Path, found: &Path, set: &QuerySet, slice: Option<usize>) -> Result<PathBuf> {
+    let name = set.corpus.dir_name();
+    let full = base.join(name);
+    let source = match set.corpus {
+        Corpus::Cranfield => {
+            sets::write_cranfield_notes(found, &full)?;
+            full.clone()
+        }
+        Corpus::Tldr | Corpus::Notes(_) => found.to_path_buf(),
+    };
+    match slice {
+        None => {
+            if source != full {
+                copy_once(&source, &full)?;
+            }
+            Ok(full)
+        }
+        Some(n) => {
+            let dest = base.join(format!(
+                "{name}-{}-slice{n}-q{}",
+                set.name,
+                set.queries.len()
+            ));
+            slice_into(&source, &dest, set, n)?;
+            Ok(dest)
+        }
+    }
+}
+
+fn copy_once(src: &Path, dest: &Path) -> Result<()> {
+    let marker = dest.join(".complete");
+    if marker.exists() {
+        return Ok(());
+    }
+    for rel in list_md(src)? {
+        copy_file(src, dest, &rel)?;
+    }
+    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
+}
+
+/// Copies the judged notes plus an even spread of about `n` others.
+fn slice_into(src: &Path, dest: &Path, set: &QuerySet, n: usize) -> Result<()> {
+    let marker = dest.join(".complete");
+    if marker.exists() {
+        return Ok(());
+    }
+    let all = list_md(src)?;
+    let judged: HashSet<&String> = set.queries.iter().flat_map(|q| q.relevant.iter()).collect();
+    let step = (all.len() / n.max(1)).max(1);
+    for (i, rel) in all.iter().enumerate() {
+        if judged.contains(rel) || i % step == 0 {
+            copy_file(src, dest, rel)?;
+        }
+    }
+    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
+}
+
+fn copy_file(src: &Path, dest: &Path, rel: &str) -> Result<()> {
+    let to = dest.join(rel);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    std::fs::copy(src.join(rel), &to)
+        .map(|_| ())
+        .map_err(|e| Error::io(&to, e))
+}
+
+/// Every `*.md` under `root`, relative and sorted.
+fn list_md(root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                if let Some(rel) = crate::index::walk::relative(root, &path) {
+                    out.push(rel);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
