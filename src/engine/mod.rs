@@ -18,7 +18,7 @@ use crate::index::sync::{self, SyncOptions, SyncReport};
 use crate::index::walk::Scope;
 use crate::index::{recall, Index};
 use crate::passage::{NoteRef, Passage};
-use crate::search::{self, Fusion, Hit, Mode, SearchRequest, SearchResponse, Semantic};
+use crate::search::{self, Found, Fusion, Hit, Mode, SearchRequest, SearchResponse, Semantic};
 
 pub use embedding::EmbedReport;
 use semantic::SemanticCache;
@@ -99,26 +99,7 @@ impl Engine {
         }
         let started = Instant::now();
         let mut notices: Vec<String> = Vec::new();
-        let semantic = match req.mode {
-            Mode::Bm25 => None,
-            Mode::Hybrid | Mode::Semantic => self.semantic_ready(req.sync, &mut notices)?,
-        };
-        if semantic.is_none() && req.mode == Mode::Semantic {
-            return Err(Error::InvalidInput(format!(
-                "--mode semantic needs the embedding model: {}",
-                notices
-                    .join("; ")
-                    .trim_start_matches("semantic search off: ")
-            )));
-        }
-        let found = {
-            let reader = self.index.read()?;
-            let semantic = semantic.as_ref().map(|(embedder, matrix)| Semantic {
-                embedder: embedder.as_ref(),
-                matrix,
-            });
-            search::run(&reader, &self.config.root, req, text, semantic, fusion)?
-        };
+        let found = self.find(req, fusion, &mut notices)?;
         notices.extend(found.notices);
         // Logged after the read transaction: a read cannot become a write once another
         // writer has committed.
@@ -132,6 +113,47 @@ impl Engine {
             notice,
             explain: found.explain.map(Box::new),
         })
+    }
+
+    /// A search's findings, neither synced first nor logged: what [`Engine::search_with`]
+    /// reports and what the evaluation studies. (`req.sync` only allows embedding a few
+    /// pending passages on the spot.)
+    pub(crate) fn find(
+        &self,
+        req: &SearchRequest,
+        fusion: Fusion,
+        notices: &mut Vec<String>,
+    ) -> Result<Found> {
+        let text = search::validate(req)?;
+        let semantic = match req.mode {
+            Mode::Bm25 => None,
+            Mode::Hybrid | Mode::Semantic => self.semantic_ready(req.sync, notices)?,
+        };
+        if semantic.is_none() && req.mode == Mode::Semantic {
+            return Err(Error::InvalidInput(format!(
+                "--mode semantic needs the embedding model: {}",
+                notices
+                    .join("; ")
+                    .trim_start_matches("semantic search off: ")
+            )));
+        }
+        let reader = self.index.read()?;
+        let semantic = semantic.as_ref().map(|(embedder, matrix)| Semantic {
+            embedder: embedder.as_ref(),
+            matrix,
+        });
+        search::run(&reader, &self.config.root, req, text, semantic, fusion)
+    }
+
+    /// For each term of `found`'s query, which of its candidates hold it.
+    pub(crate) fn term_presence(&self, found: &Found) -> Result<Vec<HashSet<i64>>> {
+        let ids: Vec<i64> = found.candidates.iter().map(|c| c.note_id).collect();
+        search::term_presence(&self.index.read()?, &found.query, &ids)
+    }
+
+    /// The path of the note with id `id` (empty when it is gone).
+    pub(crate) fn path_of(&self, id: i64) -> Result<String> {
+        self.index.read()?.path_of(id)
     }
 
     /// Appends a search to the recall log; returns its id.

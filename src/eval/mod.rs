@@ -340,7 +340,8 @@ fn pool(engine: &Engine, set: &QuerySet, runs: &[QueryRuns], n: usize) -> Result
     Ok(out)
 }
 
-/// One line per query: the query, its judgments and hybrid's explanation of the top 100.
+/// One line per query: the query, its judgments, its terms' statistics, and every
+/// candidate hybrid weighed (top 100 of each list) with both scores.
 fn dump_explain(
     engine: &Engine,
     set: &QuerySet,
@@ -350,19 +351,30 @@ fn dump_explain(
     for q in &set.queries {
         let req = SearchRequest {
             mode: if semantic { Mode::Hybrid } else { Mode::Bm25 },
-            top: 100,
+            top: 25,
             sync: false,
             explain: true,
             ..SearchRequest::new(q.text.clone())
         };
-        let resp = engine.search(&req)?;
+        let found = engine.find(&req, Fusion::Default, &mut Vec::new())?;
+        let presence = engine.term_presence(&found)?;
+        let mut candidates = Vec::with_capacity(found.candidates.len());
+        for c in &found.candidates {
+            let terms: Vec<bool> = presence.iter().map(|p| p.contains(&c.note_id)).collect();
+            candidates.push(serde_json::json!({
+                "path": engine.path_of(c.note_id)?, "bm25": c.bm25, "bm25_rank": c.bm25_rank,
+                "cos": c.cos, "sem_rank": c.sem_rank, "exact": c.exact, "terms": terms,
+            }));
+        }
         let mut relevant: Vec<&String> = q.relevant.iter().collect();
         relevant.sort();
         let mut judged: Vec<&String> = q.judged.iter().collect();
         judged.sort();
+        let terms = found.explain.as_ref().and_then(|e| e.evidence.as_ref()).map(|e| &e.terms);
         let line = serde_json::json!({
             "set": set.name, "query": q.text, "class": q.class, "half": q.half,
-            "relevant": relevant, "judged": judged, "explain": resp.explain,
+            "relevant": relevant, "judged": judged, "notes": engine.status()?.notes,
+            "terms": terms, "candidates": candidates,
         });
         writeln!(out, "{line}").map_err(|e| Error::io("eval dump", e))?;
     }

@@ -313,6 +313,30 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// BM25 scores (higher is better) of the notes `ids` that match `expr`; a note that
+    /// does not match has no entry.
+    pub fn fts_scores(
+        &self,
+        expr: &str,
+        weights: (f64, f64, f64),
+        ids: &[i64],
+    ) -> Result<Vec<(i64, f64)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (w_title, w_tags, w_body) = weights;
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        // The ids are integers this process made: safe to inline, and one statement.
+        let sql = format!(
+            "SELECT rowid, -bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1}) FROM notes_fts
+             WHERE notes_fts MATCH ?1 AND rowid IN ({list})"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        stmt.query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
     /// How many notes match `expr`.
     pub fn fts_count(&self, expr: &str) -> Result<u64> {
         self.conn

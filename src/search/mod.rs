@@ -7,6 +7,7 @@
 //! embedder and the vector matrix; a ranking change touches only this folder.
 
 mod bm25;
+mod candidates;
 mod evidence;
 mod explain;
 mod fuse;
@@ -27,7 +28,8 @@ pub use evidence::{Evidence, TermStat};
 pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
 pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
 pub use pipeline::MAX_QUERY_BYTES;
-pub(crate) use pipeline::{run, validate, Semantic};
+pub(crate) use candidates::term_presence;
+pub(crate) use pipeline::{run, validate, Found, Semantic};
 
 /// Which fusion orders a hybrid search: the product's, or plain Reciprocal Rank Fusion
 /// over the same two lists (the baseline `brain eval` measures the product against).

@@ -11,7 +11,8 @@ use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
-use super::semantic::{Matrix, SemHit};
+use super::candidates::{self, Candidate};
+use super::semantic::{Matrix, NoteScores, SemHit};
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -38,6 +39,10 @@ pub(crate) struct Found {
     pub explain: Option<Explain>,
     /// Lines for the person (a filter that matches no type, ...).
     pub notices: Vec<String>,
+    /// What the hybrid fusion weighed (empty in the other modes).
+    pub candidates: Vec<Candidate>,
+    /// The query as parsed (flags resolved).
+    pub query: Query,
 }
 
 /// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
@@ -92,18 +97,26 @@ pub(crate) fn run(
         Mode::Semantic => Vec::new(),
         _ => bm25::search(reader, &query, &req.filters, pool)?,
     };
-    let sem_hits = match &semantic {
+    let sem_scores = match &semantic {
         Some(s) => {
             let qv = s.embedder.embed_query(text)?;
             let allowed = reader.allowed(&req.filters)?;
-            let mut hits = s
-                .matrix
-                .top_notes(&qv, pool + excluded.len(), allowed.as_ref());
-            hits.retain(|h| !excluded.contains(&h.note_id));
-            hits.truncate(pool);
-            hits
+            s.matrix.note_scores(&qv, allowed.as_ref())
         }
-        None => Vec::new(),
+        None => NoteScores::default(),
+    };
+    let mut sem_hits = sem_scores.top(pool + excluded.len());
+    sem_hits.retain(|h| !excluded.contains(&h.note_id));
+    sem_hits.truncate(pool);
+    let candidates = match mode {
+        Mode::Hybrid => candidates::gather(
+            reader,
+            query.to_match().as_deref(),
+            &bm25_hits,
+            &sem_hits,
+            &sem_scores,
+        )?,
+        _ => Vec::new(),
     };
 
     let mut stages = None;
@@ -150,6 +163,8 @@ pub(crate) fn run(
         results,
         explain,
         notices,
+        candidates,
+        query,
     })
 }
 

@@ -2,7 +2,7 @@
 //! the query vector by dot product (vectors are normalised, so this is cosine similarity).
 //! Below ~10^5 chunks a brute-force scan beats any index, and it is exact.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -101,11 +101,17 @@ impl Matrix {
         limit: usize,
         allowed: Option<&HashSet<i64>>,
     ) -> Vec<SemHit> {
-        if self.is_empty() || limit == 0 {
-            return Vec::new();
+        self.note_scores(query, allowed).top(limit)
+    }
+
+    /// Every allowed note's best chunk for `query`: the ranked list, and the similarity of
+    /// any note the keyword list found deeper than the semantic list goes.
+    pub fn note_scores(&self, query: &[f32], allowed: Option<&HashSet<i64>>) -> NoteScores {
+        let mut best: HashMap<i64, SemHit> = HashMap::new();
+        if self.is_empty() {
+            return NoteScores { best };
         }
         let scores = self.scores(query);
-        let mut best: std::collections::HashMap<i64, SemHit> = std::collections::HashMap::new();
         for (i, &score) in scores.iter().enumerate() {
             let note_id = self.note_ids[i];
             if allowed.is_some_and(|a| !a.contains(&note_id)) {
@@ -124,10 +130,37 @@ impl Matrix {
                 })
                 .or_insert(hit);
         }
-        let mut hits: Vec<SemHit> = best.into_values().collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id)));
-        hits.truncate(limit);
+        NoteScores { best }
+    }
+}
+
+/// The best passage of every note for one query.
+#[derive(Debug, Default)]
+pub struct NoteScores {
+    best: HashMap<i64, SemHit>,
+}
+
+impl NoteScores {
+    /// The `limit` best notes, best first (ties by note id).
+    pub fn top(&self, limit: usize) -> Vec<SemHit> {
+        let order = |a: &SemHit, b: &SemHit| {
+            b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id))
+        };
+        let mut hits: Vec<SemHit> = self.best.values().copied().collect();
+        if limit == 0 {
+            return Vec::new();
+        }
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_by(order);
         hits
+    }
+
+    /// Note `id`'s best passage, when it has a vector (and passes the filter).
+    pub fn get(&self, id: i64) -> Option<SemHit> {
+        self.best.get(&id).copied()
     }
 }
 
