@@ -113,7 +113,8 @@ pub struct GetArgs {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// Only this set (repeatable): tldr, cranfield-new, notes-mix, jaebradley-notes,
-    /// cranfield, tldr-keyword, tldr-paraphrase [default: every set whose corpus is found].
+    /// notes-mix-hard, jaebradley-hard, cranfield, tldr-keyword, tldr-paraphrase [default:
+    /// every set whose corpus is found].
     #[arg(long = "set", value_name = "NAME")]
     pub sets: Vec<String>,
 

@@ -109,6 +109,16 @@ const KNOWN: &[Known] = &[
         lines: Some(include_str!("../../eval/jaebradley-notes.jsonl")),
     },
     Known {
+        name: "notes-mix-hard",
+        corpus: Corpus::Notes("notes-mix"),
+        lines: Some(include_str!("../../eval/notes-mix-hard.jsonl")),
+    },
+    Known {
+        name: "jaebradley-hard",
+        corpus: Corpus::Notes("jaebradley-notes"),
+        lines: Some(include_str!("../../eval/jaebradley-hard.jsonl")),
+    },
+    Known {
         name: "cranfield",
         corpus: Corpus::Cranfield,
         lines: None,
