@@ -138,7 +138,7 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         list(
             out,
             &format!(
-                "fused (exact matches first, then weighted scores; rrf k={k} for comparison):"
+                "fused (title matches first, then weighted scores; rrf k={k} for comparison):"
             ),
             e.fused.as_deref().unwrap_or_default(),
             |v| {
@@ -146,12 +146,17 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
                     v.rank,
                     &v.path,
                     format!(
-                        "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({})  rrf={:.4}{}",
+                        "fused={:.3} = bm25 {:.3} ({}) + sem {:.3} ({}){}  rrf={:.4}{}",
                         v.score,
                         v.bm25_part,
                         rank(v.bm25_rank),
                         v.sem_part,
                         rank(v.sem_rank),
+                        if v.exact_part > 0.0 {
+                            format!(" + literal {:.2}", v.exact_part)
+                        } else {
+                            String::new()
+                        },
                         v.rrf,
                         exact(v.exact)
                     ),

@@ -70,6 +70,9 @@ pub struct FusedEntry {
     pub bm25_rank: Option<u32>,
     /// Exact evidence from the keyword side.
     pub exact: Exact,
+    /// What holding every literal of the query added.
+    #[serde(default)]
+    pub exact_part: f64,
     /// The note.
     pub path: String,
     /// 1-based.
@@ -145,6 +148,7 @@ pub(crate) fn build(
                 bm25_part: f.bm25_part,
                 bm25_rank: f.bm25_rank,
                 exact: f.exact,
+                exact_part: f.exact_part,
                 path: reader.path_of(f.note_id)?,
                 rank: rank(i),
                 rrf: f.rrf,

@@ -1,36 +1,46 @@
-//! Hybrid ranking. Plain Reciprocal Rank Fusion (k = 60) is the baseline and is always
-//! computed (and shown by `--explain`), but it loses to semantic search alone on questions
-//! phrased in other words than the note: RRF counts any presence in the keyword list, and
-//! a question's common words put dozens of unrelated notes there. Measured on the tldr
-//! paraphrase set, RRF found the answer in the top 5 for 43% of questions, semantic alone
-//! for 67%. So the order comes from two rules that keep the fused list from losing to
-//! either input:
+//! Hybrid ranking over the candidates of both lists ([`super::candidates`]), each of which
+//! carries its BM25 score and its similarity.
 //!
-//! 1. **Exact evidence first.** A note whose title is the query, or that contains every
-//!    identifier of the query literally, is what the person typed a name for; such notes
-//!    lead, in keyword order (see [`super::bm25::Exact`]).
-//! 2. **Each list weighted by its evidence for this query.** The rest is ordered by
-//!    `alpha * bm25 / bm25_max + (1 - alpha) * (sem - sem_min) / (sem_max - sem_min)`
-//!    over the candidates of both lists (a note missing from a list scores 0 there), with
-//!    `alpha = 0.5 * coverage`: the share of the query's IDF mass that the keyword list's
-//!    best note contains ([`super::evidence`]). When that note holds every rare word of the
-//!    query, keywords and meaning count equally; when it shares only incidental words, the
-//!    keyword list barely moves the semantic order.
+//! Plain Reciprocal Rank Fusion (k = 60) is the baseline, always computed and shown by
+//! `--explain`; on notes it loses to semantic search alone (a question's common words put
+//! dozens of unrelated notes in the keyword list, and RRF counts any presence there). The
+//! order comes instead from three rules, tuned on the tune half of the judged sets in
+//! `eval/` (see `brain eval`, and `eval/README.md` for the measurements on the test half):
+//!
+//! 1. **A title that is the query leads.** The person typed a note's name.
+//! 2. **Scores, weighted by the keyword list's evidence for this query:**
+//!    `alpha * bm25 / bm25_max + (1 - alpha) * (cos - cos_min) / (cos_max - cos_min)`
+//!    over the candidates, where `alpha = 0.5 * max(0, (coverage - 0.5) / 0.5)` and
+//!    `coverage` is the share of the query's IDF mass that the keyword list's best note
+//!    holds ([`super::evidence`]). Keywords count as much as meaning only when their best
+//!    note holds every rare word of the query, and not at all when it holds under half of
+//!    them: a paraphrase shares incidental words with many notes, and those must not move
+//!    the semantic order. The earlier ramp without the dead zone (`alpha = 0.5 *
+//!    coverage`) lost to semantic search on paraphrases written with other words than the
+//!    note (tune half: 1 query better, 10 worse).
+//! 3. **Literal identifiers are strong evidence, not an override.** A note holding every
+//!    identifier, path, flag or quoted phrase of the query literally gains
+//!    [`LITERAL_BONUS`] (a third of the scale the scores live on): it climbs over notes of
+//!    similar score, not over everything the semantic list knows.
 //!
 //! Every number that decides an order is reported by `--explain`.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
-use super::bm25::{Bm25Hit, Exact};
-use super::semantic::SemHit;
+use super::bm25::Exact;
+use super::candidates::Candidate;
 
 /// The RRF constant of the baseline: how quickly a list's influence decays with rank.
 pub const K: f64 = 60.0;
 
 /// The keyword list's share of the fused score when it has full evidence.
 pub const MAX_ALPHA: f64 = 0.5;
+
+/// Below this coverage the keyword list does not weigh at all.
+pub const DEAD_ZONE: f64 = 0.5;
+
+/// What holding every literal of the query adds to a note's score (scores are in 0..=1).
+pub const LITERAL_BONUS: f64 = 0.3;
 
 /// How much each list counts for one query, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,13 +55,20 @@ impl Weights {
     /// Weights for a query whose best keyword hit holds `coverage` of its IDF mass.
     pub fn from_coverage(coverage: f64) -> Weights {
         let coverage = coverage.clamp(0.0, 1.0);
-        Weights {
-            alpha: MAX_ALPHA * coverage,
-            reason: format!(
+        let alpha = MAX_ALPHA * ((coverage - DEAD_ZONE) / (1.0 - DEAD_ZONE)).max(0.0);
+        let reason = if alpha > 0.0 {
+            format!(
                 "keyword #1 holds {:.0}% of the query's IDF mass",
                 coverage * 100.0
-            ),
-        }
+            )
+        } else {
+            format!(
+                "keyword #1 holds {:.0}% of the query's IDF mass (under {:.0}%: meaning decides)",
+                coverage * 100.0,
+                DEAD_ZONE * 100.0
+            )
+        };
+        Weights { alpha, reason }
     }
 }
 
@@ -60,7 +77,7 @@ impl Weights {
 pub(crate) struct Fused {
     /// `notes.id`.
     pub note_id: i64,
-    /// The fused score: `bm25_part + sem_part`.
+    /// The fused score: `bm25_part + sem_part + exact_part`.
     pub score: f64,
     /// The baseline's score: `1/(K + bm25_rank) + 1/(K + sem_rank)`.
     pub rrf: f64,
@@ -68,88 +85,65 @@ pub(crate) struct Fused {
     pub bm25_rank: Option<u32>,
     /// 1-based rank in the semantic list.
     pub sem_rank: Option<u32>,
-    /// `alpha * bm25 / bm25_max`, or 0.
+    /// `alpha * bm25 / bm25_max`.
     pub bm25_part: f64,
-    /// `(1 - alpha) * normalised similarity`, or 0.
+    /// `(1 - alpha) * normalised similarity`.
     pub sem_part: f64,
+    /// [`LITERAL_BONUS`] when the note holds every literal of the query, else 0.
+    pub exact_part: f64,
     /// Exact evidence from the keyword side.
     pub exact: Exact,
-    /// The best semantic chunk, when the note was in the semantic list.
+    /// The best semantic passage, when the note made the semantic list.
     pub chunk_id: Option<i64>,
 }
 
-impl Fused {
-    fn empty(note_id: i64) -> Fused {
-        Fused {
-            note_id,
-            score: 0.0,
-            rrf: 0.0,
-            bm25_rank: None,
-            sem_rank: None,
-            bm25_part: 0.0,
-            sem_part: 0.0,
-            exact: Exact::None,
-            chunk_id: None,
-        }
-    }
-}
-
-/// Fuses the two lists (each best first) and returns every note in either, best first.
-pub(crate) fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<Fused> {
+/// Fuses `candidates` with `weights` and returns them all, best first.
+pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
     let alpha = weights.alpha.clamp(0.0, 1.0);
-    let bm25_max = bm25.iter().map(|h| h.score).fold(0.0, f64::max);
-    let (sem_min, sem_max) = sem
+    let bm25_max = candidates.iter().map(|c| c.bm25).fold(0.0, f64::max);
+    let (cos_min, cos_max) = candidates
         .iter()
-        .map(|h| h.score as f64)
+        .filter_map(|c| c.cos.map(f64::from))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
             (lo.min(s), hi.max(s))
         });
-    let mut by_note: HashMap<i64, Fused> = HashMap::new();
-    for (i, hit) in bm25.iter().enumerate() {
-        let f = by_note
-            .entry(hit.note_id)
-            .or_insert_with(|| Fused::empty(hit.note_id));
-        f.bm25_rank = Some(i as u32 + 1);
-        f.rrf += 1.0 / (K + (i + 1) as f64);
-        f.bm25_part = if bm25_max > 0.0 {
-            alpha * hit.score / bm25_max
-        } else {
-            0.0
-        };
-        f.exact = hit.exact;
-    }
-    for (i, hit) in sem.iter().enumerate() {
-        let f = by_note
-            .entry(hit.note_id)
-            .or_insert_with(|| Fused::empty(hit.note_id));
-        f.sem_rank = Some(i as u32 + 1);
-        f.rrf += 1.0 / (K + (i + 1) as f64);
-        let normalised = if sem_max > sem_min {
-            (hit.score as f64 - sem_min) / (sem_max - sem_min)
-        } else {
-            1.0
-        };
-        f.sem_part = (1.0 - alpha) * normalised;
-        f.chunk_id = Some(hit.chunk_id);
-    }
-    let mut fused: Vec<Fused> = by_note
-        .into_values()
-        .map(|mut f| {
-            f.score = f.bm25_part + f.sem_part;
-            f
+    let rrf_of = |rank: Option<u32>| rank.map_or(0.0, |r| 1.0 / (K + f64::from(r)));
+    let mut fused: Vec<Fused> = candidates
+        .iter()
+        .map(|c| {
+            let normalised = match c.cos.map(f64::from) {
+                Some(s) if cos_max > cos_min => (s - cos_min) / (cos_max - cos_min),
+                Some(_) => 1.0,
+                // Not embedded yet: meaning knows nothing of it.
+                None => 0.0,
+            };
+            let bm25_part = if bm25_max > 0.0 {
+                alpha * c.bm25 / bm25_max
+            } else {
+                0.0
+            };
+            let sem_part = (1.0 - alpha) * normalised;
+            let exact_part = match c.exact {
+                Exact::Identifier => LITERAL_BONUS,
+                _ => 0.0,
+            };
+            Fused {
+                note_id: c.note_id,
+                score: bm25_part + sem_part + exact_part,
+                rrf: rrf_of(c.bm25_rank) + rrf_of(c.sem_rank),
+                bm25_rank: c.bm25_rank,
+                sem_rank: c.sem_rank,
+                bm25_part,
+                sem_part,
+                exact_part,
+                exact: c.exact,
+                chunk_id: c.chunk.filter(|_| c.sem_rank.is_some()),
+            }
         })
         .collect();
     fused.sort_by(|a, b| {
-        b.exact
-            .cmp(&a.exact)
-            // Within the exact tiers keyword order stands: that is what found them.
-            .then_with(|| {
-                if a.exact != Exact::None {
-                    a.bm25_rank.cmp(&b.bm25_rank)
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
+        (b.exact == Exact::Title)
+            .cmp(&(a.exact == Exact::Title))
             .then(b.score.total_cmp(&a.score))
             .then(b.rrf.total_cmp(&a.rrf))
             .then(a.note_id.cmp(&b.note_id))
@@ -161,66 +155,116 @@ pub(crate) fn fuse(bm25: &[Bm25Hit], sem: &[SemHit], weights: &Weights) -> Vec<F
 mod tests {
     use super::*;
 
-    fn b(id: i64, score: f64, exact: Exact) -> Bm25Hit {
-        Bm25Hit {
+    fn c(id: i64, bm25: f64, cos: f32, exact: Exact) -> Candidate {
+        Candidate {
             note_id: id,
-            score,
+            bm25,
+            bm25_rank: (bm25 > 0.0).then_some(id as u32),
+            cos: Some(cos),
+            sem_rank: Some(id as u32),
+            chunk: Some(id * 10),
             exact,
         }
     }
-    fn s(id: i64, score: f32) -> SemHit {
-        SemHit {
-            note_id: id,
-            chunk_id: id * 10,
-            score,
-        }
+
+    fn order(f: &[Fused]) -> Vec<i64> {
+        f.iter().map(|f| f.note_id).collect()
+    }
+
+    #[test]
+    fn the_dead_zone_and_the_ramp() {
+        assert_eq!(Weights::from_coverage(0.3).alpha, 0.0);
+        assert_eq!(Weights::from_coverage(0.5).alpha, 0.0);
+        assert!((Weights::from_coverage(0.75).alpha - 0.25).abs() < 1e-12);
+        assert_eq!(Weights::from_coverage(1.0).alpha, 0.5);
+        assert_eq!(Weights::from_coverage(7.0).alpha, 0.5);
+        assert!(Weights::from_coverage(0.2).reason.contains("meaning decides"));
     }
 
     #[test]
     fn full_keyword_evidence_counts_as_much_as_meaning() {
-        let w = Weights::from_coverage(1.0);
-        assert_eq!(w.alpha, 0.5);
-        // Note 2 is second in both lists; note 1 tops keywords only, note 3 meaning only.
+        // Note 2 is good in both lists; note 1 tops keywords only, note 3 meaning only:
+        // with full evidence the keyword leader outweighs the meaning-only note.
         let f = fuse(
-            &[b(1, 10.0, Exact::None), b(2, 9.0, Exact::None)],
-            &[s(3, 0.9), s(2, 0.8), s(4, 0.1)],
-            &w,
+            &[
+                c(1, 10.0, 0.2, Exact::None),
+                c(2, 9.0, 0.8, Exact::None),
+                c(3, 0.0, 0.9, Exact::None),
+                c(4, 0.0, 0.1, Exact::None),
+            ],
+            &Weights::from_coverage(1.0),
         );
-        assert_eq!(
-            f.iter().map(|f| f.note_id).collect::<Vec<_>>(),
-            vec![2, 1, 3, 4]
-        );
+        assert_eq!(order(&f), vec![2, 1, 3, 4]);
         assert!((f[0].bm25_part - 0.45).abs() < 1e-9);
-        assert!((f[0].rrf - (1.0 / 62.0 + 1.0 / 62.0)).abs() < 1e-12);
-        assert_eq!(f[2].bm25_rank, None);
-        assert_eq!(f[2].chunk_id, Some(30));
+        assert!((f[0].sem_part - 0.5 * 0.875).abs() < 1e-6);
+        assert_eq!(f[0].chunk_id, Some(20));
     }
 
     #[test]
     fn weak_keyword_evidence_leaves_the_semantic_order() {
-        let w = Weights::from_coverage(0.2);
         let f = fuse(
-            &[b(1, 10.0, Exact::None), b(2, 9.9, Exact::None)],
-            &[s(3, 0.9), s(1, 0.6), s(2, 0.5)],
+            &[
+                c(1, 10.0, 0.6, Exact::None),
+                c(2, 9.9, 0.5, Exact::None),
+                c(3, 0.0, 0.9, Exact::None),
+            ],
+            &Weights::from_coverage(0.45),
+        );
+        assert_eq!(order(&f), vec![3, 1, 2]);
+        assert_eq!(f[1].bm25_part, 0.0);
+    }
+
+    #[test]
+    fn a_literal_lifts_over_close_scores_but_not_over_everything() {
+        let w = Weights::from_coverage(0.0);
+        // Close in meaning: the literal decides.
+        let f = fuse(
+            &[
+                c(1, 0.0, 0.90, Exact::None),
+                c(2, 1.0, 0.85, Exact::Identifier),
+                c(3, 0.0, 0.10, Exact::None),
+            ],
             &w,
         );
-        assert_eq!(f[0].note_id, 3, "{f:?}");
+        assert_eq!(order(&f), vec![2, 1, 3]);
+        assert_eq!(f[0].exact_part, LITERAL_BONUS);
+        // Far in meaning: the best passage stays first.
+        let f = fuse(
+            &[
+                c(1, 0.0, 0.90, Exact::None),
+                c(2, 1.0, 0.20, Exact::Identifier),
+                c(3, 0.0, 0.10, Exact::None),
+            ],
+            &w,
+        );
+        assert_eq!(order(&f), vec![1, 2, 3]);
     }
 
     #[test]
     fn exact_title_leads_even_against_agreement() {
         let f = fuse(
-            &[b(1, 10.0, Exact::None), b(2, 3.0, Exact::Title)],
-            &[s(1, 0.9), s(3, 0.8)],
+            &[c(1, 10.0, 0.9, Exact::None), c(2, 3.0, 0.1, Exact::Title)],
             &Weights::from_coverage(1.0),
         );
         assert_eq!(f[0].note_id, 2);
     }
 
     #[test]
-    fn empty_lists_and_single_items() {
-        assert!(fuse(&[], &[], &Weights::from_coverage(0.5)).is_empty());
-        let f = fuse(&[], &[s(1, 0.3)], &Weights::from_coverage(0.0));
+    fn rrf_is_the_baseline_of_the_ranks() {
+        let f = fuse(&[c(2, 5.0, 0.5, Exact::None)], &Weights::from_coverage(1.0));
+        assert!((f[0].rrf - 2.0 / 62.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empty_single_and_unembedded_candidates() {
+        assert!(fuse(&[], &Weights::from_coverage(0.5)).is_empty());
+        let f = fuse(&[c(1, 0.0, 0.3, Exact::None)], &Weights::from_coverage(0.0));
         assert_eq!(f[0].sem_part, 1.0);
+        let mut pending = c(2, 4.0, 0.0, Exact::None);
+        pending.cos = None;
+        pending.sem_rank = None;
+        let f = fuse(&[c(1, 2.0, 0.3, Exact::None), pending], &Weights::from_coverage(1.0));
+        let p = f.iter().find(|f| f.note_id == 2).map(|f| (f.sem_part, f.chunk_id));
+        assert_eq!(p, Some((0.0, None)));
     }
 }

@@ -126,7 +126,7 @@ pub(crate) fn run(
         Mode::Hybrid => {
             let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits)?;
             let weights = Weights::from_coverage(evidence.coverage);
-            let mut fused = fuse::fuse(&bm25_hits, &sem_hits, &weights);
+            let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
                 fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));
             }
