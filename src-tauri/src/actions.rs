@@ -1,7 +1,7 @@
 //! What the app does, each in one place however it is asked (tray, hotkey or panel).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{anyhow, bail, Context};
@@ -10,9 +10,12 @@ use brain::desktop::launch::{self, Launch, Platform};
 use brain::desktop::status_line::Activity;
 use brain::desktop::{cli_path, first_run};
 use tauri::{AppHandle, Emitter, Manager};
+use tauri_plugin_autostart::AutoLaunchManager;
 use tauri_plugin_clipboard_manager::ClipboardExt;
-use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 
+use crate::about;
+use crate::cli_tool;
 use crate::download;
 use crate::host::Host;
 use crate::panel::{self, PANEL};
@@ -78,12 +81,142 @@ pub fn open_brain_folder(app: &AppHandle) -> anyhow::Result<()> {
     )
 }
 
-/// Copies the absolute path of the `brain` command.
+/// Copies the absolute path of the `brain` command: the app's own, else one on PATH.
 pub fn copy_cli_path(app: &AppHandle) -> anyhow::Result<()> {
-    let cli = cli_path::find_current().ok_or_else(|| {
+    let cli = cli().ok_or_else(|| {
         anyhow!("the brain command was not found next to the app, on PATH or in ~/.cargo/bin")
     })?;
     clip(app, &cli.to_string_lossy())
+}
+
+/// The `brain` command the app points people at: the one it ships (beside its own binary),
+/// else the first on PATH or in ~/.cargo/bin.
+fn cli() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| cli_tool::bundled(&exe))
+        .or_else(cli_path::find_current)
+}
+
+/// `Install Command Line Tool...`: links the bundled `brain` into /usr/local/bin (else
+/// ~/.local/bin), then says where, and whether a terminal will find it (in the background:
+/// asking the login shell for its PATH takes a moment).
+pub fn install_cli(app: &AppHandle) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("could not find the app's own binary")?;
+    let cli = cli_tool::bundled(&exe).ok_or_else(|| {
+        anyhow!(
+            "this copy of Brain has no brain command beside {} (built from source? \
+             `cargo install --path .` puts one on PATH)",
+            exe.display()
+        )
+    })?;
+    if let Some(file) = &app.state::<AppState>().capture {
+        return capture(file, "install-cli", &cli.to_string_lossy());
+    }
+    let app = app.clone();
+    std::thread::spawn(move || {
+        let dirs = cli_tool::link_dirs(home().as_deref());
+        let said = cli_tool::install(&cli, &dirs).map(|done| {
+            let dir = done.link.parent().unwrap_or(Path::new("/"));
+            let on_path = cli_tool::login_path().map(|path| cli_tool::on_path(dir, &path));
+            cli_tool::message(&done, on_path)
+        });
+        match said {
+            Ok(text) => tell(&app, "Command Line Tool", &text, MessageDialogKind::Info),
+            Err(e) => {
+                tell(
+                    &app,
+                    "Command Line Tool",
+                    &format!("{e:#}"),
+                    MessageDialogKind::Warning,
+                );
+                report(&app, "Install Command Line Tool", &e);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// `About Brain`: version, commit, the model's pinned revision, the CLI.
+pub fn about(app: &AppHandle) -> anyhow::Result<()> {
+    let version = app.package_info().version.to_string();
+    let model = app.state::<AppState>().config().model;
+    let text = about::text(&version, &model, cli().as_deref());
+    if let Some(file) = &app.state::<AppState>().capture {
+        return capture(file, "about", &text.replace('\n', " | "));
+    }
+    tell(app, "About Brain", &text, MessageDialogKind::Info);
+    Ok(())
+}
+
+/// `Launch at Login`: turns the login item on or off, then shows what is now true.
+pub fn toggle_launch_at_login(app: &AppHandle) -> anyhow::Result<()> {
+    let manager = app
+        .try_state::<AutoLaunchManager>()
+        .ok_or_else(|| anyhow!("launching at login is not available here"))?;
+    let on = manager
+        .is_enabled()
+        .context("could not read the login item")?;
+    if let Some(file) = &app.state::<AppState>().capture {
+        return capture(file, "launch-at-login", if on { "off" } else { "on" });
+    }
+    if on {
+        manager
+            .disable()
+            .context("could not remove the login item")?;
+    } else {
+        manager.enable().context("could not add the login item")?;
+    }
+    refresh_launch_at_login(app);
+    status_changed(app);
+    Ok(())
+}
+
+/// Reads whether the app starts at login, for the tray's check mark.
+pub fn refresh_launch_at_login(app: &AppHandle) {
+    let enabled = app
+        .try_state::<AutoLaunchManager>()
+        .and_then(|m| m.is_enabled().ok());
+    app.state::<AppState>().set_launch_at_login(enabled);
+}
+
+/// At start-up, when the app runs from a bundle: after the app was moved, the `brain` links
+/// that pointed into the old bundle and the login item are pointed at this one.
+pub fn follow_a_moved_app(app: &AppHandle) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if !cli_tool::in_app_bundle(&exe) || app.state::<AppState>().capture.is_some() {
+        return;
+    }
+    if let Some(cli) = cli_tool::bundled(&exe) {
+        for link in cli_tool::repair(&cli, &cli_tool::link_dirs(home().as_deref())) {
+            tracing::info!(link = %link.display(), cli = %cli.display(), "repaired the CLI link");
+        }
+    }
+    // The login item records the app's path; enabling it again writes the current one.
+    if let Some(manager) = app.try_state::<AutoLaunchManager>() {
+        if manager.is_enabled().unwrap_or(false) {
+            if let Err(e) = manager.enable() {
+                tracing::warn!(error = %e, "could not refresh the login item");
+            }
+        }
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// A message box (from any thread; it does not wait for the person).
+fn tell(app: &AppHandle, title: &str, text: &str, kind: MessageDialogKind) {
+    app.dialog()
+        .message(text)
+        .title(title)
+        .kind(kind)
+        .show(|_| {});
 }
 
 /// Syncs the index with the folder now (in the background).

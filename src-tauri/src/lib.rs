@@ -4,12 +4,16 @@
 //!
 //! - [`setup`]: start-up (tray, hotkey, first look at the brain folder); [`tray`]: the
 //!   tray icon and its menu.
+//! - [`cli_tool`]: the `brain` command the app ships, linked onto PATH; [`about`]: what
+//!   `About Brain` says.
 //! - [`panel`]: the panel window (show, hide, toggle, placement).
 //! - [`commands`]: what the page may call; [`actions`]: what they, the tray and the hotkey do.
 //! - [`state`] and [`host`]: the open brain and the thread that keeps its index fresh.
 #![deny(missing_docs)]
 
+pub mod about;
 pub mod actions;
+pub mod cli_tool;
 pub mod commands;
 pub mod download;
 pub mod host;
@@ -27,6 +31,12 @@ use crate::state::AppState;
 /// Builds the app around `config`: plugins, state, commands, window behaviour.
 pub fn builder(config: brain::Config) -> tauri::Builder<tauri::Wry> {
     tauri::Builder::default()
+        // First, so that a second launch hands over before anything starts: the running
+        // app shows its panel and the new process exits.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            panel::show(app)
+        }))
+        .plugin(tauri_plugin_autostart::Builder::new().build())
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .plugin(tauri_plugin_clipboard_manager::init())
         .plugin(tauri_plugin_dialog::init())
@@ -82,6 +92,10 @@ fn try_run() -> anyhow::Result<()> {
         } => api.prevent_exit(),
         // Stop the backend properly: socket removed, lock released, batches committed.
         tauri::RunEvent::Exit => app.state::<AppState>().set_host(None),
+        // Opening Brain.app again (Finder, Spotlight, `open`) reaches the running app here,
+        // not as a second process: show the panel, as a second launch elsewhere does.
+        #[cfg(target_os = "macos")]
+        tauri::RunEvent::Reopen { .. } => panel::show(app),
         _ => {}
     });
     Ok(())

@@ -1,7 +1,8 @@
 //! The tray menu: each item's id and label side by side, and the menu built from the
-//! current status (the status line at the top, `Download Model...` only while there is none).
+//! current status (the status line at the top, `Download Model...` only while there is none,
+//! `Launch at Login` checked when it is on).
 
-use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::{AppHandle, Wry};
 
 use crate::state::PanelStatus;
@@ -17,8 +18,14 @@ pub enum MenuAction {
     OpenFolder,
     /// Copy the `brain` command's path.
     CopyCliPath,
+    /// Link the bundled `brain` command into a folder on PATH.
+    InstallCli,
     /// Fetch the pinned embedding model.
     DownloadModel,
+    /// Start the app at login, or stop doing so.
+    LaunchAtLogin,
+    /// Version, commit, pinned model revision.
+    About,
     /// Quit the app.
     Quit,
 }
@@ -30,10 +37,21 @@ const ITEMS: &[(MenuAction, &str, &str)] = &[
     (MenuAction::OpenFolder, "open-folder", "Open Brain Folder"),
     (MenuAction::CopyCliPath, "copy-cli-path", "Copy CLI Path"),
     (
+        MenuAction::InstallCli,
+        "install-cli",
+        "Install Command Line Tool...",
+    ),
+    (
         MenuAction::DownloadModel,
         "download-model",
         "Download Model...",
     ),
+    (
+        MenuAction::LaunchAtLogin,
+        "launch-at-login",
+        "Launch at Login",
+    ),
+    (MenuAction::About, "about", "About Brain"),
     (MenuAction::Quit, "quit", "Quit Brain"),
 ];
 
@@ -85,10 +103,23 @@ pub fn build(app: &AppHandle, status: &PanelStatus) -> tauri::Result<Menu<Wry>> 
         None,
     )?));
     items.push(Box::new(item(MenuAction::CopyCliPath, true, None)?));
+    items.push(Box::new(item(MenuAction::InstallCli, true, None)?));
     if !status.model_installed {
         items.push(Box::new(item(MenuAction::DownloadModel, true, None)?));
     }
     items.push(Box::new(PredefinedMenuItem::separator(app)?));
+    if let Some(on) = status.launch_at_login {
+        let (id, label) = MenuAction::LaunchAtLogin.id_and_label();
+        items.push(Box::new(CheckMenuItem::with_id(
+            app,
+            id,
+            label,
+            true,
+            on,
+            None::<&str>,
+        )?));
+    }
+    items.push(Box::new(item(MenuAction::About, true, None)?));
     items.push(Box::new(item(MenuAction::Quit, true, None)?));
     let refs: Vec<&dyn IsMenuItem<Wry>> = items.iter().map(|b| b.as_ref()).collect();
     Menu::with_items(app, &refs)

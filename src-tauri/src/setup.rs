@@ -1,6 +1,7 @@
 //! Start-up in one place: the menu-bar presence (activation policy, the tray from
-//! [`crate::tray`] with what its menu items do), the global shortcut, and the first look
-//! at the brain folder. Platform quirks are noted where they bite.
+//! [`crate::tray`] with what its menu items do), the global shortcut, the links and login
+//! item of an app that was moved, and the first look at the brain folder. Platform quirks
+//! are noted where they bite.
 
 use tauri::{App, AppHandle, Manager};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
@@ -18,6 +19,8 @@ pub fn init(app: &mut App) -> anyhow::Result<()> {
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
 
     let handle = app.handle().clone();
+    actions::follow_a_moved_app(&handle);
+    actions::refresh_launch_at_login(&handle);
     if let Err(e) = actions::open_brain(&handle) {
         actions::report(&handle, "opening the brain", &e);
     }
@@ -47,7 +50,10 @@ fn on_menu(app: &AppHandle, id: &str) {
         MenuAction::Reindex => actions::reindex(app),
         MenuAction::OpenFolder => actions::open_brain_folder(app),
         MenuAction::CopyCliPath => actions::copy_cli_path(app),
+        MenuAction::InstallCli => actions::install_cli(app),
         MenuAction::DownloadModel => actions::download_model(app),
+        MenuAction::LaunchAtLogin => actions::toggle_launch_at_login(app),
+        MenuAction::About => actions::about(app),
         MenuAction::Quit => {
             app.exit(0);
             Ok(())

@@ -28,6 +28,7 @@ pub struct AppState {
     host: RwLock<Option<Arc<Host>>>,
     activity: Mutex<Activity>,
     hotkey_notice: Mutex<Option<String>>,
+    launch_at_login: Mutex<Option<bool>>,
     downloading: AtomicBool,
     /// `BRAIN_CAPTURE_OPEN`: open, reveal and copy write here instead of acting (for tests).
     pub capture: Option<PathBuf>,
@@ -60,6 +61,8 @@ pub struct PanelStatus {
     pub open_with_notice: Option<String>,
     /// Why the app is not brain's backend, if it is not.
     pub backend_notice: Option<String>,
+    /// Whether the app starts at login (`None`: this platform or session cannot tell).
+    pub launch_at_login: Option<bool>,
 }
 
 impl AppState {
@@ -70,6 +73,7 @@ impl AppState {
             host: RwLock::new(None),
             activity: Mutex::new(Activity::Idle),
             hotkey_notice: Mutex::new(None),
+            launch_at_login: Mutex::new(None),
             downloading: AtomicBool::new(false),
             capture: std::env::var_os("BRAIN_CAPTURE_OPEN")
                 .filter(|v| !v.is_empty())
@@ -126,6 +130,11 @@ impl AppState {
     /// Records why the hotkey does not work.
     pub fn set_hotkey_notice(&self, notice: Option<String>) {
         *lock(&self.hotkey_notice) = notice;
+    }
+
+    /// Records whether the app starts at login.
+    pub fn set_launch_at_login(&self, enabled: Option<bool>) {
+        *lock(&self.launch_at_login) = enabled;
     }
 
     /// A search as the panel asks it (the backend skips the sync while its watcher keeps
@@ -210,6 +219,7 @@ impl AppState {
             hotkey_notice: lock(&self.hotkey_notice).clone(),
             backend_notice: host.as_ref().and_then(|h| h.notice().map(str::to_string)),
             open_with_notice: self.open_with().1,
+            launch_at_login: *lock(&self.launch_at_login),
         }
     }
 }

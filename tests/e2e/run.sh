@@ -40,6 +40,9 @@ export BRAIN_DIR="$work/brain" BRAIN_DATA_DIR="$work/data" BRAIN_CONFIG="$work/c
 # The model the hybrid phase installs (below); until then the app has none.
 export BRAIN_MODEL=all-minilm-l6-v2
 export BRAIN_SHOW_PANEL=1 BRAIN_CAPTURE_OPEN="$capture" XDG_RUNTIME_DIR="$work/run" BRAIN_LOG=info
+# A session bus that is not there: the app's single-instance check must not hand over to a
+# Brain the person is running (finding no bus, it starts on its own).
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$work/run/no-bus"
 root_real=$(realpath "$work/brain")
 
 # ---- everything started here is killed by PID on the way out ---------------------------
