@@ -12,4 +12,5 @@ mod golden;
 mod model;
 mod nomic;
 mod regression;
+mod release;
 mod retrieval;
