@@ -10,6 +10,7 @@ mod error;
 pub mod fetch;
 pub mod install;
 pub mod manifest;
+mod stamp;
 pub mod verify;
 
 use std::path::{Path, PathBuf};

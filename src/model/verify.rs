@@ -63,19 +63,41 @@ pub struct FileStatus {
 }
 
 /// Opens, hashes and returns the required files of `manifest` in `dir`; the first problem
-/// found (missing, wrong size, wrong hash) is the error.
+/// found (missing, wrong size, wrong hash) is the error. A file whose identity (size,
+/// inode, mtime, ctime) is the one recorded when it last hashed right is not hashed again
+/// (see [`super::stamp`]).
 pub fn open_verified(manifest: &Manifest, dir: &Path) -> Result<VerifiedFiles, ModelError> {
     let required: Vec<&FileSpec> = manifest.required_files().collect();
-    let files = required
+    let stamps = super::stamp::Stamps::load(dir);
+    let opened = required
         .par_iter()
         .map(|spec| {
             let path = file_path(dir, &spec.path);
-            let bytes = open_checked(manifest, spec, &path)?;
-            check_hash(manifest, spec, &path, &bytes)?;
-            Ok((spec.path.clone(), bytes))
+            let (bytes, identity) = open_checked_with(manifest, spec, &path)?;
+            let known = identity
+                .as_ref()
+                .is_some_and(|id| stamps.vouches(&spec.path, id, &spec.sha256));
+            if !known {
+                check_hash(manifest, spec, &path, &bytes)?;
+            }
+            Ok((spec.path.clone(), bytes, identity, known))
         })
         .collect::<Result<Vec<_>, ModelError>>()?;
-    Ok(VerifiedFiles { files })
+    if opened.iter().any(|(_, _, _, known)| !known) {
+        let mut fresh = super::stamp::Stamps::default();
+        for (path, _, identity, _) in &opened {
+            if let (Some(id), Some(spec)) = (identity, required.iter().find(|s| &s.path == path)) {
+                fresh.record(path, id.clone(), &spec.sha256);
+            }
+        }
+        // Only a cache: failing to write it costs a re-hash next time, nothing else.
+        if let Err(e) = fresh.save(dir) {
+            tracing::debug!(error = %e, "could not record the verified model files");
+        }
+    }
+    Ok(VerifiedFiles {
+        files: opened.into_iter().map(|(p, b, _, _)| (p, b)).collect(),
+    })
 }
 
 /// Checks every pinned file present in `dir` (and that every required one is present),
@@ -146,6 +168,16 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 }
 
 fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Bytes, ModelError> {
+    open_checked_with(manifest, spec, path).map(|(b, _)| b)
+}
+
+/// [`open_checked`], also returning the identity of the file actually opened (from the open
+/// descriptor, so it describes the bytes returned, not whatever the path names later).
+fn open_checked_with(
+    manifest: &Manifest,
+    spec: &FileSpec,
+    path: &Path,
+) -> Result<(Bytes, Option<super::stamp::Identity>), ModelError> {
     let missing = || ModelError::Missing {
         model: manifest.name.clone(),
         file: path.to_path_buf(),
@@ -167,12 +199,13 @@ fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Byt
             actual: meta.len(),
         });
     }
+    let identity = super::stamp::Identity::of(&meta);
     if meta.len() < MAP_THRESHOLD {
         let mut v = Vec::with_capacity(meta.len() as usize);
         (&file)
             .read_to_end(&mut v)
             .map_err(|e| ModelError::io(path, e))?;
-        return Ok(Bytes::Owned(v));
+        return Ok((Bytes::Owned(v), identity));
     }
     // SAFETY: the mapping is read-only and private to this process. Another process
     // truncating the file while it is mapped could fault; brain's data dir is its own,
@@ -181,7 +214,7 @@ fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Byt
         unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| ModelError::io(path, e))?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    Ok(Bytes::Mapped(map))
+    Ok((Bytes::Mapped(map), identity))
 }
 
 fn check_hash(

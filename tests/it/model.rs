@@ -107,6 +107,35 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     assert!(embed::is_installed(&b.config()));
 }
 
+/// Issue #16: a load records what it verified and the next one trusts the record, but a
+/// file changed after the record (same size, mtime put back) is hashed again and refused.
+#[test]
+fn verified_once_yet_a_later_change_is_still_caught() {
+    let b = Brain::new();
+    b.import_model();
+    let dir = b.models_dir().join(MODEL);
+    b.ok(&["model", "embed", "--model", MODEL, "hello"]);
+    let record = std::fs::read_to_string(dir.join(".verified.json")).expect("a record");
+    assert!(
+        record.contains("model.safetensors") && record.contains("ctime_ns"),
+        "{record}"
+    );
+    b.ok(&["model", "embed", "--model", MODEL, "hello"]);
+
+    let weights = dir.join("model.safetensors");
+    let mtime = std::fs::metadata(&weights).unwrap().modified().unwrap();
+    flip_byte(&weights, 40_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&weights)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let out = b.run(&["model", "embed", "--model", MODEL, "hello"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("model.safetensors"));
+}
+
 #[test]
 fn importing_a_folder_with_a_wrong_file_installs_nothing() {
     let b = Brain::new();

@@ -1,0 +1,141 @@
+//! Verify once, not per call: a record, next to the model's files, of each file's identity
+//! when it last hashed to its pin. Loading re-hashes a file only when its identity changed;
+//! `brain model verify` always re-hashes.
+//!
+//! Why this keeps the guarantee: any write to a file, or a file put in its place, changes
+//! its inode or its ctime, and the ctime cannot be set back from user space (utimes sets
+//! mtime and atime only; the kernel stamps ctime on every change, including the utimes call
+//! itself). So a file whose size, device, inode, mtime and ctime are all as recorded holds
+//! the bytes that were hashed. The record itself is not trusted for anything else: an entry
+//! vouches only for the pinned hash it was written with, so editing the record cannot make
+//! a wrong file pass, only cost a re-hash. Identity comes from the open descriptor, so it
+//! describes the very bytes that are loaded.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The record's file name, inside the model's install folder.
+const FILE: &str = ".verified.json";
+
+/// What identifies one file's contents without reading them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    size: u64,
+    dev: u64,
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Identity {
+    /// The identity in `meta`; `None` where the platform has no inode or ctime.
+    pub fn of(meta: &std::fs::Metadata) -> Option<Identity> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+            Some(Identity {
+                size: meta.len(),
+                dev: meta.dev(),
+                ino: meta.ino(),
+                mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+                ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Entry {
+    identity: Identity,
+    sha256: String,
+}
+
+/// The verified files of one model, by hub-relative path.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Stamps {
+    files: BTreeMap<String, Entry>,
+}
+
+impl Stamps {
+    /// The record in `dir`, or an empty one (missing or unreadable: everything is hashed).
+    pub fn load(dir: &Path) -> Stamps {
+        std::fs::read(dir.join(FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Whether `path`, now `identity`, was recorded as hashing to `sha256` (the pin).
+    pub fn vouches(&self, path: &str, identity: &Identity, sha256: &str) -> bool {
+        self.files
+            .get(path)
+            .is_some_and(|e| &e.identity == identity && e.sha256 == sha256)
+    }
+
+    /// Records that `path`, as `identity`, hashed to `sha256`.
+    pub fn record(&mut self, path: &str, identity: Identity, sha256: &str) {
+        self.files.insert(
+            path.to_string(),
+            Entry {
+                identity,
+                sha256: sha256.to_string(),
+            },
+        );
+    }
+
+    /// Writes the record into `dir` atomically (a temporary file, then a rename).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        // One temporary name per process: two loads racing each write their own, and the
+        // last rename wins with a complete record.
+        let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &json)?;
+        std::fs::rename(&tmp, dir.join(FILE)).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rewritten_file_is_no_longer_vouched_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("w.bin");
+        std::fs::write(&f, b"weights").unwrap();
+        let id = Identity::of(&std::fs::metadata(&f).unwrap()).unwrap();
+        let mut s = Stamps::default();
+        s.record("w.bin", id.clone(), "abc");
+        s.save(dir.path()).unwrap();
+        let s = Stamps::load(dir.path());
+        assert!(s.vouches("w.bin", &id, "abc"));
+        assert!(
+            !s.vouches("w.bin", &id, "other pin"),
+            "an entry vouches for its pin only"
+        );
+        // Same size, same bytes count, mtime put back: the ctime still moves.
+        let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&f, b"WEIGHTS").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let now = Identity::of(&std::fs::metadata(&f).unwrap()).unwrap();
+        assert_eq!(now.mtime_ns, id.mtime_ns, "mtime was set back");
+        assert!(!s.vouches("w.bin", &now, "abc"));
+        assert!(!Stamps::load(&dir.path().join("nowhere")).vouches("w.bin", &id, "abc"));
+    }
+}
