@@ -32,14 +32,14 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// The SQLite index failed.
-    #[error("index {}: {source}", path.display())]
+    /// The SQLite index failed. (SQLite's error is not a `#[source]`: its message is said
+    /// here once, with what to do, instead of three times down the chain.)
+    #[error("{}", index_message(path, cause))]
     Index {
         /// The index file.
         path: PathBuf,
-        /// SQLite's error.
-        #[source]
-        source: rusqlite::Error,
+        /// SQLite's error (not named `source`: thiserror would chain it).
+        cause: rusqlite::Error,
     },
     /// The index file was written by a newer brain than this one.
     #[error("index {} has schema version {found}, newer than this brain understands ({supported}); upgrade brain", path.display())]
@@ -66,6 +66,33 @@ pub enum Error {
     /// The embedding model failed while running.
     #[error("embedding failed: {0}")]
     Embed(String),
+}
+
+/// One line for an index failure: the cause once, and for the failures a person can fix
+/// (a damaged file, a full disk, a read-only data dir) what to do.
+fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode as C;
+    let folder = path.parent().unwrap_or(path).display();
+    let cause = match e {
+        rusqlite::Error::SqliteFailure(f, Some(msg)) => (Some(f.code), msg.clone()),
+        rusqlite::Error::SqliteFailure(f, None) => (Some(f.code), f.to_string()),
+        other => (None, other.to_string()),
+    };
+    match cause {
+        (Some(C::DatabaseCorrupt | C::NotADatabase), msg) => format!(
+            "the index {} is damaged ({msg}); the notes are safe: remove the folder {folder} and run 'brain index' to build it again (the search log goes with it)",
+            path.display()
+        ),
+        (Some(C::DiskFull), _) => format!(
+            "the disk holding the index {} is full: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry",
+            path.display()
+        ),
+        (Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied), msg) => format!(
+            "cannot write the index {} ({msg}): make {folder} writable, or set BRAIN_DATA_DIR to a writable folder",
+            path.display()
+        ),
+        (_, msg) => format!("index {}: {msg}", path.display()),
+    }
 }
 
 impl Error {

@@ -1,7 +1,6 @@
 //! `brain serve`: the headless host of the warm backend (Linux, SSH sessions, tests). It
 //! logs to a file, stops cleanly on SIGTERM or SIGINT, and refuses to start twice.
 
-use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -30,10 +29,7 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     let log_dir = config.log_dir();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let log_path = log_dir.join("serve.log");
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
+    let log = brain::service::RotatingLog::open(&log_path)
         .with_context(|| format!("opening {}", log_path.display()))?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)

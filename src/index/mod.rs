@@ -11,6 +11,7 @@ pub(crate) mod sync;
 pub(crate) mod vectors;
 pub(crate) mod walk;
 
+pub(crate) use chunk::{chunk_note, Chunk};
 pub use filter::Filters;
 pub(crate) use read::{FtsQuery, FtsRow, Reader};
 pub use recall::RecallTotals;
@@ -168,7 +169,7 @@ impl Index {
     pub fn err(&self, source: rusqlite::Error) -> Error {
         Error::Index {
             path: self.path.clone(),
-            source,
+            cause: source,
         }
     }
 

@@ -73,3 +73,35 @@ fn hyphenated_english_is_not_identifier_evidence() {
         "a flag is: {j}"
     );
 }
+
+/// Issue #17: a damaged index said "database disk image is malformed" three times and no
+/// way out; now one line naming the folder to remove, and removing it recovers.
+#[test]
+fn a_damaged_index_says_what_to_remove_once() {
+    let b = crate::harness::Brain::example();
+    b.ok(&["index"]);
+    let db = crate::harness::walk(&b.data)
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "brain.sqlite"))
+        .expect("the index file");
+    // Overwritten after a checkpoint: nothing of the index is left in the WAL to cover it.
+    let len = std::fs::metadata(&db).unwrap().len().max(8192) as usize;
+    std::fs::write(&db, vec![0x5a; len]).unwrap();
+    for side in ["brain.sqlite-wal", "brain.sqlite-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(side));
+    }
+    for args in [&["search", "retry"][..], &["index"][..]] {
+        let run = b.run(args);
+        assert_eq!(run.code(), 1, "{args:?}: {}", run.stderr());
+        let err = run.stderr();
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("is damaged") && err.contains("brain index"),
+            "{err}"
+        );
+        assert_eq!(err.matches("not a database").count(), 1, "{err}");
+    }
+    std::fs::remove_dir_all(db.parent().unwrap()).unwrap();
+    b.ok(&["index"]);
+    assert!(!crate::harness::hit_paths(&b.json(&["search", "retry jitter"])).is_empty());
+}
