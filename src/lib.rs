@@ -36,6 +36,7 @@ pub mod note;
 pub mod passage;
 pub mod search;
 pub mod service;
+pub mod similar;
 
 pub use config::Config;
 pub use engine::{EmbedReport, Engine, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};

@@ -36,6 +36,8 @@ pub enum Command {
     Status(StatusArgs),
     /// Print a note, or the lines around a hit, with line numbers.
     Get(GetArgs),
+    /// Did I already write this? The notes most like a draft or a note, with a verdict each.
+    Similar(SimilarArgs),
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
     /// Install, check and try the local embedding models.
@@ -266,6 +268,41 @@ pub struct SearchArgs {
     /// Show how each list ranked the results and how they were fused.
     #[arg(long)]
     pub explain: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain similar`.
+#[derive(Debug, Args)]
+pub struct SimilarArgs {
+    /// A note of the brain, a draft file, or - to read a draft from stdin.
+    #[arg(value_name = "NOTE|DRAFT|-")]
+    pub source: Option<String>,
+
+    /// The draft's text.
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
+
+    /// Clusters of notes that duplicate each other, across the whole brain.
+    #[arg(long)]
+    pub all: bool,
+
+    /// How many notes to show.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show the numbers behind each verdict.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Skip the quick sync with the folder first.
+    #[arg(long)]
+    pub no_sync: bool,
 
     #[command(flatten)]
     pub daemon: DaemonArgs,

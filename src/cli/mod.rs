@@ -7,10 +7,11 @@ mod index;
 mod install;
 mod mcp;
 mod model;
-mod print;
+pub(crate) mod print;
 mod search;
 mod serve;
 mod shim;
+mod similar;
 mod status;
 
 use std::io::{self, Write};
@@ -58,6 +59,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
+        Command::Similar(args) => similar::run(config, args),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
         Command::Model(cmd) => model::run(config, cmd),

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use brain::search::{Exact, Explain, Hit, Mode, SearchResponse};
 use brain::service::{BackendStatus, WatcherState};
+use brain::similar::{ClustersResponse, SimilarResponse};
 use brain::{StatusReport, SyncReport};
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
@@ -31,6 +32,66 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "(recall_id: {}, mode: {})", r.recall_id, r.mode)
     }
+}
+
+/// `brain similar`: the verdict line, then the candidates like search hits.
+pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
+    writeln!(out, "{}", r.summary)?;
+    for (i, hit) in r.results.iter().enumerate() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "[{}] {} [{}] {}:{}",
+            i + 1,
+            hit.verdict.as_str(),
+            hit.kind,
+            hit.path,
+            hit.line
+        )?;
+        writeln!(out, "    {}  (score={:.3})", hit.title, hit.score)?;
+        writeln!(out, "    {}", hit.reason)?;
+        if let Some(e) = &hit.evidence {
+            let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
+            writeln!(
+                out,
+                "    evidence: best={} draft_covered={} note_covered={} rare_shared={:.2} title={:.2}",
+                opt(e.best),
+                opt(e.draft_covered),
+                opt(e.note_covered),
+                e.rare_shared,
+                e.title
+            )?;
+        }
+    }
+    let t = match r.mode.as_str() {
+        "keywords" => brain::similar::KEYWORDS,
+        _ => brain::similar::SEMANTIC,
+    };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "(mode: {}; duplicate at score >= {}, related at >= {})",
+        r.mode, t.duplicate, t.related
+    )
+}
+
+/// `brain similar --all`: each cluster, largest first.
+pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
+    if r.clusters.is_empty() {
+        return writeln!(out, "no duplicates found (mode: {})", r.mode);
+    }
+    for (i, c) in r.clusters.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        writeln!(out, "[{}] {} notes", i + 1, c.paths.len())?;
+        for p in &c.paths {
+            writeln!(out, "    {p}")?;
+        }
+        writeln!(out, "    {}", c.reason)?;
+    }
+    writeln!(out)?;
+    writeln!(out, "({} clusters; mode: {})", r.clusters.len(), r.mode)
 }
 
 /// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `fused=0.734 bm25=#3 sem=-`.

@@ -6,6 +6,7 @@
 
 mod embedding;
 mod semantic;
+mod similar;
 mod status;
 
 use std::collections::HashSet;

@@ -370,7 +370,11 @@ fn dump_explain(
         relevant.sort();
         let mut judged: Vec<&String> = q.judged.iter().collect();
         judged.sort();
-        let terms = found.explain.as_ref().and_then(|e| e.evidence.as_ref()).map(|e| &e.terms);
+        let terms = found
+            .explain
+            .as_ref()
+            .and_then(|e| e.evidence.as_ref())
+            .map(|e| &e.terms);
         let line = serde_json::json!({
             "set": set.name, "query": q.text, "class": q.class, "half": q.half,
             "relevant": relevant, "judged": judged, "notes": engine.status()?.notes,

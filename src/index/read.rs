@@ -141,6 +141,42 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// Note `id`'s title and plain-text body (empty when it is gone).
+    pub fn title_and_body(&self, id: i64) -> Result<(String, String)> {
+        self.conn
+            .prepare_cached("SELECT title, body FROM notes_fts WHERE rowid = ?1")
+            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every note's title key (its title as lowercase words) and path.
+    pub fn title_keys(&self) -> Result<Vec<(String, String)>> {
+        self.conn
+            .prepare_cached("SELECT title_key, path FROM notes ORDER BY path")
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .and_then(|rows| rows.collect())
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// The id of the note at `path`, if it is indexed.
+    pub fn note_id(&self, path: &str) -> Result<Option<i64>> {
+        self.conn
+            .prepare_cached("SELECT id FROM notes WHERE path = ?1")
+            .and_then(|mut s| s.query_row([path], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The stored vector of the passage text with SHA-256 `hash`, if embedded.
+    pub fn vector(&self, hash: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.conn
+            .prepare_cached("SELECT vec FROM vectors WHERE hash = ?1")
+            .and_then(|mut s| s.query_row([hash], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))
+    }
+
     /// The passage with id `id`.
     pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>> {
         self.conn

@@ -178,7 +178,9 @@ mod tests {
         assert!((Weights::from_coverage(0.75).alpha - 0.25).abs() < 1e-12);
         assert_eq!(Weights::from_coverage(1.0).alpha, 0.5);
         assert_eq!(Weights::from_coverage(7.0).alpha, 0.5);
-        assert!(Weights::from_coverage(0.2).reason.contains("meaning decides"));
+        assert!(Weights::from_coverage(0.2)
+            .reason
+            .contains("meaning decides"));
     }
 
     #[test]
@@ -263,8 +265,14 @@ mod tests {
         let mut pending = c(2, 4.0, 0.0, Exact::None);
         pending.cos = None;
         pending.sem_rank = None;
-        let f = fuse(&[c(1, 2.0, 0.3, Exact::None), pending], &Weights::from_coverage(1.0));
-        let p = f.iter().find(|f| f.note_id == 2).map(|f| (f.sem_part, f.chunk_id));
+        let f = fuse(
+            &[c(1, 2.0, 0.3, Exact::None), pending],
+            &Weights::from_coverage(1.0),
+        );
+        let p = f
+            .iter()
+            .find(|f| f.note_id == 2)
+            .map(|f| (f.sem_part, f.chunk_id));
         assert_eq!(p, Some((0.0, None)));
     }
 }

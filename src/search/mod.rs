@@ -23,13 +23,15 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use crate::index::Filters;
+pub(crate) use bm25::WEIGHTS as BM25_WEIGHTS;
 pub use bm25::{Exact, MARK_CLOSE, MARK_OPEN};
+pub(crate) use candidates::term_presence;
 pub use evidence::{Evidence, TermStat};
 pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
 pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
 pub use pipeline::MAX_QUERY_BYTES;
-pub(crate) use candidates::term_presence;
 pub(crate) use pipeline::{run, validate, Found, Semantic};
+pub(crate) use query::{is_stopword_word as is_stopword, term_expr};
 
 /// Which fusion orders a hybrid search: the product's, or plain Reciprocal Rank Fusion
 /// over the same two lists (the baseline `brain eval` measures the product against).

@@ -6,12 +6,12 @@
 use std::path::Path;
 
 use super::bm25::{self, Bm25Hit};
+use super::candidates::{self, Candidate};
 use super::evidence::{self, Evidence};
 use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
-use super::candidates::{self, Candidate};
 use super::semantic::{Matrix, NoteScores, SemHit};
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;

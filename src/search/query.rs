@@ -285,6 +285,25 @@ impl Term {
     }
 }
 
+/// Whether `word` (lowercase) is too common to rank by.
+pub(crate) fn is_stopword_word(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// The full-text expression that matches one plain word (`None` when it has no token).
+pub(crate) fn term_expr(word: &str) -> Option<String> {
+    Query {
+        terms: vec![Term {
+            text: word.to_string(),
+            prefix: false,
+            quoted: false,
+            maybe_flag: false,
+        }],
+        excludes: Vec::new(),
+    }
+    .to_match()
+}
+
 fn is_stopword(t: &Term) -> bool {
     !t.prefix
         && !t.quoted

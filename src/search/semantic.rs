@@ -77,6 +77,21 @@ impl Matrix {
         self.dim
     }
 
+    /// The note of each row, in row order.
+    pub fn note_ids(&self) -> &[i64] {
+        &self.note_ids
+    }
+
+    /// The passage (`chunks.id`) of each row, in row order.
+    pub fn chunk_ids(&self) -> &[i64] {
+        &self.chunk_ids
+    }
+
+    /// Row `i`'s vector.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
     /// The similarity of every chunk to `query`, in row order.
     pub fn scores(&self, query: &[f32]) -> Vec<f32> {
         assert_eq!(query.len(), self.dim, "query vector length");
@@ -143,9 +158,8 @@ pub struct NoteScores {
 impl NoteScores {
     /// The `limit` best notes, best first (ties by note id).
     pub fn top(&self, limit: usize) -> Vec<SemHit> {
-        let order = |a: &SemHit, b: &SemHit| {
-            b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id))
-        };
+        let order =
+            |a: &SemHit, b: &SemHit| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id));
         let mut hits: Vec<SemHit> = self.best.values().copied().collect();
         if limit == 0 {
             return Vec::new();

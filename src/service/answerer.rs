@@ -17,6 +17,7 @@ use crate::engine::Engine;
 use crate::index::SyncReport;
 use crate::passage::{self, NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
+use crate::similar::{ClustersResponse, SimilarRequest, SimilarResponse};
 
 /// Where answers come from.
 enum Route {
@@ -92,6 +93,16 @@ impl Answerer {
             return Ok(passage::read(&self.config.root, note)?);
         }
         self.ask(Op::Get(note.clone()))
+    }
+
+    /// The notes most like a draft or a note, with verdicts.
+    pub fn similar(&self, req: &SimilarRequest) -> Result<SimilarResponse, ServiceError> {
+        self.ask(Op::Similar(req.clone()))
+    }
+
+    /// Clusters of duplicates across the brain.
+    pub fn similar_all(&self, sync: bool) -> Result<ClustersResponse, ServiceError> {
+        self.ask(Op::SimilarAll { sync })
     }
 
     /// `brain status`, with the backend's own section when a backend answered.

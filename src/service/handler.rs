@@ -63,6 +63,17 @@ impl Handler {
                     .map_err(fault)
             }
             get @ Op::Get(_) => local::answer(&self.engine, get).map_err(fault),
+            Op::Similar(mut req) => {
+                // As for a search: a watched index is already fresh.
+                if self.live.is_fresh() {
+                    req.sync = false;
+                }
+                local::answer(&self.engine, Op::Similar(req)).map_err(fault)
+            }
+            Op::SimilarAll { sync } => {
+                let sync = sync && !self.live.is_fresh();
+                local::answer(&self.engine, Op::SimilarAll { sync }).map_err(fault)
+            }
         }
     }
 }

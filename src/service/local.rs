@@ -22,6 +22,8 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
                 cancel: None,
             })
             .map(Reply::Reindex),
+        Op::Similar(req) => engine.similar(&req).map(Reply::Similar),
+        Op::SimilarAll { sync } => engine.similar_all(sync).map(Reply::SimilarAll),
         Op::Hello => Err(no_backend()),
     }
 }

@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::index::SyncReport;
 use crate::passage::{NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
+use crate::similar::{ClustersResponse, SimilarRequest, SimilarResponse};
 
 /// The protocol version this build speaks. Bump it on any change an older peer would
 /// misread; adding an optional field is not such a change.
@@ -61,6 +62,14 @@ pub enum Op {
     },
     /// A note's text, or some of its lines; the fields are those of [`NoteRef`].
     Get(NoteRef),
+    /// The notes most like a draft or a note; the fields are those of [`SimilarRequest`].
+    Similar(SimilarRequest),
+    /// Clusters of notes that duplicate each other.
+    SimilarAll {
+        /// Sync with the folder first.
+        #[serde(default)]
+        sync: bool,
+    },
 }
 
 /// A response line.
@@ -100,6 +109,10 @@ pub enum Reply {
     Reindex(SyncReport),
     /// Answer to [`Op::Get`].
     Get(Passage),
+    /// Answer to [`Op::Similar`].
+    Similar(SimilarResponse),
+    /// Answer to [`Op::SimilarAll`].
+    SimilarAll(ClustersResponse),
 }
 
 impl Reply {
@@ -111,6 +124,8 @@ impl Reply {
             Reply::Status(_) => "status",
             Reply::Reindex(_) => "reindex",
             Reply::Get(_) => "get",
+            Reply::Similar(_) => "similar",
+            Reply::SimilarAll(_) => "similar_all",
         }
     }
 }
@@ -156,6 +171,8 @@ answers! {
     Status(Box<StatusReport>) => "status",
     Reindex(SyncReport) => "reindex",
     Get(Passage) => "get",
+    Similar(SimilarResponse) => "similar",
+    SimilarAll(ClustersResponse) => "similar_all",
 }
 
 /// The payload of `reply` as the type that answers `T::OP`, or a protocol error naming

@@ -11,7 +11,8 @@ use crate::harness::{repo, walk};
 
 /// Modules that must not use the layers above them.
 const CORE: &[&str] = &[
-    "config", "error", "note", "passage", "index", "search", "embed", "model", "engine", "eval",
+    "config", "error", "note", "passage", "index", "search", "similar", "embed", "model", "engine",
+    "eval",
 ];
 /// The layers above the core.
 const ABOVE: &[&str] = &["service", "desktop"];

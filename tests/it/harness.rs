@@ -178,6 +178,31 @@ impl Brain {
         Run(self.command().args(args).output().expect("run brain"))
     }
 
+    /// Runs `brain ARGS` with `stdin` as its standard input.
+    pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run brain");
+        let mut input = child.stdin.take().expect("stdin");
+        // A command that refuses early may close stdin first: that is not the test's failure.
+        let _ = input.write_all(stdin);
+        drop(input);
+        Run(child.wait_with_output().expect("wait for brain"))
+    }
+
+    /// Writes the config file the binary reads (`$XDG_CONFIG_HOME/brain/config.toml`).
+    pub fn write_config(&self, toml: &str) {
+        let dir = self.home.join(".config/brain");
+        std::fs::create_dir_all(&dir).expect("mkdir config");
+        std::fs::write(dir.join("config.toml"), toml).expect("write config");
+    }
+
     /// Runs `brain ARGS`, asserting success.
     pub fn ok(&self, args: &[&str]) -> Run {
         let r = self.run(args);
@@ -517,4 +542,15 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Every file under `dir` with its bytes: compare two to prove nothing was written.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    walk(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            (p, bytes)
+        })
+        .collect()
 }

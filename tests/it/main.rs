@@ -14,3 +14,4 @@ mod nomic;
 mod regression;
 mod release;
 mod retrieval;
+mod similar;

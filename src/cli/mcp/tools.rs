@@ -1,4 +1,4 @@
-//! The three MCP tools (`search`, `get`, `status`): their argument schemas, their
+//! The MCP tools (`search`, `get`, `similar`, `status`): their argument schemas, their
 //! descriptions (what the assistant reads to decide when to call them), and the calls into
 //! the [`Answerer`] (the warm backend when one runs, in-process otherwise; asked afresh on
 //! every call, so a backend started or stopped mid-session is picked up or left).
@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use brain::passage::NoteRef;
 use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP, MAX_TOP};
+use brain::similar::{SimilarRequest, Source};
 use brain::Answerer;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -93,6 +94,32 @@ pub struct GetArgs {
     #[serde(default)]
     pub json: bool,
 }
+
+/// Arguments of `similar`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimilarArgs {
+    /// The draft to check, as markdown (frontmatter allowed). Give this or `path`.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A note of the brain (relative to the brain folder, or absolute inside it): the notes
+    /// most like it, itself excluded.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// How many notes, 1 to 50.
+    #[serde(default = "default_similar_top")]
+    #[schemars(range(min = 1, max = 50))]
+    pub top: u32,
+    /// Answer with the JSON object `brain similar --json` prints instead of text.
+    #[serde(default)]
+    pub json: bool,
+}
+
+fn default_similar_top() -> u32 {
+    5
+}
+
+const SIMILAR: &str = "Before writing a new note into the user's brain, check the draft: pass its markdown as `text`. The first line is the verdict: `duplicate of PATH` (do not write it: edit that note instead), `related to N notes` (write it, and link the related ones), or `new: nothing like it`. Each candidate has its own verdict and a reason (how their passages align, the rare words they share). With `path`, lists the notes most like an existing note.";
 
 const SEARCH: &str = "Search the user's notes (their \"brain\": markdown notes of hard-won \
 lessons, ideas and research links) by keywords and meaning. Call it early, whenever the \
@@ -189,6 +216,57 @@ impl BrainTools {
     }
 
     #[tool(
+        description = SIMILAR,
+        annotations(title = "Did I already write this?", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn similar(&self, Parameters(args): Parameters<SimilarArgs>) -> CallToolResult {
+        if args.top == 0 || args.top as usize > brain::similar::MAX_TOP {
+            return failure(format!(
+                "top must be between 1 and {}, got {}",
+                brain::similar::MAX_TOP,
+                args.top
+            ));
+        }
+        let root = self.brain.config().root.clone();
+        let source = match (args.text, args.path) {
+            (Some(text), None) => Source::Text(text),
+            (None, Some(path)) => {
+                let rel = match std::path::Path::new(&path).strip_prefix(&root) {
+                    Ok(rel) => rel.to_string_lossy().into_owned(),
+                    Err(_) if std::path::Path::new(&path).is_absolute() => {
+                        return failure(format!(
+                            "{path} is outside the brain folder {}: pass its text as `text`",
+                            root.display()
+                        ))
+                    }
+                    Err(_) => path,
+                };
+                Source::Path(rel)
+            }
+            _ => return failure("pass exactly one of `text` (a draft) or `path` (a note)".into()),
+        };
+        let request = SimilarRequest {
+            source,
+            top: args.top as usize,
+            explain: false,
+            sync: true,
+        };
+        match self.blocking(move |b| b.similar(&request)).await {
+            Ok(response) if args.json => json(&response),
+            Ok(response) => {
+                let mut out = Vec::new();
+                let _ = crate::cli::print::similar(&mut out, &response);
+                let mut text = String::from_utf8_lossy(&out).into_owned();
+                if let Some(n) = &response.notice {
+                    text.push_str(&format!("\n(note: {n})"));
+                }
+                success(text)
+            }
+            Err(message) => failure(message),
+        }
+    }
+
+    #[tool(
         description = STATUS,
         annotations(title = "Brain status", read_only_hint = true, open_world_hint = false)
     )]
@@ -211,8 +289,8 @@ impl ServerHandler for BrainTools {
             )
             .with_instructions(format!(
                 "The user's notes live in {}. Search them (tool `search`) before answering from \
-                 general knowledge about anything they may have written down, and before writing \
-                 a new note; read a hit's passage with `get`.",
+                 general knowledge about anything they may have written down; read a hit's \
+                 passage with `get`; before writing a new note, check the draft with `similar`.",
                 self.brain.config().root.display()
             ))
     }

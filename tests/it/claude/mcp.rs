@@ -53,7 +53,7 @@ async fn a_client_session_lists_and_calls_the_tools() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["get", "search", "status"]);
+    assert_eq!(names, ["get", "search", "similar", "status"]);
     for tool in &tools {
         let a = tool
             .annotations
@@ -183,6 +183,34 @@ async fn a_client_session_lists_and_calls_the_tools() {
     assert_eq!(r.is_error, Some(false));
     assert!(text(&r).contains("notes:     34 ("), "{}", text(&r));
 
+    // similar: a draft's verdict first (keywords only here: no model), a note never its own
+    let r = client
+        .call_tool(call(
+            "similar",
+            json!({"text": "# Busy timeout\nSet busy_timeout or writers get database is locked"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert!(
+        text(&r).contains("(note: no embedding model"),
+        "{}",
+        text(&r)
+    );
+    let r = client
+        .call_tool(call(
+            "similar",
+            json!({"path": "lore/sqlite-busy-timeout.md", "json": true}),
+        ))
+        .await
+        .unwrap();
+    let j: Value = serde_json::from_str(&text(&r)).expect("similar json");
+    assert!(j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["path"] != "lore/sqlite-busy-timeout.md"));
+
     // bad arguments are tool errors the model can read, and the server lives on
     let bad = [
         ("search", json!({"query": "  "}), "empty query"),
@@ -221,6 +249,28 @@ async fn a_client_session_lists_and_calls_the_tools() {
             "past the end",
         ),
         ("get", json!({"path": ""}), "path is empty"),
+        ("similar", json!({}), "exactly one of"),
+        (
+            "similar",
+            json!({"text": "x", "path": "y"}),
+            "exactly one of",
+        ),
+        ("similar", json!({"text": "   "}), "empty"),
+        (
+            "similar",
+            json!({"path": "/etc/passwd"}),
+            "outside the brain folder",
+        ),
+        (
+            "similar",
+            json!({"path": "lore/nope.md"}),
+            "not a note of the index",
+        ),
+        (
+            "similar",
+            json!({"text": "x", "top": 0}),
+            "top must be between 1 and",
+        ),
     ];
     for (tool, args, expect) in bad {
         let r = client

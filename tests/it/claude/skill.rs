@@ -113,7 +113,7 @@ fn every_command_line_in_the_skill_parses_and_the_examples_run() {
         found.iter().filter(|f| f.in_block).count() >= 8,
         "too few examples: {found:?}"
     );
-    for sub in ["search", "get", "status"] {
+    for sub in ["search", "get", "similar", "status"] {
         assert!(
             found.iter().any(|f| f.argv[1] == sub),
             "no example of brain {sub}"

@@ -1,0 +1,114 @@
+//! `brain similar`: "did I already write this?" for a draft, a note, or the whole brain.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use brain::similar::{check_draft, SimilarRequest, Source};
+use brain::Config;
+
+use super::args::SimilarArgs;
+use super::{print, shim};
+
+/// Runs `brain similar`.
+pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
+    let answerer = shim::answerer(config.clone(), &args.daemon);
+    let mut out = io::stdout().lock();
+    if args.all {
+        if args.source.is_some() || args.text.is_some() {
+            bail!(brain::Error::InvalidInput(
+                "--all compares the whole brain: give no draft with it".into()
+            ));
+        }
+        let response = answerer.similar_all(!args.no_sync)?;
+        if let Some(notice) = &response.notice {
+            writeln!(io::stderr(), "{notice}")?;
+        }
+        match args.json {
+            true => writeln!(out, "{}", serde_json::to_string(&response)?)?,
+            false => print::clusters(&mut out, &response)?,
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let source = source(&config, &args)?;
+    let request = SimilarRequest {
+        source,
+        top: args.top,
+        explain: args.explain,
+        sync: !args.no_sync,
+    };
+    let response = answerer.similar(&request)?;
+    if let Some(notice) = &response.notice {
+        writeln!(io::stderr(), "{notice}")?;
+    }
+    match args.json {
+        true => writeln!(out, "{}", serde_json::to_string(&response)?)?,
+        false => print::similar(&mut out, &response)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to compare: `-` is stdin, a file inside the brain folder is that note, any other
+/// file is a draft; `--text` is a draft.
+fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
+    let max = config.max_file_bytes;
+    let invalid = |m: String| anyhow::Error::new(brain::Error::InvalidInput(m));
+    match (&args.source, &args.text) {
+        (Some(_), Some(_)) => Err(invalid(
+            "give either a draft (a file, or - for stdin) or --text, not both".into(),
+        )),
+        (None, None) => Err(invalid(
+            "say what to compare: a note or draft file, - for stdin, --text \"...\", or --all"
+                .into(),
+        )),
+        (None, Some(text)) => Ok(Source::Text(check_draft(text.as_bytes(), max)?.to_string())),
+        (Some(arg), None) if arg == "-" => {
+            let mut bytes = Vec::new();
+            io::stdin().take(max + 1).read_to_end(&mut bytes)?;
+            Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
+        }
+        (Some(arg), None) => {
+            let here = PathBuf::from(arg);
+            let file = if here.is_file() {
+                here
+            } else if config.root.join(arg).is_file() {
+                config.root.join(arg)
+            } else {
+                return Err(invalid(format!(
+                    "no such file: {arg} (looked here and in the brain folder {})",
+                    config.root.display()
+                )));
+            };
+            if let Some(rel) = inside(&config.root, &file) {
+                return Ok(Source::Path(rel));
+            }
+            let meta = std::fs::metadata(&file)?;
+            if meta.len() > max {
+                return Err(invalid(format!(
+                    "{arg} is {:.1} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
+                    meta.len() as f64 / 1e6,
+                    max as f64 / 1e6
+                )));
+            }
+            let bytes = std::fs::read(&file)?;
+            Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
+        }
+    }
+}
+
+/// `file`'s path relative to `root` with `/` separators, when it lies inside it (symlinks
+/// resolved on both sides).
+fn inside(root: &Path, file: &Path) -> Option<String> {
+    let root = root.canonicalize().ok()?;
+    let file = file.canonicalize().ok()?;
+    let rel = file.strip_prefix(&root).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}

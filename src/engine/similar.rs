@@ -1,0 +1,167 @@
+//! "Did I already write this?" as engine operations: a draft (or a note) against the brain,
+//! and the brain against itself. The stages live in [`crate::similar`].
+
+use std::sync::Arc;
+
+use super::Engine;
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::index::{vectors, Reader};
+use crate::similar::{
+    self, ClustersResponse, Draft, SimilarRequest, SimilarResponse, Source, Vectors, MAX_TOP,
+};
+
+/// Draft passages compared at most (a 10 MB draft would otherwise take minutes to embed).
+pub const MAX_DRAFT_PASSAGES: usize = 32;
+
+/// The line printed when similar works without a model.
+const KEYWORDS_ONLY: &str =
+    "no embedding model: verdicts from rare words and titles only (run 'brain model fetch')";
+
+impl Engine {
+    /// The notes most like a draft or a note, each with a verdict. Reads only: the draft's
+    /// passages are embedded in memory (or found among the stored vectors), never stored.
+    pub fn similar(&self, req: &SimilarRequest) -> Result<SimilarResponse> {
+        if req.top == 0 || req.top > MAX_TOP {
+            return Err(Error::InvalidInput(format!(
+                "--top must be between 1 and {MAX_TOP}, got {}",
+                req.top
+            )));
+        }
+        if req.sync {
+            self.sync()?;
+        }
+        let max = self.config.max_file_bytes;
+        let (draft, exclude) = match &req.source {
+            Source::Text(text) => (
+                Draft::parse(similar::DRAFT_NAME, text.as_bytes(), max)?,
+                None,
+            ),
+            Source::Path(path) => {
+                let id = self.index.read()?.note_id(path)?.ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare it as a draft with 'brain similar - < {path}'"
+                    ))
+                })?;
+                let file = self.config.root.join(path);
+                let bytes = std::fs::read(&file).map_err(|e| {
+                    Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
+                })?;
+                (Draft::parse(path, &bytes, max)?, Some(id))
+            }
+        };
+        let mut notices = Vec::new();
+        let semantic = self.semantic_ready(false, &mut notices)?;
+        let reader = self.index.read()?;
+        let (found, mode) = match &semantic {
+            Some((embedder, matrix)) => {
+                if draft.chunks.len() > MAX_DRAFT_PASSAGES {
+                    notices.push(format!(
+                        "the draft has {} passages; only the first {MAX_DRAFT_PASSAGES} were compared",
+                        draft.chunks.len()
+                    ));
+                }
+                let vecs = draft_vectors(&reader, embedder, &draft)?;
+                let vectors = Vectors {
+                    draft: &vecs,
+                    matrix,
+                };
+                let found = similar::run(
+                    &reader,
+                    &self.config.root,
+                    &draft,
+                    Some(vectors),
+                    exclude,
+                    req.top,
+                    req.explain,
+                )?;
+                (found, "semantic")
+            }
+            None => {
+                notices.retain(|n| n != super::NO_MODEL_NOTICE);
+                notices.push(KEYWORDS_ONLY.into());
+                let found = similar::run(
+                    &reader,
+                    &self.config.root,
+                    &draft,
+                    None,
+                    exclude,
+                    req.top,
+                    req.explain,
+                )?;
+                (found, "keywords")
+            }
+        };
+        Ok(SimilarResponse {
+            verdict: found.verdict,
+            summary: found.summary,
+            results: found.results,
+            mode: mode.into(),
+            notice: (!notices.is_empty()).then(|| notices.join("; ")),
+        })
+    }
+
+    /// Clusters of notes that duplicate each other, from the stored vectors (nothing is
+    /// embedded), or from titles without a model.
+    pub fn similar_all(&self, sync: bool) -> Result<ClustersResponse> {
+        if sync {
+            self.sync()?;
+        }
+        let mut notices = Vec::new();
+        let semantic = self.semantic_ready(false, &mut notices)?;
+        let reader = self.index.read()?;
+        let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
+        let clusters = similar::find_clusters(&reader, matrix)?;
+        let mode = match matrix {
+            Some(_) => "semantic",
+            None => {
+                notices.retain(|n| n != super::NO_MODEL_NOTICE);
+                notices.push(
+                    "no embedding model: only notes whose titles are the same words are grouped (run 'brain model fetch')"
+                        .into(),
+                );
+                "keywords"
+            }
+        };
+        Ok(ClustersResponse {
+            clusters,
+            mode: mode.into(),
+            notice: (!notices.is_empty()).then(|| notices.join("; ")),
+        })
+    }
+}
+
+/// The draft's passage vectors: stored ones where the brain has the same passage text,
+/// the rest embedded now (in memory only).
+fn draft_vectors(
+    reader: &Reader<'_>,
+    embedder: &Arc<dyn Embedder>,
+    draft: &Draft,
+) -> Result<Vec<Vec<f32>>> {
+    let chunks = &draft.chunks[..draft.chunks.len().min(MAX_DRAFT_PASSAGES)];
+    let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(chunks.len());
+    for c in chunks {
+        let stored = reader.vector(&c.hash)?.and_then(|blob| {
+            let mut v = Vec::with_capacity(embedder.dim());
+            (vectors::extend_from_blob(&mut v, &blob) && v.len() == embedder.dim()).then_some(v)
+        });
+        out.push(stored);
+    }
+    let missing: Vec<&str> = chunks
+        .iter()
+        .zip(&out)
+        .filter(|(_, v)| v.is_none())
+        .map(|(c, _)| c.text.as_str())
+        .collect();
+    let mut embedded = if missing.is_empty() {
+        Vec::new()
+    } else {
+        embedder.embed_documents(&missing)?
+    }
+    .into_iter();
+    Ok(out
+        .into_iter()
+        .map(|v| v.or_else(|| embedded.next()).unwrap_or_default())
+        .filter(|v| v.len() == embedder.dim())
+        .collect())
+}

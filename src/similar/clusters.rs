@@ -1,0 +1,187 @@
+//! `brain similar --all`: the groups of notes that duplicate each other, found from the
+//! stored vectors alone (no embedding), or without a model from titles that are the same
+//! words.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rayon::prelude::*;
+
+use super::evidence::{self, Alignment};
+use super::pipeline::pair_evidence;
+use super::terms;
+use super::{verdict, Cluster};
+use crate::error::Result;
+use crate::index::Reader;
+use crate::search::{dot, Matrix};
+
+/// Two passages at least this close make their notes a candidate pair.
+const PAIR_MIN: f32 = 0.8;
+/// A pair joins a cluster at this score, above the duplicate verdict's threshold: a list of
+/// the whole brain is read as "merge these", so it keeps to the pairs that are plainly the
+/// same note (in the example brain a lesson and the docs it cites align at 0.77 / 0.74 and
+/// share 30% of their rare words: 0.62, a duplicate verdict for a draft, not a cluster).
+pub const CLUSTER_AT: f64 = 0.7;
+/// Candidate partners kept per note, the closest first.
+const PARTNERS: usize = 5;
+
+/// Clusters of duplicates, largest first; by titles when `matrix` is `None`.
+pub(crate) fn find_clusters(reader: &Reader<'_>, matrix: Option<&Matrix>) -> Result<Vec<Cluster>> {
+    let mut clusters = match matrix {
+        Some(m) => by_meaning(reader, m)?,
+        None => by_title(reader)?,
+    };
+    clusters.sort_by(|a, b| {
+        b.0.paths
+            .len()
+            .cmp(&a.0.paths.len())
+            .then(b.1.total_cmp(&a.1))
+    });
+    Ok(clusters.into_iter().map(|(c, _)| c).collect())
+}
+
+fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (key, path) in reader.title_keys()? {
+        if !key.trim().is_empty() {
+            groups.entry(key).or_default().push(path);
+        }
+    }
+    Ok(groups
+        .into_values()
+        .filter(|p| p.len() > 1)
+        .map(|mut paths| {
+            paths.sort();
+            (
+                Cluster {
+                    paths,
+                    reason: "titles are the same words".into(),
+                },
+                1.0,
+            )
+        })
+        .collect())
+}
+
+fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
+    let notes = m.note_ids();
+    let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (i, &n) in notes.iter().enumerate() {
+        rows.entry(n).or_default().push(i);
+    }
+    // Every pair of passages once, in parallel: the only quadratic step, and a plain scan.
+    let close: Vec<(i64, i64, f32)> = (0..notes.len())
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let a = m.row(i);
+            (i + 1..notes.len())
+                .filter(move |&j| notes[j] != notes[i])
+                .filter_map(move |j| {
+                    let s = dot(a, m.row(j));
+                    (s >= PAIR_MIN).then(|| (notes[i].min(notes[j]), notes[i].max(notes[j]), s))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut best: HashMap<(i64, i64), f32> = HashMap::new();
+    for (a, b, s) in close {
+        let e = best.entry((a, b)).or_insert(s);
+        *e = e.max(s);
+    }
+    let mut partners: HashMap<i64, Vec<(f32, i64)>> = HashMap::new();
+    for (&(a, b), &s) in &best {
+        partners.entry(a).or_default().push((s, b));
+        partners.entry(b).or_default().push((s, a));
+    }
+    let mut pairs: HashSet<(i64, i64)> = HashSet::new();
+    for (&a, list) in partners.iter_mut() {
+        list.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        for &(_, b) in list.iter().take(PARTNERS) {
+            pairs.insert((a.min(b), a.max(b)));
+        }
+    }
+    let mut pairs: Vec<(i64, i64)> = pairs.into_iter().collect();
+    pairs.sort_unstable();
+
+    let total = reader.note_count()?;
+    let mut texts: HashMap<i64, (String, Vec<terms::RareTerm>)> = HashMap::new();
+    let mut df_cache = HashMap::new();
+    let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
+    for (a, b) in pairs {
+        for id in [a, b] {
+            if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(id) {
+                let (title, body) = reader.title_and_body(id)?;
+                let rare = terms::rare_terms_cached(
+                    reader,
+                    &format!("{title}\n{body}"),
+                    total,
+                    true,
+                    &mut df_cache,
+                )?;
+                slot.insert((title, rare));
+            }
+        }
+        let (ra, rb) = (&rows[&a], &rows[&b]);
+        let one_way = |from: i64, to: i64, al: &Alignment| -> Result<(f64, String)> {
+            let (title_from, rare) = &texts[&from];
+            let held = terms::presence(reader, rare, &[to])?;
+            let weights = vec![1.0; al.per_draft.len()];
+            let ev = pair_evidence(
+                rare,
+                held.get(&to).map(Vec::as_slice),
+                Some(al),
+                &weights,
+                title_from,
+                &texts[&to].0,
+            );
+            Ok((verdict::score(&ev).0, verdict::reason(&ev)))
+        };
+        let (ab, reason) = one_way(a, b, &evidence::align_rows(m, ra, rb))?;
+        let (ba, _) = one_way(b, a, &evidence::align_rows(m, rb, ra))?;
+        let score = (ab + ba) / 2.0;
+        if score >= CLUSTER_AT {
+            dup.push((a, b, score, reason));
+        }
+    }
+
+    // Union-find over the duplicate pairs.
+    let mut parent: HashMap<i64, i64> = HashMap::new();
+    fn find(parent: &mut HashMap<i64, i64>, x: i64) -> i64 {
+        let p = *parent.get(&x).unwrap_or(&x);
+        if p == x {
+            return x;
+        }
+        let r = find(parent, p);
+        parent.insert(x, r);
+        r
+    }
+    for &(a, b, _, _) in &dup {
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        if ra != rb {
+            parent.insert(ra.max(rb), ra.min(rb));
+        }
+    }
+    let mut groups: HashMap<i64, (Vec<i64>, f64, String)> = HashMap::new();
+    for (a, b, score, reason) in dup {
+        let r = find(&mut parent, a);
+        let g = groups
+            .entry(r)
+            .or_insert_with(|| (Vec::new(), f64::NEG_INFINITY, String::new()));
+        g.0.extend([a, b]);
+        if score > g.1 {
+            g.1 = score;
+            g.2 = reason;
+        }
+    }
+    let mut out = Vec::new();
+    for (_, (mut ids, score, reason)) in groups {
+        ids.sort_unstable();
+        ids.dedup();
+        let mut paths = Vec::with_capacity(ids.len());
+        for id in ids {
+            paths.push(reader.path_of(id)?);
+        }
+        paths.sort();
+        out.push((Cluster { paths, reason }, score));
+    }
+    Ok(out)
+}

@@ -1,0 +1,123 @@
+//! A draft: markdown that may never have been saved, checked and split into passages the
+//! way the indexer splits notes, so that its vectors are comparable with the stored ones.
+
+use crate::error::{Error, Result};
+use crate::index::{chunk_note, Chunk};
+use crate::note;
+
+/// A draft ready to compare.
+#[derive(Debug, Clone)]
+pub(crate) struct Draft {
+    /// Its title: frontmatter `title`, else the first `# ` heading, else its first line.
+    pub title: String,
+    /// Its passages, as the indexer would cut them.
+    pub chunks: Vec<Chunk>,
+    /// Its plain text (title included), for the rare words.
+    pub text: String,
+}
+
+impl Draft {
+    /// Checks and parses `bytes` (named `name`, for a note of the brain its path). A draft
+    /// over `max_bytes`, binary, not UTF-8, empty, or only frontmatter is refused with a
+    /// line saying so.
+    pub fn parse(name: &str, bytes: &[u8], max_bytes: u64) -> Result<Draft> {
+        check(bytes, max_bytes)?;
+        let (mut parsed, _) = note::parse(name, bytes);
+        let body = parsed.text.trim();
+        let titled =
+            parsed.fields.contains_key("title") || parsed.headings.iter().any(|h| h.level == 1);
+        if body.is_empty() && !titled {
+            let what = if parsed.fields.is_empty() {
+                "the draft is empty"
+            } else {
+                "the draft has only frontmatter"
+            };
+            return Err(Error::InvalidInput(format!(
+                "{what}: nothing to compare (give its text, or a title)"
+            )));
+        }
+        if !titled && name == DRAFT_NAME {
+            // A pasted draft has no file name to fall back on: its first line says best what
+            // it is about.
+            let first = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            parsed.title = first
+                .chars()
+                .take(120)
+                .collect::<String>()
+                .trim()
+                .to_string();
+        }
+        let chunks = chunk_note(&parsed);
+        let text = format!("{}\n{}", parsed.title, parsed.text);
+        Ok(Draft {
+            title: parsed.title,
+            chunks,
+            text,
+        })
+    }
+}
+
+/// Checks that `bytes` can be a draft (at most `max_bytes`, no NUL, UTF-8) and returns
+/// them as text: what a client does before sending a draft to the backend.
+pub fn check(bytes: &[u8], max_bytes: u64) -> Result<&str> {
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::InvalidInput(format!(
+            "the draft is {:.1} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
+            bytes.len() as f64 / 1e6,
+            max_bytes as f64 / 1e6
+        )));
+    }
+    if bytes.contains(&0) {
+        return Err(Error::InvalidInput(
+            "the draft holds NUL bytes, so it is not text: give a markdown draft".into(),
+        ));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        Error::InvalidInput(format!(
+            "the draft is not UTF-8 text (invalid byte at offset {}): save it as UTF-8",
+            e.valid_up_to()
+        ))
+    })
+}
+
+/// The name a draft without a file is parsed under.
+pub(crate) const DRAFT_NAME: &str = "draft.md";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 10_000_000;
+
+    fn err(bytes: &[u8]) -> String {
+        Draft::parse(DRAFT_NAME, bytes, MB).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_drafts_are_refused_with_their_cause() {
+        assert!(err(b"").contains("empty"));
+        assert!(err(b"  \n\n").contains("empty"));
+        assert!(err(b"---\ntags: [a]\n---\n").contains("only frontmatter"));
+        assert!(err(b"a\0b").contains("NUL"));
+        assert!(err(b"caf\xe9").contains("UTF-8"));
+        let big = vec![b'a'; 11];
+        let e = Draft::parse(DRAFT_NAME, &big, 10).unwrap_err().to_string();
+        assert!(e.contains("max_file_mb"), "{e}");
+    }
+
+    #[test]
+    fn a_title_alone_is_enough_and_a_pasted_draft_is_named_by_its_first_line() {
+        let d = Draft::parse(DRAFT_NAME, b"---\ntitle: Retries need jitter\n---\n", MB).unwrap();
+        assert_eq!(d.title, "Retries need jitter");
+        let d = Draft::parse(
+            DRAFT_NAME,
+            b"\nUse --force-with-lease\nafter a rebase\n",
+            MB,
+        )
+        .unwrap();
+        assert_eq!(d.title, "Use --force-with-lease");
+        assert!(!d.chunks.is_empty());
+        let d = Draft::parse(DRAFT_NAME, b"```sh\ngit push --force-with-lease\n```\n", MB).unwrap();
+        assert!(d.text.contains("force-with-lease"));
+    }
+}

@@ -1,0 +1,169 @@
+//! "Did I already write this?": the notes most like a draft (or a note of the brain), each
+//! with a verdict (`duplicate` / `related`) and a reason a person can check, and the
+//! clusters of near-duplicates across the whole brain.
+//!
+//! Cosine of the best passages alone cannot tell the same lesson again from the same tool's
+//! other lesson (a related note's best passage is often as close as a duplicate's), so a
+//! verdict weighs evidence from both sides of the pair ([`evidence`]): how much of the
+//! draft the note covers passage by passage and how much of the note the draft covers,
+//! the rare words they share, and how alike their titles are. The thresholds
+//! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts/`.
+
+mod clusters;
+mod draft;
+mod evidence;
+mod pipeline;
+mod terms;
+mod verdict;
+
+use serde::{Deserialize, Serialize};
+
+pub(crate) use clusters::find_clusters;
+pub use draft::check as check_draft;
+pub(crate) use draft::{Draft, DRAFT_NAME};
+pub use evidence::PairEvidence;
+pub(crate) use pipeline::{run, Vectors};
+pub use verdict::{Thresholds, KEYWORDS, SEMANTIC};
+
+/// The most results a similar request may ask for.
+pub const MAX_TOP: usize = 50;
+
+fn default_top() -> usize {
+    5
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What to compare: a draft's text, or a note of the brain (which is then never a result).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Markdown not saved in the brain (frontmatter allowed).
+    Text(String),
+    /// A note of the brain, relative to its root.
+    Path(String),
+}
+
+/// `brain similar`: the fields are a contract of the socket protocol and the MCP tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimilarRequest {
+    /// The draft or the note.
+    #[serde(flatten)]
+    pub source: Source,
+    /// How many candidates to return.
+    #[serde(default = "default_top")]
+    pub top: usize,
+    /// Include each result's evidence.
+    #[serde(default)]
+    pub explain: bool,
+    /// Sync the index with the folder first.
+    #[serde(default = "yes")]
+    pub sync: bool,
+}
+
+/// How a draft relates to a note, or to the whole brain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Nothing in the brain is like it.
+    New,
+    /// About the same thing, another lesson: link it, do not merge it.
+    Related,
+    /// The same lesson again: edit that note instead of writing this one.
+    Duplicate,
+}
+
+impl Verdict {
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::New => "new",
+            Verdict::Related => "related",
+            Verdict::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// One note like the draft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimilarHit {
+    /// Relative to the brain root.
+    pub path: String,
+    /// Absolute, to open it.
+    pub abs_path: String,
+    /// The note's title.
+    pub title: String,
+    /// The note's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// How alike they are, 0..1 (what the verdict thresholds apply to).
+    pub score: f64,
+    /// `duplicate` or `related` (`new` for a candidate below both thresholds).
+    pub verdict: Verdict,
+    /// One line a person can check: what the two share.
+    pub reason: String,
+    /// The line of the note's passage that aligns best with the draft.
+    pub line: u32,
+    /// The numbers behind the verdict, with `--explain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<PairEvidence>,
+}
+
+/// The answer to a [`SimilarRequest`]; `--json` prints this.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimilarResponse {
+    /// The draft's verdict: `duplicate` when its best match is one, else `related` when any
+    /// is, else `new`.
+    pub verdict: Verdict,
+    /// The verdict as a line: `duplicate of lore/x.md`, `related to 2 notes`, `new: nothing
+    /// like it`.
+    pub summary: String,
+    /// Best first.
+    pub results: Vec<SimilarHit>,
+    /// `semantic` (passages and words) or `keywords` (no model: words and titles only).
+    pub mode: String,
+    /// Something the person should know (no model, pending passages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// Two or more notes that duplicate each other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The notes, relative to the root, sorted.
+    pub paths: Vec<String>,
+    /// What the closest pair of the cluster shares.
+    pub reason: String,
+}
+
+/// `brain similar --all`; `--json` prints this.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClustersResponse {
+    /// Largest first.
+    pub clusters: Vec<Cluster>,
+    /// `semantic` or `keywords` (no model: notes whose titles are the same words).
+    pub mode: String,
+    /// Something the person should know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// The summary line for a verdict over `results`.
+pub(crate) fn summary(verdict: Verdict, results: &[SimilarHit]) -> String {
+    match verdict {
+        Verdict::Duplicate => format!(
+            "duplicate of {}",
+            results.first().map(|h| h.path.as_str()).unwrap_or("?")
+        ),
+        Verdict::Related => {
+            let n = results
+                .iter()
+                .filter(|h| h.verdict == Verdict::Related)
+                .count();
+            format!("related to {n} note{}", if n == 1 { "" } else { "s" })
+        }
+        Verdict::New => "new: nothing like it".into(),
+    }
+}

@@ -1,0 +1,153 @@
+//! One similar request over a read transaction: the draft's rare words, its passages
+//! aligned with every note's, the candidates from both, a verdict each.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::draft::Draft;
+use super::evidence::{self, Alignment, PairEvidence};
+use super::terms::{self, RareTerm};
+use super::{summary, verdict, SimilarHit, Verdict};
+use crate::error::Result;
+use crate::index::{Filters, FtsQuery, Reader};
+use crate::search::{Matrix, BM25_WEIGHTS};
+
+/// Candidates taken from the passage alignment.
+const BY_MEANING: usize = 30;
+/// Candidates taken from the rare words.
+const BY_WORDS: usize = 15;
+
+/// The draft's passage vectors and the brain's.
+pub(crate) struct Vectors<'a> {
+    /// One per draft passage, in order.
+    pub draft: &'a [Vec<f32>],
+    /// Every passage of the brain.
+    pub matrix: &'a Matrix,
+}
+
+/// What [`run`] found.
+pub(crate) struct Similar {
+    /// The draft's verdict.
+    pub verdict: Verdict,
+    /// Its line.
+    pub summary: String,
+    /// Best first.
+    pub results: Vec<SimilarHit>,
+}
+
+/// Compares `draft` with every note but `exclude` (the note itself, when the draft is one).
+pub(crate) fn run(
+    reader: &Reader<'_>,
+    root: &Path,
+    draft: &Draft,
+    vectors: Option<Vectors<'_>>,
+    exclude: Option<i64>,
+    top: usize,
+    explain: bool,
+) -> Result<Similar> {
+    let total = reader.note_count()?;
+    let rare = terms::rare_terms(reader, &draft.text, total, exclude.is_some())?;
+    let weights: Vec<f64> = draft.chunks.iter().map(|c| c.text.len() as f64).collect();
+    let aligned: HashMap<i64, Alignment> = match &vectors {
+        Some(v) => evidence::align(v.matrix, v.draft, exclude),
+        None => HashMap::new(),
+    };
+    let weights = &weights[..vectors.as_ref().map_or(0, |v| v.draft.len())];
+
+    let mut ids: Vec<i64> = Vec::new();
+    let mut seen: HashSet<i64> = HashSet::new();
+    let mut by_meaning: Vec<(i64, f64)> = aligned
+        .iter()
+        .map(|(&id, a)| (id, a.draft_covered(weights)))
+        .collect();
+    by_meaning.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (id, _) in by_meaning.into_iter().take(BY_MEANING) {
+        if seen.insert(id) {
+            ids.push(id);
+        }
+    }
+    if let Some(expr) = terms::any_of(&rare) {
+        let q = FtsQuery {
+            expr: &expr,
+            weights: BM25_WEIGHTS,
+            named: None,
+            with_body: false,
+            limit: BY_WORDS + 1,
+        };
+        for row in reader.fts_match(&q, &Filters::default())? {
+            if Some(row.note_id) != exclude && seen.insert(row.note_id) {
+                ids.push(row.note_id);
+            }
+        }
+    }
+    let held = terms::presence(reader, &rare, &ids)?;
+
+    let mut scored = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(row) = reader.note(id)? else {
+            continue;
+        };
+        let al = aligned.get(&id);
+        let ev = pair_evidence(
+            &rare,
+            held.get(&id).map(Vec::as_slice),
+            al,
+            weights,
+            &draft.title,
+            &row.title,
+        );
+        let score = verdict::score(&ev);
+        let line = match al.map(|a| a.best_chunk) {
+            Some(chunk) => reader.chunk(chunk)?.map_or(row.body_line, |c| c.line),
+            None => row.body_line,
+        };
+        scored.push((score, row, ev, line));
+    }
+    scored.sort_by(|a, b| b.0 .0.total_cmp(&a.0 .0).then(a.1.path.cmp(&b.1.path)));
+    scored.truncate(top);
+    let results: Vec<SimilarHit> = scored
+        .into_iter()
+        .map(|(score, row, ev, line)| SimilarHit {
+            abs_path: root.join(&row.path).to_string_lossy().into_owned(),
+            path: row.path,
+            title: row.title,
+            kind: row.kind,
+            score: (score.0 * 1e4).round() / 1e4,
+            verdict: verdict::judge(score),
+            reason: verdict::reason(&ev),
+            line,
+            evidence: explain.then_some(ev),
+        })
+        .collect();
+    let verdict = match results.first().map(|h| h.verdict) {
+        Some(Verdict::Duplicate) => Verdict::Duplicate,
+        _ if results.iter().any(|h| h.verdict != Verdict::New) => Verdict::Related,
+        _ => Verdict::New,
+    };
+    Ok(Similar {
+        verdict,
+        summary: summary(verdict, &results),
+        results,
+    })
+}
+
+/// The evidence for one pair.
+pub(crate) fn pair_evidence(
+    rare: &[RareTerm],
+    held: Option<&[usize]>,
+    aligned: Option<&Alignment>,
+    weights: &[f64],
+    draft_title: &str,
+    note_title: &str,
+) -> PairEvidence {
+    let (rare_shared, shared) = evidence::rare_share(rare, held.unwrap_or_default());
+    let round = |x: f64| (x * 1e4).round() / 1e4;
+    PairEvidence {
+        best: aligned.map(|a| round(f64::from(a.best))),
+        draft_covered: aligned.map(|a| round(a.draft_covered(weights))),
+        note_covered: aligned.map(|a| round(a.note_covered())),
+        rare_shared: round(rare_shared),
+        shared,
+        title: round(evidence::title_likeness(draft_title, note_title)),
+    }
+}

@@ -1,0 +1,138 @@
+//! The draft's rare words: the commands, identifiers and names that make two notes about
+//! the same thing, where common words make them about anything.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::Result;
+use crate::index::Reader;
+use crate::search::{is_stopword, term_expr, BM25_WEIGHTS};
+
+/// Distinct words looked up, at most (a pasted essay's tail adds nothing).
+const MAX_WORDS: usize = 400;
+/// Rare words kept: the highest IDF among words some note holds.
+pub(crate) const MAX_RARE: usize = 16;
+/// A word in more than this share of notes is not rare, whatever else is left.
+const MAX_DF_SHARE: f64 = 0.05;
+/// ... but in a small brain (under 200 notes) a word in up to 10 notes still counts.
+const MIN_DF_CAP: f64 = 10.0;
+
+/// One rare word of the draft.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RareTerm {
+    /// As it appears in the draft, lowercased.
+    pub word: String,
+    /// Its full-text expression.
+    pub expr: String,
+    /// BM25's inverse document frequency.
+    pub idf: f64,
+}
+
+/// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
+/// lowercased, without stopwords and words under 3 characters, in first-seen order.
+fn words(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.chars().count() < 3 || w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let w = w.to_lowercase();
+        if is_stopword(&w) || !seen.insert(w.clone()) {
+            continue;
+        }
+        out.push(w);
+        if out.len() == MAX_WORDS {
+            break;
+        }
+    }
+    out
+}
+
+/// The draft's rarest words that at least one other note holds, rarest first. `indexed`:
+/// the text is a note of the index, whose own count is then left out of each word's.
+pub(crate) fn rare_terms(
+    reader: &Reader<'_>,
+    text: &str,
+    total: u64,
+    indexed: bool,
+) -> Result<Vec<RareTerm>> {
+    rare_terms_cached(reader, text, total, indexed, &mut HashMap::new())
+}
+
+/// [`rare_terms`], remembering each word's document frequency in `dfs` (`--all` looks up
+/// the same words for many notes).
+pub(crate) fn rare_terms_cached(
+    reader: &Reader<'_>,
+    text: &str,
+    total: u64,
+    indexed: bool,
+    dfs: &mut HashMap<String, u64>,
+) -> Result<Vec<RareTerm>> {
+    let n = total.max(1) as f64;
+    let mut out = Vec::new();
+    for word in words(text) {
+        let Some(expr) = term_expr(&word) else {
+            continue;
+        };
+        let df = match dfs.get(&word) {
+            Some(&df) => df,
+            None => {
+                let df = reader.fts_count(&expr)?;
+                dfs.insert(word.clone(), df);
+                df
+            }
+        };
+        let df = if indexed { df.saturating_sub(1) } else { df };
+        if df == 0 || df as f64 > (n * MAX_DF_SHARE).max(MIN_DF_CAP) {
+            continue;
+        }
+        let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+        out.push(RareTerm { word, expr, idf });
+    }
+    out.sort_by(|a, b| b.idf.total_cmp(&a.idf).then(a.word.cmp(&b.word)));
+    out.truncate(MAX_RARE);
+    Ok(out)
+}
+
+/// For each of `ids`, the indexes (into `terms`) of the rare words it holds.
+pub(crate) fn presence(
+    reader: &Reader<'_>,
+    terms: &[RareTerm],
+    ids: &[i64],
+) -> Result<HashMap<i64, Vec<usize>>> {
+    let mut out: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (k, t) in terms.iter().enumerate() {
+        for (id, _) in reader.fts_scores(&t.expr, BM25_WEIGHTS, ids)? {
+            out.entry(id).or_default().push(k);
+        }
+    }
+    Ok(out)
+}
+
+/// The rare words as one OR query: the notes that hold most of them, by BM25.
+pub(crate) fn any_of(terms: &[RareTerm]) -> Option<String> {
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|t| t.expr.as_str())
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_tokens_without_stopwords_numbers_or_repeats() {
+        assert_eq!(
+            words("Use git push --force-with-lease; the 2024 push is OK with_lease"),
+            vec!["use", "git", "push", "force", "with", "lease"]
+                .into_iter()
+                .filter(|w| !is_stopword(w))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        );
+    }
+}

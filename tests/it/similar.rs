@@ -1,0 +1,181 @@
+//! `brain similar`: verdicts on real notes with the real test model, the JSON contract,
+//! bad input, the keywords-only fallback, `--all`, and the backend answering it.
+
+use crate::harness::Brain;
+
+const DUPLICATE: &str = "# Add randomness to retry delays\n\n\
+When thousands of clients fail at once and all back off exponentially, they still retry in \
+lockstep: every wave is a synchronized spike on a service that is trying to recover. Doubling \
+the wait only stretches the gaps. Choose each sleep at random between zero and the exponential \
+cap (full jitter) so the clients spread out. Also cap the attempts, keep a retry budget of \
+about 10% of requests, retry at only one layer, and honour Retry-After.\n";
+
+const NEW: &str = "# Sourdough starter feeding\n\n\
+Feed the starter twice a day with equal weights of rye flour and water. It is ready to bake \
+with when it doubles within six hours and a spoonful floats in water. Keep it in the fridge \
+between bakes and feed it the evening before.\n";
+
+fn verdict(j: &serde_json::Value) -> &str {
+    j["verdict"].as_str().unwrap_or("?")
+}
+
+#[test]
+fn a_rewritten_lesson_is_a_duplicate_and_an_unrelated_one_is_new() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let draft = b.path("../draft.md");
+    std::fs::write(&draft, DUPLICATE).unwrap();
+    let j = b.ok(&["similar", draft.to_str().unwrap(), "--json"]).json();
+    assert_eq!(verdict(&j), "duplicate", "{j}");
+    let top = &j["results"][0];
+    assert_eq!(top["path"], "lore/retry-jitter-thundering-herd.md", "{j}");
+    for key in [
+        "path", "abs_path", "title", "type", "score", "verdict", "reason", "line",
+    ] {
+        assert!(!top[key].is_null(), "{key} missing: {top}");
+    }
+    assert!(top["abs_path"]
+        .as_str()
+        .unwrap()
+        .ends_with("lore/retry-jitter-thundering-herd.md"));
+    assert!(
+        top["reason"].as_str().unwrap().contains("passages align"),
+        "{top}"
+    );
+    assert_eq!(j["mode"], "semantic");
+
+    let j = b
+        .run_stdin(&["similar", "-", "--json"], NEW.as_bytes())
+        .json();
+    assert_eq!(verdict(&j), "new", "{j}");
+    assert!(j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["verdict"] == "new"));
+
+    // Human output: the verdict line first, then hits like search's.
+    let text = b.ok(&["similar", "--text", DUPLICATE]).stdout();
+    assert!(
+        text.starts_with("duplicate of lore/retry-jitter-thundering-herd.md\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[1] duplicate [lore] lore/retry-jitter-thundering-herd.md:"),
+        "{text}"
+    );
+    assert!(b
+        .ok(&["similar", "--text", DUPLICATE, "--explain"])
+        .stdout()
+        .contains("evidence: best="));
+}
+
+#[test]
+fn a_note_of_the_brain_is_never_its_own_result() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let note = "lore/retry-jitter-thundering-herd.md";
+    for arg in [
+        note.to_string(),
+        b.root.join(note).to_string_lossy().into_owned(),
+    ] {
+        let j = b.ok(&["similar", &arg, "--json", "--top", "10"]).json();
+        let paths = crate::harness::paths(&j);
+        assert!(!paths.iter().any(|p| p == note), "{paths:?}");
+        assert_eq!(j["results"].as_array().unwrap().len(), 10);
+    }
+}
+
+#[test]
+fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let before = crate::harness::snapshot(&b.root);
+    let cases: Vec<(Vec<&str>, &[u8], &str)> = vec![
+        (vec!["similar", "-"], b"", "empty"),
+        (
+            vec!["similar", "-"],
+            b"---\ntags: [x]\n---\n",
+            "only frontmatter",
+        ),
+        (vec!["similar", "-"], b"bin\0ary", "NUL"),
+        (vec!["similar", "-"], b"caf\xe9", "UTF-8"),
+        (vec!["similar", "nowhere/missing.md"], b"", "no such file"),
+        (vec!["similar"], b"", "say what to compare"),
+        (vec!["similar", "x.md", "--text", "y"], b"", "not both"),
+        (vec!["similar", "--all", "--text", "y"], b"", "no draft"),
+        (vec!["similar", "--text", "y", "--top", "0"], b"", "--top"),
+    ];
+    for (args, stdin, says) in cases {
+        let run = b.run_stdin(&args, stdin);
+        assert_eq!(run.code(), 2, "{args:?}: {}", run.stderr());
+        let err = run.stderr();
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // Over the size limit (max_file_mb = 1 here).
+    let big = b.path("../big.md");
+    std::fs::write(&big, "word ".repeat(250_000)).unwrap();
+    b.write_config("max_file_mb = 1\n");
+    let run = b.run(&["similar", big.to_str().unwrap()]);
+    assert_eq!(run.code(), 2);
+    assert!(run.stderr().contains("max_file_mb"), "{}", run.stderr());
+    // A draft of only a code fence is text like any other.
+    b.ok(&[
+        "similar",
+        "--text",
+        "```sh\ngit push --force-with-lease\n```\n",
+    ]);
+    assert_eq!(before, crate::harness::snapshot(&b.root));
+}
+
+#[test]
+fn without_a_model_verdicts_come_from_words_and_say_so() {
+    let b = Brain::example();
+    b.ok(&["index"]);
+    let run = b.ok(&["similar", "lore/retry-jitter-thundering-herd.md", "--json"]);
+    assert!(
+        run.stderr().contains("no embedding model"),
+        "{}",
+        run.stderr()
+    );
+    let j = run.json();
+    assert_eq!(j["mode"], "keywords");
+    assert!(!j["results"].as_array().unwrap().is_empty(), "{j}");
+}
+
+#[test]
+fn all_finds_a_copied_note_and_nothing_else_in_the_examples() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let j = b.ok(&["similar", "--all", "--json"]).json();
+    assert_eq!(j["clusters"].as_array().unwrap().len(), 0, "{j}");
+    let original = std::fs::read_to_string(b.root.join("lore/sqlite-busy-timeout.md")).unwrap();
+    b.write(
+        "idea/busy-timeout-again.md",
+        original.replace("title:", "title: Again,"),
+    );
+    b.ok(&["index"]);
+    let j = b.ok(&["similar", "--all", "--json"]).json();
+    let clusters = j["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{j}");
+    assert_eq!(
+        clusters[0]["paths"],
+        serde_json::json!(["idea/busy-timeout-again.md", "lore/sqlite-busy-timeout.md"])
+    );
+    assert!(!clusters[0]["reason"].as_str().unwrap().is_empty());
+    assert!(b.ok(&["similar", "--all"]).stdout().contains("[1] 2 notes"));
+}
+
+#[test]
+fn the_backend_answers_similar_like_the_cli() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let _server = b.serve_synced(&[]);
+    let warm = b.ok(&["similar", "--text", DUPLICATE, "--json"]).json();
+    let cold = b
+        .ok(&["similar", "--text", DUPLICATE, "--json", "--no-daemon"])
+        .json();
+    assert_eq!(warm["results"], cold["results"]);
+    assert_eq!(verdict(&warm), "duplicate");
+}
