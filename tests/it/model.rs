@@ -248,3 +248,43 @@ fn embeds_with_the_network_unreachable() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("dims:   384"));
 }
+
+/// Issue #15: where the model runs on a GPU (Metal on a Mac, CUDA in a CUDA build), its
+/// vectors match the CPU's within a tolerance. Skipped, saying why, where it runs on the CPU
+/// (this Linux machine, and hosted macOS runners that expose no GPU).
+#[test]
+fn gpu_vectors_match_the_cpus_where_a_gpu_exists() {
+    let b = Brain::new().model();
+    let texts = [
+        "How do I undo the last commit?",
+        "Retries need jitter, or they become a thundering herd: pick the sleep uniformly.",
+        "x",
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        let gpu = b.ok(&["model", "embed", "--json", text]).json();
+        if gpu["device"] == "cpu" {
+            assert_eq!(i, 0, "the device changed between calls");
+            eprintln!("skipped: the model runs on the CPU here (no GPU): nothing to compare");
+            return;
+        }
+        let out = b
+            .command()
+            .env("BRAIN_DEVICE", "cpu")
+            .args(["model", "embed", "--json", text])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        let cpu: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(cpu["device"], "cpu");
+        let v = |j: &serde_json::Value| -> Vec<f32> {
+            j["vector"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        };
+        let diff = max_diff(&v(&gpu), &v(&cpu));
+        assert!(diff < 2e-3, "{}: {text:?} differs by {diff}", gpu["device"]);
+    }
+}
