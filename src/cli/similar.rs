@@ -14,7 +14,6 @@ use super::{print, shim};
 /// Runs `brain similar`.
 pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
     let answerer = shim::answerer(config.clone(), &args.daemon);
-    let mut out = io::stdout().lock();
     if args.all {
         if args.source.is_some() || args.text.is_some() {
             bail!(brain::Error::InvalidInput(
@@ -22,15 +21,12 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
             ));
         }
         let response = answerer.similar_all(!args.no_sync)?;
-        if let Some(notice) = &response.notice {
-            writeln!(io::stderr(), "{notice}")?;
-        }
-        match args.json {
-            true => writeln!(out, "{}", serde_json::to_string(&response)?)?,
-            false => print::clusters(&mut out, &response)?,
-        }
-        out.flush()?;
-        return Ok(ExitCode::SUCCESS);
+        return emit(
+            &response,
+            response.notice.as_deref(),
+            args.json,
+            print::clusters,
+        );
     }
     let source = source(&config, &args)?;
     let request = SimilarRequest {
@@ -40,12 +36,28 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
         sync: !args.no_sync,
     };
     let response = answerer.similar(&request)?;
-    if let Some(notice) = &response.notice {
+    emit(
+        &response,
+        response.notice.as_deref(),
+        args.json,
+        print::similar,
+    )
+}
+
+/// The notice on stderr, then the answer as JSON or through `human`.
+fn emit<T: serde::Serialize>(
+    response: &T,
+    notice: Option<&str>,
+    json: bool,
+    human: fn(&mut io::StdoutLock<'static>, &T) -> io::Result<()>,
+) -> Result<ExitCode> {
+    if let Some(notice) = notice {
         writeln!(io::stderr(), "{notice}")?;
     }
-    match args.json {
-        true => writeln!(out, "{}", serde_json::to_string(&response)?)?,
-        false => print::similar(&mut out, &response)?,
+    let mut out = io::stdout().lock();
+    match json {
+        true => writeln!(out, "{}", serde_json::to_string(response)?)?,
+        false => human(&mut out, response)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -53,45 +53,42 @@ impl Engine {
         let mut notices = Vec::new();
         let semantic = self.semantic_ready(false, &mut notices)?;
         let reader = self.index.read()?;
-        let (found, mode) = match &semantic {
-            Some((embedder, matrix)) => {
+        let draft_vecs = match &semantic {
+            Some((embedder, _)) => {
                 if draft.chunks.len() > MAX_DRAFT_PASSAGES {
                     notices.push(format!(
                         "the draft has {} passages; only the first {MAX_DRAFT_PASSAGES} were compared",
                         draft.chunks.len()
                     ));
                 }
-                let vecs = draft_vectors(&reader, embedder, &draft)?;
-                let vectors = Vectors {
-                    draft: &vecs,
-                    matrix,
-                };
-                let found = similar::run(
-                    &reader,
-                    &self.config.root,
-                    &draft,
-                    Some(vectors),
-                    exclude,
-                    req.top,
-                    req.explain,
-                )?;
-                (found, "semantic")
+                Some(draft_vectors(&reader, embedder, &draft)?)
             }
             None => {
-                notices.retain(|n| n != super::NO_MODEL_NOTICE);
-                notices.push(KEYWORDS_ONLY.into());
-                let found = similar::run(
-                    &reader,
-                    &self.config.root,
-                    &draft,
-                    None,
-                    exclude,
-                    req.top,
-                    req.explain,
-                )?;
-                (found, "keywords")
+                without_model(&mut notices, KEYWORDS_ONLY);
+                None
             }
         };
+        let vectors = match (&semantic, &draft_vecs) {
+            (Some((_, matrix)), Some(vecs)) => Some(Vectors {
+                draft: vecs,
+                matrix,
+            }),
+            _ => None,
+        };
+        let mode = if vectors.is_some() {
+            "semantic"
+        } else {
+            "keywords"
+        };
+        let found = similar::run(
+            &reader,
+            &self.config.root,
+            &draft,
+            vectors,
+            exclude,
+            req.top,
+            req.explain,
+        )?;
         Ok(SimilarResponse {
             verdict: found.verdict,
             summary: found.summary,
@@ -115,10 +112,9 @@ impl Engine {
         let mode = match matrix {
             Some(_) => "semantic",
             None => {
-                notices.retain(|n| n != super::NO_MODEL_NOTICE);
-                notices.push(
-                    "no embedding model: only notes whose titles are the same words are grouped (run 'brain model fetch')"
-                        .into(),
+                without_model(
+                    &mut notices,
+                    "no embedding model: only notes whose titles are the same words are grouped (run 'brain model fetch')",
                 );
                 "keywords"
             }
@@ -129,6 +125,12 @@ impl Engine {
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
         })
     }
+}
+
+/// Replaces search's "semantic search off" line with what `similar` does instead.
+fn without_model(notices: &mut Vec<String>, instead: &str) {
+    notices.retain(|n| n != super::NO_MODEL_NOTICE);
+    notices.push(instead.into());
 }
 
 /// The draft's passage vectors: stored ones where the brain has the same passage text,
