@@ -15,6 +15,7 @@ const COMMANDS: &[&str] = &[
     "create_brain",
     "choose_folder",
     "download_model",
+    "history",
 ];
 
 fn main() {

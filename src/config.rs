@@ -30,6 +30,8 @@ pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "research-link"];
 
 /// Default largest note that is read, in bytes; bigger files are skipped with a warning.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// How long the usage logs keep a row, in days, unless `log_keep_days` says otherwise.
+pub const DEFAULT_LOG_KEEP_DAYS: u32 = 365;
 
 /// The commented example written by `brain install` and shown in the README.
 pub const EXAMPLE_CONFIG: &str = include_str!("config.example.toml");
@@ -72,6 +74,7 @@ struct FileConfig {
     model: Option<String>,
     exclude: Option<Vec<String>>,
     max_file_mb: Option<u64>,
+    log_keep_days: Option<u32>,
     app: Option<AppSettings>,
 }
 
@@ -88,6 +91,8 @@ pub struct Config {
     pub exclude: Vec<String>,
     /// Notes larger than this are skipped with a warning.
     pub max_file_bytes: u64,
+    /// Rows of the search and read logs older than this many days are dropped.
+    pub log_keep_days: u32,
     /// The app's settings.
     pub app: AppSettings,
     /// The config file that was read, if any.
@@ -131,6 +136,13 @@ impl Config {
             .max_file_mb
             .map(|mb| mb * 1024 * 1024)
             .unwrap_or(DEFAULT_MAX_FILE_BYTES);
+        let log_keep_days = file.log_keep_days.unwrap_or(DEFAULT_LOG_KEEP_DAYS);
+        if log_keep_days == 0 {
+            return Err(Error::Config(
+                "log_keep_days must be at least 1 (use `brain stats --reset` to empty the logs)"
+                    .into(),
+            ));
+        }
         Ok(Config {
             root: absolute(&expand_tilde(&root))?,
             data_dir: absolute(&expand_tilde(&data_dir))?,
@@ -139,6 +151,7 @@ impl Config {
                 .exclude
                 .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
             max_file_bytes,
+            log_keep_days,
             app: file.app.unwrap_or_default(),
             config_file,
         })
@@ -153,6 +166,7 @@ impl Config {
             model: DEFAULT_MODEL.to_string(),
             exclude: DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            log_keep_days: DEFAULT_LOG_KEEP_DAYS,
             app: AppSettings::default(),
             config_file: None,
         }

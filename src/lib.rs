@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod date;
 pub mod desktop;
 pub mod embed;
 mod engine;
@@ -37,6 +38,7 @@ pub mod passage;
 pub mod search;
 pub mod service;
 pub mod similar;
+pub mod usage;
 
 pub use config::Config;
 pub use engine::{EmbedReport, Engine, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};

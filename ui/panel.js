@@ -35,6 +35,9 @@ const state = {
   previewSeq: 0,
   previews: new Map(),
   notice: "",
+  history: null, // earlier queries, most recent first; loaded on the first Alt+Up
+  historyAt: -1, // -1: the box holds what was typed, not a history entry
+  draft: "",
 };
 
 // Timings the end-to-end test reads back: keystroke -> results painted, hotkey -> panel painted.
@@ -203,7 +206,7 @@ function drawFooter() {
 
 function drawKeys() {
   const mod = IS_MAC ? "⌘" : "Ctrl+";
-  const parts = [["↵", "open"], [`${mod}↵`, "reveal"], [`${mod}C`, "path"], [IS_MAC ? "⇧⌘C" : "Ctrl+⇧C", "link"], ["⇥", "mode"]];
+  const parts = [["↵", "open"], [`${mod}↵`, "reveal"], [`${mod}C`, "path"], [IS_MAC ? "⇧⌘C" : "Ctrl+⇧C", "link"], ["⇥", "mode"], [IS_MAC ? "⌥↑" : "Alt+↑", "history"]];
   ui.keys.replaceChildren(...parts.flatMap(([k, what], i) => [i ? " · " : "", el("kbd", "", k), ` ${what}`]));
 }
 
@@ -266,10 +269,39 @@ function cycleMode(step) {
   schedule();
 }
 
+/** Alt+Up / Alt+Down: walk earlier queries (the recall log), as Omnisearch does. */
+async function walkHistory(step) {
+  if (state.history === null) {
+    try {
+      state.history = await invoke("history");
+    } catch (err) {
+      state.history = [];
+      toast(String(err));
+    }
+  }
+  const h = state.history;
+  if (state.historyAt === -1) state.draft = ui.query.value;
+  let at = state.historyAt + step;
+  // Skip the entry the box already shows, so the first Alt+Up always changes something.
+  if (at >= 0 && at < h.length && h[at] === ui.query.value.trim()) at += step;
+  if (at < -1 || at >= h.length) return;
+  state.historyAt = at;
+  ui.query.value = at === -1 ? state.draft : h[at];
+  ui.query.setSelectionRange(ui.query.value.length, ui.query.value.length);
+  state.lastInputAt = performance.now();
+  state.lastSent = -Infinity;
+  schedule();
+}
+
 function onKey(e) {
   if (e.isComposing) return;
   const mod = IS_MAC ? e.metaKey : e.ctrlKey;
   const hit = current();
+  if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown") && !ui.query.disabled) {
+    e.preventDefault();
+    walkHistory(e.key === "ArrowUp" ? 1 : -1);
+    return;
+  }
   switch (e.key) {
     case "ArrowDown":
     case "ArrowUp":
@@ -301,6 +333,7 @@ function onKey(e) {
 // ---- wiring ---------------------------------------------------------------------------
 
 ui.query.addEventListener("input", (e) => {
+  state.historyAt = -1;
   state.lastInputAt = keystrokeTime(e);
   schedule();
 });
@@ -324,6 +357,8 @@ $("choose-folder").addEventListener("click", () => act("choose_folder", {}, (s) 
 
 listen("status", (e) => applyStatus(e.payload));
 listen("panel-shown", (e) => {
+  state.history = null; // searches made since the panel last showed join the history
+  state.historyAt = -1;
   ui.query.focus();
   ui.query.select();
   const asked = e.payload.requested_at_ms;

@@ -71,7 +71,9 @@ export function resultRow(hit, index) {
   badge.style.setProperty("--hue", String(hueOf(hit.type)));
   head.append(badge, el("span", "title", hit.title || hit.path));
   const meta = el("div", "row-meta");
-  meta.append(el("span", "path", hit.path), el("span", "ranks", ranks(hit)));
+  meta.append(el("span", "path", hit.path));
+  if (hit.date) meta.append(el("span", "date", hit.date));
+  meta.append(el("span", "ranks", ranks(hit)));
   const snippet = el("div", "snippet");
   snippet.append(markedText(hit.snippet));
   row.append(head, meta, snippet);

@@ -36,6 +36,7 @@ pub fn open_note(app: &AppHandle, rel: &str) -> anyhow::Result<()> {
         &path,
         vec![launch::open_note(&open_with, &path, Platform::current())],
     )?;
+    state.record_read(rel);
     panel::hide(app);
     Ok(())
 }

@@ -37,6 +37,12 @@ pub fn preview(state: State<'_, AppState>, path: String, line: u32) -> CmdResult
     Ok(state.preview(path, line)?)
 }
 
+/// Earlier queries, most recent first, each once (Alt+Up / Alt+Down in the box).
+#[tauri::command(async)]
+pub fn history(state: State<'_, AppState>) -> CmdResult<Vec<String>> {
+    Ok(state.history()?)
+}
+
 /// Opens a note (paths outside the brain are refused).
 #[tauri::command(async)]
 pub fn open(app: AppHandle, path: String) -> CmdResult<()> {

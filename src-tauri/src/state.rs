@@ -17,6 +17,8 @@ use crate::host::Host;
 
 /// Results the panel asks for: more than fit, so scrolling finds the rest.
 const PANEL_TOP: usize = 20;
+/// How many earlier queries Alt+Up walks back through.
+const HISTORY_MAX: usize = 100;
 /// Lines of context the preview shows above the matched line.
 const PREVIEW_BEFORE: u32 = 4;
 /// Lines the preview shows in all.
@@ -157,6 +159,23 @@ impl AppState {
             count: Some(PREVIEW_LINES),
         };
         self.open_host()?.get(&note)
+    }
+
+    /// Earlier queries from the recall log, most recent first, each once.
+    pub fn history(&self) -> anyhow::Result<Vec<String>> {
+        match brain::usage::Usage::open_existing(&self.config())? {
+            Some(usage) => Ok(usage.recent_queries(HISTORY_MAX)?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Logs that the person opened `rel` from the panel (best effort: the note is open).
+    pub fn record_read(&self, rel: &str) {
+        let logged = brain::usage::Usage::open_existing(&self.config())
+            .and_then(|u| u.map_or(Ok(()), |u| u.record_read(rel, brain::usage::Via::App)));
+        if let Err(e) = logged {
+            tracing::debug!("read of {rel} not logged: {e}");
+        }
     }
 
     /// The real path of a note named by the panel, refusing anything outside the brain.

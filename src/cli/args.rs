@@ -38,6 +38,10 @@ pub enum Command {
     Get(GetArgs),
     /// Did I already write this? The notes most like a draft or a note, with a verdict each.
     Similar(SimilarArgs),
+    /// What the brain is used for: searches, reads, dead queries, notes surfaced but not read.
+    Stats(StatsArgs),
+    /// Claude Code hook: log a Read of a note under the brain (payload on stdin; silent).
+    LogRead,
     /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
     Eval(EvalArgs),
     /// Install, check and try the local embedding models.
@@ -109,6 +113,30 @@ pub struct GetArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `brain stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The window: the last N days.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub days: u32,
+
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Empty the search and read logs (asks first).
+    #[arg(long, conflicts_with_all = ["prune", "days"])]
+    pub reset: bool,
+
+    /// With --reset: do not ask.
+    #[arg(long, requires = "reset")]
+    pub yes: bool,
+
+    /// Drop log rows older than DAYS days.
+    #[arg(long, value_name = "DAYS", conflicts_with = "days")]
+    pub prune: Option<u32>,
 }
 
 /// `brain eval`.
@@ -252,6 +280,15 @@ pub struct SearchArgs {
     /// Only notes with this tag.
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
+
+    /// Only notes dated on or after: 30d, 2w or YYYY-MM-DD (the note's `updated`, else
+    /// `created`, else a date in its file name, else its file's modification day).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// Only notes dated before: 30d, 2w or YYYY-MM-DD.
+    #[arg(long, value_name = "WHEN")]
+    pub before: Option<String>,
 
     /// How many results.
     #[arg(long, default_value_t = brain::search::DEFAULT_TOP, value_name = "N")]

@@ -13,6 +13,7 @@ use super::args::GetArgs;
 pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
     let note = NoteRef::parse(&args.spec)?;
     let passage = passage::read(&config.root, &note)?;
+    super::stats::record_read(&config, &passage.path, brain::usage::Via::Cli);
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&passage)?)?;

@@ -12,6 +12,7 @@ mod search;
 mod serve;
 mod shim;
 mod similar;
+pub(crate) mod stats;
 mod status;
 
 use std::io::{self, Write};
@@ -51,6 +52,11 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    if let Command::LogRead = cli.command {
+        // A hook: whatever happens, print nothing and exit 0.
+        stats::log_read(cli.dir.clone());
+        return Ok(ExitCode::SUCCESS);
+    }
     let config = Config::load(brain::config::Overrides {
         root: cli.dir.clone(),
         ..Default::default()
@@ -60,6 +66,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(config, args),
         Command::Status(args) => status::run(config, args),
         Command::Similar(args) => similar::run(config, args),
+        Command::Stats(args) => stats::run(config, args),
+        Command::LogRead => Ok(ExitCode::SUCCESS),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
         Command::Model(cmd) => model::run(config, cmd),

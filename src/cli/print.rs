@@ -285,6 +285,11 @@ pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
         "searches:  {} ({} in the last 7 days, {} with no results)",
         s.recalls.searches, s.recalls.last_7_days, s.recalls.empty
     )?;
+    writeln!(
+        out,
+        "reads:     {} ({} in the last 7 days; brain stats for more)",
+        s.recalls.reads, s.recalls.reads_last_7_days
+    )?;
     backend(out, report.backend.as_ref())
 }
 

@@ -12,14 +12,19 @@ use super::{print, shim};
 
 /// Runs `brain search`.
 pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
+    let mut filters = Filters {
+        kind: args.kind,
+        tag: args.tag,
+        since: args.since,
+        before: args.before,
+    };
+    // Refused here, before any backend is asked: "30d" means 30 days before today here.
+    filters.resolve()?;
     let request = SearchRequest {
         query: args::restore_query(&args.query),
         mode: args.mode,
         top: args.top,
-        filters: Filters {
-            kind: args.kind,
-            tag: args.tag,
-        },
+        filters,
         sync: !args.no_sync,
         explain: args.explain,
     };

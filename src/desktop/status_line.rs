@@ -56,6 +56,14 @@ pub fn status_line(status: &Status, activity: &Activity, now: i64) -> String {
             None => "not indexed yet".into(),
         }),
     }
+    let week = &status.recalls;
+    if week.last_7_days > 0 || week.reads_last_7_days > 0 {
+        parts.push(format!(
+            "{} · {} this week",
+            plural(week.last_7_days, "search", "searches"),
+            plural(week.reads_last_7_days, "read", "reads")
+        ));
+    }
     let embedding = matches!(activity, Activity::Embedding { .. });
     if status.model_installed && status.pending_chunks > 0 && !embedding {
         parts.push(format!(

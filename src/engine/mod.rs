@@ -94,6 +94,9 @@ impl Engine {
         req: &SearchRequest,
         fusion: Fusion,
     ) -> Result<SearchResponse> {
+        let mut req = req.clone();
+        req.filters.resolve()?;
+        let req = &req;
         let text = search::validate(req)?;
         if req.sync {
             self.sync()?;
@@ -170,8 +173,11 @@ impl Engine {
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
-        recall::record(&conn, text, mode.as_str(), &filters, &paths, took)
-            .map_err(|e| self.index.err(e))
+        let id = recall::record(&conn, text, mode.as_str(), &filters, &paths, took)
+            .map_err(|e| self.index.err(e))?;
+        drop(conn);
+        crate::usage::now_and_then_cap(&self.index, id, self.config.log_keep_days)?;
+        Ok(id)
     }
 
     /// Reads a note, or the lines around a hit, from the brain folder (never outside it).
@@ -252,7 +258,7 @@ mod tests {
         let mut r = req("wal", Mode::Bm25);
         r.filters = Filters {
             kind: Some("lroe".into()),
-            tag: None,
+            ..Filters::default()
         };
         let found = engine.search(&r).unwrap();
         assert!(found.results.is_empty());

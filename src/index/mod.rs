@@ -8,6 +8,7 @@ mod read;
 pub(crate) mod recall;
 pub(crate) mod schema;
 pub(crate) mod sync;
+pub(crate) mod usage;
 pub(crate) mod vectors;
 pub(crate) mod walk;
 
@@ -206,6 +207,12 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
     .execute([key, value])?;
     Ok(())
 }
+
+/// A note's date as SQL over the `notes n` alias, `YYYY-MM-DD` in local time: the date its
+/// text gives it, else its file's modification day (the sync day when the mtime was too
+/// fresh to trust).
+pub(crate) const NOTE_DATE: &str = "COALESCE(n.date, date(CASE WHEN n.mtime_ns > 0 \
+     THEN n.mtime_ns / 1000000000 ELSE n.indexed_at END, 'unixepoch', 'localtime'))";
 
 /// Current time in unix seconds.
 pub fn now_secs() -> i64 {

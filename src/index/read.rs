@@ -26,6 +26,8 @@ pub(crate) struct NoteRow {
     pub tags: Vec<String>,
     /// 1-based line where the body starts.
     pub body_line: u32,
+    /// `YYYY-MM-DD`: see [`super::NOTE_DATE`].
+    pub date: String,
 }
 
 /// A passage as stored: the text embedded (title and heading first), its heading and line.
@@ -100,7 +102,10 @@ impl<'a> Reader<'a> {
     /// The note with id `id`, if it is (still) indexed.
     pub fn note(&self, id: i64) -> Result<Option<NoteRow>> {
         self.conn
-            .prepare_cached("SELECT path, type, title, tags, body_line FROM notes WHERE id = ?1")
+            .prepare_cached(&format!(
+                "SELECT path, type, title, tags, body_line, {} FROM notes n WHERE id = ?1",
+                super::NOTE_DATE
+            ))
             .and_then(|mut s| {
                 s.query_row([id], |r| {
                     let tags: String = r.get(3)?;
@@ -110,6 +115,7 @@ impl<'a> Reader<'a> {
                         title: r.get(2)?,
                         tags: serde_json::from_str(&tags).unwrap_or_default(),
                         body_line: r.get(4)?,
+                        date: r.get(5)?,
                     })
                 })
                 .optional()

@@ -13,6 +13,12 @@ pub struct RecallTotals {
     pub last_7_days: u64,
     /// Searches that returned nothing.
     pub empty: u64,
+    /// Notes opened (`brain get`, MCP `get`, Claude Code's Read), ever logged.
+    #[serde(default)]
+    pub reads: u64,
+    /// Notes opened in the last 7 days.
+    #[serde(default)]
+    pub reads_last_7_days: u64,
 }
 
 /// Appends one search to the log and returns its `recall_id`.
@@ -43,13 +49,17 @@ pub fn totals(conn: &Connection) -> rusqlite::Result<RecallTotals> {
         .map(|d| d.as_millis() as i64 - 7 * 24 * 3600 * 1000)
         .unwrap_or(0);
     conn.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(ts >= ?1), 0), COALESCE(SUM(results = '[]'), 0) FROM recalls",
+        "SELECT COUNT(*), COALESCE(SUM(ts >= ?1), 0), COALESCE(SUM(results = '[]'), 0),
+                (SELECT COUNT(*) FROM reads), (SELECT COUNT(*) FROM reads WHERE ts >= ?1)
+         FROM recalls",
         [week_ago],
         |r| {
             Ok(RecallTotals {
                 searches: r.get::<_, i64>(0)? as u64,
                 last_7_days: r.get::<_, i64>(1)? as u64,
                 empty: r.get::<_, i64>(2)? as u64,
+                reads: r.get::<_, i64>(3)? as u64,
+                reads_last_7_days: r.get::<_, i64>(4)? as u64,
             })
         },
     )

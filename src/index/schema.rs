@@ -70,6 +70,25 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX recalls_ts ON recalls(ts);
     "#,
+    // 2: each note's date, and the read log.
+    r#"
+    -- The date the note's text gives it (frontmatter updated/created, or its file name),
+    -- YYYY-MM-DD; NULL: the file's modification day stands in (see index::NOTE_DATE).
+    ALTER TABLE notes ADD COLUMN date TEXT;
+    -- Every note is re-read once, by the next sync, to fill it in. Vectors are keyed by
+    -- passage text, so nothing is embedded again.
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1;
+    CREATE INDEX notes_date ON notes(date);
+
+    -- A note opened: by `brain get`, the MCP `get` tool, or Claude Code's Read (the hook).
+    CREATE TABLE reads (
+        id    INTEGER PRIMARY KEY,
+        ts    INTEGER NOT NULL,                  -- unix milliseconds
+        path  TEXT NOT NULL,                     -- relative to the brain root
+        via   TEXT NOT NULL                      -- cli | mcp | hook | app
+    );
+    CREATE INDEX reads_ts ON reads(ts);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -157,7 +176,27 @@ mod tests {
     }
 
     /// Tables whose rows exist nowhere else.
-    const USER_DATA: &[&str] = &["recalls"];
+    const USER_DATA: &[&str] = &["recalls", "reads"];
+
+    #[test]
+    fn an_older_log_survives_the_upgrade() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.execute_batch(
+            "INSERT INTO meta VALUES ('schema_version', '1');
+             INSERT INTO recalls(ts, query, mode, filters, results, took_us)
+               VALUES (1, 'wal', 'bm25', '{}', '[\"lore/wal.md\"]', 5);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn).unwrap(), SCHEMA_VERSION);
+        let kept: String = conn
+            .query_row("SELECT results FROM recalls WHERE query = 'wal'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, r#"["lore/wal.md"]"#);
+    }
 
     #[test]
     fn migrations_never_drop_user_data() {

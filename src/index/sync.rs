@@ -395,8 +395,8 @@ fn insert_note(
     let tags = serde_json::to_string(&note.tags).unwrap_or_else(|_| "[]".into());
     let fields = serde_json::Value::Object(note.fields.clone()).to_string();
     tx.prepare_cached(
-        "INSERT INTO notes(path, type, title, title_key, stem_key, tags, fields, mtime_ns, size, sha256, body_line, indexed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO notes(path, type, title, title_key, stem_key, tags, fields, mtime_ns, size, sha256, body_line, indexed_at, date)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         note.path,
@@ -410,7 +410,8 @@ fn insert_note(
         stat.size as i64,
         &sha[..],
         note.body_line,
-        now_secs()
+        now_secs(),
+        crate::date::note_date(&note.fields, &note.path).map(|d| d.to_string())
     ])?;
     let id = tx.last_insert_rowid();
     tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?

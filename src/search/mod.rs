@@ -152,6 +152,10 @@ pub struct Hit {
     pub title: String,
     /// The note's tags.
     pub tags: Vec<String>,
+    /// The note's date, `YYYY-MM-DD`: frontmatter `updated`, else `created`, else a date
+    /// in its file name, else the file's modification day.
+    #[serde(default)]
+    pub date: String,
     /// A passage with matched words in «marks», on one line.
     pub snippet: String,
     /// The score of the mode that ranked it (BM25, cosine similarity, or fused).

@@ -80,6 +80,7 @@ pub(crate) fn hit(
         kind: row.kind,
         title: row.title,
         tags: row.tags,
+        date: row.date,
         snippet: snippet::one_line(&snip),
         score: r.score,
         bm25_rank: r.bm25_rank,

@@ -130,7 +130,7 @@ screenshot() { wd GET /screenshot | jq -r .value | base64 -d >"$1"; }
 panel_mapped() { xdotool search --onlyvisible --name '^Brain$' >/dev/null 2>&1; }
 panel_hidden() { ! panel_mapped; }
 
-DOWN=$'\uE015' UP=$'\uE013' ENTER=$'\uE007' TAB=$'\uE004' ESC=$'\uE00C' CTRL=$'\uE009' SHIFT=$'\uE008' NUL=$'\uE000'
+DOWN=$'\uE015' UP=$'\uE013' ENTER=$'\uE007' TAB=$'\uE004' ESC=$'\uE00C' CTRL=$'\uE009' SHIFT=$'\uE008' ALT=$'\uE00A' NUL=$'\uE000'
 
 passed=0
 failed=0
@@ -200,6 +200,8 @@ sleep 0.5
 check "Enter asks to open the selected note (its real path)" captured "open	$root_real/$second"
 sleep 0.5
 check "opening hides the panel" panel_hidden
+check "opening a note logs a read" \
+  test "$("$cli" stats --json | jq -r '.top_read[0].path // empty')" = "$second"
 
 # The global hotkey brings it back (xdotool presses it on the Xvfb display).
 for round in 1 2 3 4 5; do
@@ -235,6 +237,15 @@ keys "zqxjkv"
 check "no results has its own message" wait_for 'document.getElementById("message-title").textContent.startsWith("No notes match")'
 clear_box
 check "an empty box invites a search" wait_for '/^Search \d+ notes$/.test(document.getElementById("message-title").textContent)'
+
+# Alt+Up walks back through earlier queries (the recall log), Alt+Down comes forward.
+keys "${ALT}${UP}${NUL}"
+check "Alt+Up brings back the last query" wait_for 'document.getElementById("query").value === "zqxjkv"'
+keys "${ALT}${UP}${NUL}"
+check "Alt+Up again: an older query, searched" \
+  wait_for '!["", "zqxjkv"].includes(document.getElementById("query").value) && (document.querySelectorAll("#results .row").length > 0 || !document.getElementById("message").hidden)'
+keys "${ALT}${DOWN}${NUL}${ALT}${DOWN}${NUL}"
+check "Alt+Down back to the empty box" wait_for 'document.getElementById("query").value === ""'
 
 # A note full of markup is text, never HTML.
 keys "rendering user notes treat text as text"

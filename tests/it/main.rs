@@ -15,3 +15,4 @@ mod regression;
 mod release;
 mod retrieval;
 mod similar;
+mod usage;

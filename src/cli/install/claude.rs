@@ -121,6 +121,48 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// Claude Code's user settings, where hooks are configured (`~/.claude/settings.json`).
+pub fn hook_settings_path() -> Option<PathBuf> {
+    claude_dir().map(|d| d.join("settings.json"))
+}
+
+/// The `hooks` entry that makes Claude Code log every Read through `brain log-read`, for
+/// the person to merge into their settings: brain does not edit Claude Code's files.
+pub fn hook_snippet(program: &str) -> String {
+    let snippet = serde_json::json!({
+        "hooks": {
+            "PostToolUse": [{
+                "matcher": "Read",
+                "hooks": [{"type": "command", "command": format!("{program} log-read")}]
+            }]
+        }
+    });
+    serde_json::to_string_pretty(&snippet).unwrap_or_default()
+}
+
+/// Whether Claude Code's settings run `log-read` after its Read tool.
+pub fn hook_installed() -> bool {
+    let Some(json) = hook_settings_path()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return false;
+    };
+    let entries = json["hooks"]["PostToolUse"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    entries
+        .filter(|e| {
+            let matcher = e["matcher"].as_str().unwrap_or("");
+            // An empty or `*` matcher runs after every tool, Read included.
+            matcher.is_empty() || matcher == "*" || matcher.split('|').any(|m| m.trim() == "Read")
+        })
+        .flat_map(|e| e["hooks"].as_array().into_iter().flatten())
+        .filter_map(|h| h["command"].as_str())
+        .any(|c| c.trim_end().ends_with("log-read"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,6 +120,7 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
             )?;
         }
         report_mcp(&setup, &mut out)?;
+        report_hook(&setup, &mut out)?;
         if !setup.dry_run {
             setup.record.save()?;
         }
@@ -307,6 +308,42 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// Says so and returns true when Claude Code's settings run the read-log hook.
+fn hook_ok(out: &mut impl Write) -> io::Result<bool> {
+    let installed = claude::hook_installed();
+    if installed {
+        line(
+            out,
+            "hook",
+            "ok",
+            "Claude Code logs its reads of notes (brain stats)",
+        )?;
+    }
+    Ok(installed)
+}
+
+/// The read-log hook: brain does not edit Claude Code's settings, so it prints the entry.
+fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
+    if hook_ok(out)? {
+        return Ok(());
+    }
+    let settings = claude::hook_settings_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "~/.claude/settings.json".into());
+    line(
+        out,
+        "hook",
+        "to do",
+        format!("so brain stats sees what Claude reads, merge into {settings}:"),
+    )?;
+    writeln!(out)?;
+    for l in claude::hook_snippet(&s.program).lines() {
+        writeln!(out, "    {l}")?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
 /// `brain install --check`: what is there, what drifted; exit 1 when anything is missing
 /// or drifted. The MCP registration and the model are reported, not required.
 fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()> {
@@ -419,6 +456,14 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "off",
             format!("optional: {}", claude::mcp_add_line(&s.program)),
         )?,
+    }
+    if !hook_ok(out)? {
+        line(
+            out,
+            "hook",
+            "off",
+            "optional: 'brain install' prints the Read hook for Claude Code's settings",
+        )?;
     }
     if brain::embed::is_installed(&s.config) {
         line(out, "model", "ok", &s.config.model)?;

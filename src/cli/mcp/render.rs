@@ -79,6 +79,7 @@ mod tests {
             kind: "lore".into(),
             title: "A".into(),
             tags: vec![],
+            date: "2026-10-01".into(),
             snippet: "the «word»".into(),
             score: 0.0325,
             bm25_rank: bm25,

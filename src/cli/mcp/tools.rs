@@ -69,6 +69,13 @@ pub struct SearchArgs {
     /// Only notes with this tag.
     #[serde(default)]
     pub tag: Option<String>,
+    /// Only notes dated on or after: `30d`, `2w` or `YYYY-MM-DD` (the note's `updated`,
+    /// else `created`, else a date in its file name, else its modification day).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only notes dated before: `30d`, `2w` or `YYYY-MM-DD`.
+    #[serde(default)]
+    pub before: Option<String>,
     /// Answer with the JSON object `brain search --json` prints instead of text.
     #[serde(default)]
     pub json: bool,
@@ -187,6 +194,8 @@ impl BrainTools {
             filters: Filters {
                 kind: args.kind,
                 tag: args.tag,
+                since: args.since,
+                before: args.before,
             },
             sync: true,
             explain: false,
@@ -208,7 +217,12 @@ impl BrainTools {
             Ok(note) => note,
             Err(message) => return failure(message),
         };
-        match self.blocking(move |b| b.get(&note)).await {
+        let read = move |b: &Answerer| {
+            let passage = b.get(&note)?;
+            crate::cli::stats::record_read(b.config(), &passage.path, brain::usage::Via::Mcp);
+            Ok(passage)
+        };
+        match self.blocking(read).await {
             Ok(passage) if args.json => json(&passage),
             Ok(passage) => success(render::passage(&passage)),
             Err(message) => failure(message),

@@ -178,6 +178,9 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (j["start_line"].as_u64(), j["end_line"].as_u64()),
         (Some(16), Some(17))
     );
+    // a read through the MCP tool is logged as one
+    let usage = b.json(&["stats"]);
+    assert_eq!(usage["reads_by_via"]["mcp"], 2, "both gets so far: {usage}");
 
     let r = client.call_tool(call("status", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false));

@@ -1,0 +1,211 @@
+//! `brain stats` (what the logs say), `brain stats --reset` / `--prune`, and the two
+//! writers of the read log that live in the CLI: `brain get` and the `brain log-read` hook.
+
+use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use brain::usage::{NoteUsage, QueryCount, Stats, Usage, Via, MAX_DAYS};
+use brain::Config;
+
+use super::args::StatsArgs;
+
+/// The most of a hook payload read from stdin; a Read payload is a few hundred bytes plus
+/// the file's text, and only its head matters.
+const MAX_PAYLOAD: u64 = 8 * 1024 * 1024;
+
+/// Runs `brain stats`.
+pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
+    let usage = Usage::open(&config)?;
+    let mut out = io::stdout().lock();
+    if args.reset {
+        let all = usage.stats(MAX_DAYS)?.window.totals;
+        if !args.yes {
+            confirm(&format!(
+                "Empty the usage logs of {}: {} searches and {} reads? [y/N] ",
+                config.root.display(),
+                all.searches,
+                all.reads
+            ))?;
+        }
+        let dropped = usage.reset()?;
+        return report(&mut out, args.json, "emptied the logs", dropped);
+    }
+    if let Some(days) = args.prune {
+        let dropped = usage.prune(days)?;
+        return report(
+            &mut out,
+            args.json,
+            &format!("dropped rows older than {days} days"),
+            dropped,
+        );
+    }
+    let stats = usage.stats(args.days)?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&stats)?)?;
+    } else {
+        print(&mut out, &stats)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(
+    out: &mut impl Write,
+    json: bool,
+    what: &str,
+    dropped: brain::usage::Dropped,
+) -> Result<ExitCode> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string(&dropped)?)?;
+    } else {
+        writeln!(
+            out,
+            "{what}: {} searches and {} reads removed",
+            dropped.searches, dropped.reads
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks `question` on the terminal; anything but yes is a refusal (exit 2). Without a
+/// terminal there is nobody to ask, so scripts must say `--yes`.
+fn confirm(question: &str) -> Result<()> {
+    if !io::stdin().is_terminal() {
+        return Err(brain::Error::InvalidInput(
+            "brain stats --reset asks before emptying the logs: pass --yes to skip the question"
+                .into(),
+        )
+        .into());
+    }
+    eprint!("{question}");
+    io::stderr().flush()?;
+    let mut answer = String::new();
+    io::stdin().lock().read_line(&mut answer)?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(brain::Error::InvalidInput("not reset: nothing was removed".into()).into()),
+    }
+}
+
+/// The human report: totals, then one short table per question the logs answer.
+fn print(out: &mut impl Write, s: &Stats) -> io::Result<()> {
+    let t = &s.window.totals;
+    writeln!(out, "the last {} days (since {})", s.days, s.since)?;
+    writeln!(
+        out,
+        "  {} searches, {} dead (nothing found); {} reads; {} notes surfaced, {} read",
+        t.searches, t.dead_searches, t.reads, t.notes_surfaced, t.notes_read
+    )?;
+    let w = &s.window;
+    queries(out, "top queries", &w.top_queries, true)?;
+    queries(
+        out,
+        "dead queries (holes in the brain)",
+        &w.dead_queries,
+        false,
+    )?;
+    notes(out, "most surfaced", &w.top_surfaced)?;
+    notes(out, "most read", &w.top_read)?;
+    notes(
+        out,
+        &format!(
+            "surfaced {}+ times, read under {:.0}% of them (stale, misnamed or ranked too high?)",
+            brain::usage::SURFACED_OFTEN,
+            brain::usage::READ_SHARE * 100.0
+        ),
+        &w.surfaced_not_read,
+    )?;
+    notes(
+        out,
+        "read but never surfaced (search misses them?)",
+        &w.read_not_surfaced,
+    )?;
+    let counts = |m: &std::collections::BTreeMap<String, u64>| {
+        if m.is_empty() {
+            return "(none)".to_string();
+        }
+        m.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(out)?;
+    writeln!(out, "searches per mode: {}", counts(&w.by_mode))?;
+    writeln!(out, "searches per type filter: {}", counts(&w.by_type))?;
+    writeln!(out, "reads per reader: {}", counts(&w.reads_by_via))
+}
+
+fn queries(
+    out: &mut impl Write,
+    title: &str,
+    list: &[QueryCount],
+    results: bool,
+) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{title}")?;
+    if list.is_empty() {
+        return writeln!(out, "  (none)");
+    }
+    for q in list {
+        if results {
+            writeln!(
+                out,
+                "  {:>4}x  {}  ({} results last time)",
+                q.count, q.query, q.results
+            )?;
+        } else {
+            writeln!(out, "  {:>4}x  {}", q.count, q.query)?;
+        }
+    }
+    Ok(())
+}
+
+fn notes(out: &mut impl Write, title: &str, list: &[NoteUsage]) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{title}")?;
+    if list.is_empty() {
+        return writeln!(out, "  (none)");
+    }
+    writeln!(out, "  surfaced  read  note")?;
+    for n in list {
+        writeln!(out, "  {:>8}  {:>4}  {}", n.surfaced, n.read, n.path)?;
+    }
+    Ok(())
+}
+
+/// Logs that `rel_path` was read by `via`. Best effort: a `get` that worked is not turned
+/// into a failure by its log (a read-only data dir, a long sync holding the lock).
+pub fn record_read(config: &Config, rel_path: &str, via: Via) {
+    let logged = Usage::open_existing(config).and_then(|u| match u {
+        Some(u) => u.record_read(rel_path, via),
+        None => Ok(()),
+    });
+    if let Err(e) = logged {
+        tracing::debug!("read of {rel_path} not logged: {e}");
+    }
+}
+
+/// `brain log-read`: Claude Code's PostToolUse hook. Reads the payload on stdin and logs a
+/// Read of a note inside the brain; anything else (another tool, another folder, bad JSON,
+/// no index yet) is ignored. Never prints, never fails: it runs on every tool call.
+pub fn log_read(dir: Option<PathBuf>) {
+    let mut payload = Vec::new();
+    if io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD)
+        .read_to_end(&mut payload)
+        .is_err()
+    {
+        return;
+    }
+    let Ok(config) = Config::load(brain::config::Overrides {
+        root: dir,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    if let Some(rel) = brain::usage::hook_read_path(&payload, &config.root) {
+        record_read(&config, &rel, Via::Hook);
+    }
+}

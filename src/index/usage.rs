@@ -1,0 +1,211 @@
+//! The usage logs' SQL: the read log (a note opened by `brain get`, the MCP `get` tool or
+//! Claude Code's Read hook), the window queries `brain stats` reports, and pruning. The
+//! recall log itself is written by [`super::recall`].
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+
+/// How many of a search's results count as surfaced: the first page a person or Claude
+/// sees, so a `--top 1000` export does not surface the whole brain.
+pub const SURFACED_TOP: i64 = 10;
+
+/// Notes surfaced at least this often and read under [`READ_SHARE`] of those times are
+/// reported as surfaced but not read.
+pub const SURFACED_OFTEN: u64 = 3;
+/// See [`SURFACED_OFTEN`].
+pub const READ_SHARE: f64 = 0.3;
+
+/// How many rows each list of `brain stats` shows.
+const LIST: i64 = 10;
+
+/// Appends one read of `path` (relative to the root) by `via`.
+pub fn record_read(conn: &Connection, ts_ms: i64, path: &str, via: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO reads(ts, path, via) VALUES (?1, ?2, ?3)")?
+        .execute(params![ts_ms, path, via])?;
+    Ok(())
+}
+
+/// Rows dropped by a prune or a reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// Searches.
+    pub searches: u64,
+    /// Reads.
+    pub reads: u64,
+}
+
+/// Drops log rows older than `cutoff_ms` (all of them with `i64::MAX`).
+pub fn prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<Dropped> {
+    let searches = conn.execute("DELETE FROM recalls WHERE ts < ?1", [cutoff_ms])? as u64;
+    let reads = conn.execute("DELETE FROM reads WHERE ts < ?1", [cutoff_ms])? as u64;
+    Ok(Dropped { searches, reads })
+}
+
+/// Totals over one window of the logs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Searches logged.
+    pub searches: u64,
+    /// Notes opened.
+    pub reads: u64,
+    /// Distinct notes in the first [`SURFACED_TOP`] results of some search.
+    pub notes_surfaced: u64,
+    /// Distinct notes opened.
+    pub notes_read: u64,
+    /// Searches that found nothing.
+    pub dead_searches: u64,
+}
+
+/// A query and how often it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryCount {
+    /// The query, lowercased and trimmed (the most recent spelling is not kept apart).
+    pub query: String,
+    /// Times asked.
+    pub count: u64,
+    /// Results the last time it was asked.
+    pub results: u64,
+}
+
+/// A note and how often it was surfaced and read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteUsage {
+    /// Relative to the brain root.
+    pub path: String,
+    /// Times in the first [`SURFACED_TOP`] results.
+    pub surfaced: u64,
+    /// Times opened.
+    pub read: u64,
+}
+
+/// What the logs say about one window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// Totals.
+    pub totals: Totals,
+    /// Most asked queries.
+    pub top_queries: Vec<QueryCount>,
+    /// Queries that found nothing, most asked first: holes in the brain.
+    pub dead_queries: Vec<QueryCount>,
+    /// Most surfaced notes.
+    pub top_surfaced: Vec<NoteUsage>,
+    /// Most read notes.
+    pub top_read: Vec<NoteUsage>,
+    /// Surfaced often, rarely opened: stale, misnamed or ranked too high.
+    pub surfaced_not_read: Vec<NoteUsage>,
+    /// Opened, never surfaced: notes search fails to find.
+    pub read_not_surfaced: Vec<NoteUsage>,
+    /// Searches per mode.
+    pub by_mode: BTreeMap<String, u64>,
+    /// Searches per `--type` filter (`"(any)"` without one).
+    pub by_type: BTreeMap<String, u64>,
+    /// Reads per reader: `cli`, `mcp`, `hook`, `app`.
+    pub reads_by_via: BTreeMap<String, u64>,
+}
+
+/// Reads the window of the logs since `since_ms`.
+pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
+    let one = |sql: &str| -> rusqlite::Result<u64> {
+        conn.query_row(sql, [since_ms], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+    };
+    let totals = Totals {
+        searches: one("SELECT COUNT(*) FROM recalls WHERE ts >= ?1")?,
+        reads: one("SELECT COUNT(*) FROM reads WHERE ts >= ?1")?,
+        notes_surfaced: one(&format!(
+            "SELECT COUNT(DISTINCT j.value) FROM recalls r, json_each(r.results) j
+             WHERE r.ts >= ?1 AND j.key < {SURFACED_TOP}"
+        ))?,
+        notes_read: one("SELECT COUNT(DISTINCT path) FROM reads WHERE ts >= ?1")?,
+        dead_searches: one("SELECT COUNT(*) FROM recalls WHERE ts >= ?1 AND results = '[]'")?,
+    };
+    let queries = |dead: bool| -> rusqlite::Result<Vec<QueryCount>> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT lower(trim(query)) AS q, COUNT(*),
+                    (SELECT json_array_length(r2.results) FROM recalls r2
+                     WHERE lower(trim(r2.query)) = lower(trim(r.query)) AND r2.ts >= ?1
+                     ORDER BY r2.ts DESC, r2.id DESC LIMIT 1)
+             FROM recalls r WHERE ts >= ?1 {}
+             GROUP BY q ORDER BY COUNT(*) DESC, MAX(ts) DESC, q LIMIT {LIST}",
+            if dead { "AND results = '[]'" } else { "" }
+        ))?;
+        let rows = stmt.query_map([since_ms], |r| {
+            Ok(QueryCount {
+                query: r.get(0)?,
+                count: r.get::<_, i64>(1)? as u64,
+                results: r.get::<_, i64>(2)? as u64,
+            })
+        })?;
+        rows.collect()
+    };
+    let top_queries = queries(false)?;
+    let dead_queries = queries(true)?;
+
+    // Every note surfaced or read in the window, with both counts.
+    let mut stmt = conn.prepare(&format!(
+        "WITH s AS (SELECT j.value AS path, COUNT(*) AS n FROM recalls r, json_each(r.results) j
+                    WHERE r.ts >= ?1 AND j.key < {SURFACED_TOP} GROUP BY j.value),
+              d AS (SELECT path, COUNT(*) AS n FROM reads WHERE ts >= ?1 GROUP BY path)
+         SELECT s.path, s.n, COALESCE(d.n, 0) FROM s LEFT JOIN d ON d.path = s.path
+         UNION ALL
+         SELECT d.path, 0, d.n FROM d WHERE d.path NOT IN (SELECT path FROM s)"
+    ))?;
+    let notes: Vec<NoteUsage> = stmt
+        .query_map([since_ms], |r| {
+            Ok(NoteUsage {
+                path: r.get(0)?,
+                surfaced: r.get::<_, i64>(1)? as u64,
+                read: r.get::<_, i64>(2)? as u64,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let top = |key: fn(&NoteUsage) -> u64, keep: &dyn Fn(&NoteUsage) -> bool| {
+        let mut list: Vec<NoteUsage> = notes.iter().filter(|n| keep(n)).cloned().collect();
+        list.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+        list.truncate(LIST as usize);
+        list
+    };
+    let top_surfaced = top(|n| n.surfaced, &|n| n.surfaced > 0);
+    let top_read = top(|n| n.read, &|n| n.read > 0);
+    let surfaced_not_read = top(|n| n.surfaced, &|n| {
+        n.surfaced >= SURFACED_OFTEN && (n.read as f64) < READ_SHARE * n.surfaced as f64
+    });
+    let read_not_surfaced = top(|n| n.read, &|n| n.surfaced == 0 && n.read > 0);
+
+    let grouped = |sql: &str| -> rusqlite::Result<BTreeMap<String, u64>> {
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([since_ms], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?;
+        rows.collect()
+    };
+    let by_mode = grouped("SELECT mode, COUNT(*) FROM recalls WHERE ts >= ?1 GROUP BY mode")?;
+    let by_type = grouped(
+        "SELECT COALESCE(lower(json_extract(filters, '$.type')), '(any)'), COUNT(*)
+         FROM recalls WHERE ts >= ?1 GROUP BY 1",
+    )?;
+    let reads_by_via = grouped("SELECT via, COUNT(*) FROM reads WHERE ts >= ?1 GROUP BY via")?;
+    Ok(Window {
+        reads_by_via,
+        totals,
+        top_queries,
+        dead_queries,
+        top_surfaced,
+        top_read,
+        surfaced_not_read,
+        read_not_surfaced,
+        by_mode,
+        by_type,
+    })
+}
+
+/// Earlier queries, most recent first, each once: the panel's Alt+Up history.
+pub fn recent_queries(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT query FROM recalls GROUP BY query ORDER BY MAX(id) DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}

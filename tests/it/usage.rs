@@ -1,0 +1,309 @@
+//! What the brain is used for: the read log (`brain get`, the `brain log-read` hook), `brain
+//! stats` over a log seeded with known answers, its bounds (`--days`, `--prune`, `--reset`),
+//! note dates and `--since` / `--before`, and the install's hook snippet.
+
+use serde_json::{json, Value};
+
+use crate::harness::{paths, Brain};
+
+/// A Claude Code PostToolUse payload for `tool` on `file`.
+fn payload(tool: &str, file: &std::path::Path) -> Vec<u8> {
+    json!({
+        "session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+        "hook_event_name": "PostToolUse", "tool_name": tool,
+        "tool_input": {"file_path": file}, "tool_response": {"type": "text"}
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn stats(b: &Brain, args: &[&str]) -> Value {
+    let mut all = vec!["stats"];
+    all.extend_from_slice(args);
+    b.json(&all)
+}
+
+#[test]
+fn the_hook_logs_reads_of_notes_and_is_silent_about_everything_else() {
+    let b = Brain::example();
+    let note = b.path("brain/lore/sqlite-busy-timeout.md");
+    // Before any index exists the hook creates nothing.
+    let r = b.run_stdin(&["log-read"], &payload("Read", &note));
+    assert_eq!(
+        (r.code(), r.stdout(), r.stderr()),
+        (0, String::new(), String::new())
+    );
+    assert!(!b.config().index_path().exists(), "the hook made an index");
+
+    b.ok(&["index"]);
+    std::fs::write(
+        b.tmp.path().join("elsewhere.md"),
+        "# not a note of the brain\n",
+    )
+    .unwrap();
+    let ignored: Vec<Vec<u8>> = vec![
+        payload("Edit", &note),
+        payload("Read", &b.tmp.path().join("elsewhere.md")),
+        payload("Read", &b.path("brain/lore/missing.md")),
+        b"{not json".to_vec(),
+        b"".to_vec(),
+        vec![0xff, 0xfe, 0x00],
+        br#"{"tool_name":"Read","tool_input":{}}"#.to_vec(),
+    ];
+    for p in &ignored {
+        let r = b.run_stdin(&["log-read"], p);
+        assert_eq!(
+            (r.code(), r.stdout(), r.stderr()),
+            (0, String::new(), String::new())
+        );
+    }
+    assert_eq!(stats(&b, &[])["totals"]["reads"], 0);
+
+    for _ in 0..2 {
+        let r = b.run_stdin(&["log-read"], &payload("Read", &note));
+        assert_eq!(
+            (r.code(), r.stdout(), r.stderr()),
+            (0, String::new(), String::new())
+        );
+    }
+    let s = stats(&b, &[]);
+    assert_eq!(s["totals"]["reads"], 2, "{s}");
+    assert_eq!(s["reads_by_via"], json!({"hook": 2}));
+    assert_eq!(
+        s["read_not_surfaced"],
+        json!([{"path": "lore/sqlite-busy-timeout.md", "surfaced": 0, "read": 2}])
+    );
+}
+
+#[test]
+fn stats_over_a_seeded_log_give_the_known_answers() {
+    let b = Brain::example();
+    // Three searches that surface the same notes, one of them read once.
+    for _ in 0..3 {
+        b.ok(&["search", "sqlite", "--mode", "bm25", "--top", "3"]);
+    }
+    let top: Vec<String> = paths(&b.json(&[
+        "search",
+        "sqlite",
+        "--mode",
+        "bm25",
+        "--top",
+        "3",
+        "--no-sync",
+    ]));
+    assert_eq!(top.len(), 3, "{top:?}");
+    b.ok(&["get", &top[0]]);
+    // Two dead queries, one filtered search, one read of a note no search surfaced.
+    b.run(&["search", "zqxjkv", "--mode", "bm25"]);
+    b.run(&["search", "ZQXJKV ", "--mode", "bm25"]);
+    b.ok(&["search", "jitter", "--type", "lore", "--mode", "bm25"]);
+    b.ok(&["get", "idea/menu-bar-quick-capture.md:3:2"]);
+
+    let s = stats(&b, &["--days", "7"]);
+    assert_eq!(s["days"], 7);
+    let t = &s["totals"];
+    assert_eq!(
+        (
+            t["searches"].as_u64(),
+            t["reads"].as_u64(),
+            t["dead_searches"].as_u64()
+        ),
+        (Some(7), Some(2), Some(2)),
+        "{s}"
+    );
+    assert_eq!(
+        s["top_queries"][0],
+        json!({"query": "sqlite", "count": 4, "results": 3})
+    );
+    assert_eq!(
+        s["dead_queries"],
+        json!([{"query": "zqxjkv", "count": 2, "results": 0}])
+    );
+    // Surfaced 4 times each; the first read once (25% < 30%): all three are flagged.
+    let flagged: Vec<&str> = s["surfaced_not_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(flagged.len(), 3, "{s}");
+    assert!(
+        top.iter().all(|p| flagged.contains(&p.as_str())),
+        "{flagged:?}"
+    );
+    let first = s["top_surfaced"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["path"] == top[0].as_str())
+        .unwrap();
+    assert_eq!(
+        (first["surfaced"].as_u64(), first["read"].as_u64()),
+        (Some(4), Some(1))
+    );
+    assert_eq!(
+        s["read_not_surfaced"],
+        json!([{"path": "idea/menu-bar-quick-capture.md", "surfaced": 0, "read": 1}])
+    );
+    assert_eq!(s["by_mode"], json!({"bm25": 7}));
+    assert_eq!(s["by_type"], json!({"(any)": 6, "lore": 1}));
+    assert_eq!(s["reads_by_via"], json!({"cli": 2}));
+
+    let human = b.ok(&["stats"]).stdout();
+    for line in [
+        "7 searches, 2 dead",
+        "dead queries",
+        "2x  zqxjkv",
+        "read but never surfaced",
+    ] {
+        assert!(human.contains(line), "{line:?} missing:\n{human}");
+    }
+    // The short version in `brain status`.
+    assert_eq!(b.status()["recalls"]["reads_last_7_days"], 2);
+}
+
+#[test]
+fn the_logs_are_pruned_and_reset_only_when_asked_and_bad_windows_are_refused() {
+    let b = Brain::example();
+    b.ok(&["search", "wal", "--mode", "bm25"]);
+    b.ok(&["get", "lore/sqlite-busy-timeout.md"]);
+    for bad in [
+        &["stats", "--days", "0"][..],
+        &["stats", "--prune", "0"],
+        &["stats", "--days", "99999999"],
+    ] {
+        let r = b.run(bad);
+        assert_eq!(r.code(), 2, "{bad:?}: {}", r.stderr());
+        assert!(r.stderr().contains("between 1 and"), "{}", r.stderr());
+    }
+    // Nothing is older than a day: a prune keeps everything.
+    assert_eq!(
+        b.json(&["stats", "--prune", "1"]),
+        json!({"searches": 0, "reads": 0})
+    );
+    // Without a terminal, --reset asks for --yes and removes nothing.
+    let r = b.run(&["stats", "--reset"]);
+    assert_eq!(r.code(), 2);
+    assert!(r.stderr().contains("--yes"), "{}", r.stderr());
+    assert_eq!(stats(&b, &[])["totals"]["searches"], 1);
+    assert_eq!(
+        b.json(&["stats", "--reset", "--yes"]),
+        json!({"searches": 1, "reads": 1})
+    );
+    let s = stats(&b, &[]);
+    assert_eq!(
+        (
+            s["totals"]["searches"].as_u64(),
+            s["totals"]["reads"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn notes_carry_dates_and_since_and_before_filter_on_them() {
+    let b = Brain::example();
+    b.write(
+        "journal/2026-10-01-standup.md",
+        "# Standup\n\nTalked about the retry storm.\n",
+    );
+    b.write(
+        "lore/old-retry-lesson.md",
+        "---\ncreated: 2024-01-01\nupdated: 2024-02-03T10:00:00Z\n---\n# Old retry lesson\n\nRetry storms again.\n",
+    );
+    let all = b.json(&["search", "retry storm", "--mode", "bm25", "--top", "50"]);
+    let date_of = |path: &str| -> String {
+        all["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["path"] == path)
+            .unwrap()["date"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        date_of("journal/2026-10-01-standup.md"),
+        "2026-10-01",
+        "from the file name"
+    );
+    assert_eq!(
+        date_of("lore/old-retry-lesson.md"),
+        "2024-02-03",
+        "updated wins over created"
+    );
+
+    let since = paths(&b.json(&[
+        "search",
+        "retry storm",
+        "--mode",
+        "bm25",
+        "--since",
+        "2026-01-01",
+    ]));
+    assert!(
+        since.contains(&"journal/2026-10-01-standup.md".to_string()),
+        "{since:?}"
+    );
+    assert!(
+        !since.contains(&"lore/old-retry-lesson.md".to_string()),
+        "{since:?}"
+    );
+    let before = paths(&b.json(&[
+        "search",
+        "retry storm",
+        "--mode",
+        "bm25",
+        "--before",
+        "2025-01-01",
+    ]));
+    assert_eq!(before, ["lore/old-retry-lesson.md"]);
+    // A relative bound is relative to today: nothing of the example is dated in the future.
+    let recent = paths(&b.json(&["search", "retry storm", "--mode", "bm25", "--since", "0d"]));
+    assert!(
+        !recent.contains(&"lore/old-retry-lesson.md".to_string()),
+        "{recent:?}"
+    );
+
+    for bad in ["yesterday", "2026-02-30", "-3d", "3m"] {
+        let r = b.run(&["search", "retry", &format!("--since={bad}")]);
+        assert_eq!(r.code(), 2, "{bad}");
+        assert!(
+            r.stderr().contains("--since") && r.stderr().contains("30d, 2w or YYYY-MM-DD"),
+            "{}",
+            r.stderr()
+        );
+    }
+}
+
+#[test]
+fn install_prints_the_hook_and_check_sees_it_once_merged() {
+    let b = Brain::new();
+    let claude = b.path("claude");
+    let run = |args: &[&str]| {
+        let out = b
+            .command()
+            .env("CLAUDE_CONFIG_DIR", &claude)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(&["install"]);
+    assert!(out.contains("hook       to do"), "{out}");
+    assert!(out.contains("log-read"), "{out}");
+    assert!(
+        !claude.join("settings.json").exists(),
+        "brain edited Claude's settings"
+    );
+    assert!(run(&["install", "--check"]).contains("hook       off"));
+
+    // Merged as printed (the snippet is JSON), Claude Code's settings now run the hook.
+    let start = out.find("    {").unwrap();
+    let end = out[start..].find("\n\n").unwrap() + start;
+    let snippet: Value = serde_json::from_str(&out[start..end]).expect("the snippet is JSON");
+    assert_eq!(snippet["hooks"]["PostToolUse"][0]["matcher"], "Read");
+    std::fs::write(claude.join("settings.json"), snippet.to_string()).unwrap();
+    assert!(run(&["install", "--check"]).contains("hook       ok"));
+}
