@@ -26,7 +26,8 @@ pub const DEFAULT_EXCLUDE: &[&str] = &[
 ];
 
 /// The folders `brain install` and the app create in a new brain.
-pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "research-link"];
+/// Each gets the default `SCHEMA.md` of [`crate::kb::schema::DEFAULTS`].
+pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "job", "followup", "research-link"];
 
 /// Default largest note that is read, in bytes; bigger files are skipped with a warning.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;

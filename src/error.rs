@@ -63,6 +63,16 @@ pub enum Error {
     /// A sync was asked to stop (shutdown) and did, between two committed batches.
     #[error("sync interrupted: the index keeps every batch committed so far; the next sync finishes the job")]
     Cancelled,
+    /// A type's `SCHEMA.md` cannot be used: a YAML error, or rules that contradict each other.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Schema {
+        /// The schema file.
+        path: PathBuf,
+        /// 1-based line in it, when known.
+        line: Option<usize>,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// The embedding model failed while running.
     #[error("embedding failed: {0}")]
     Embed(String),
@@ -100,7 +110,10 @@ impl Error {
     /// cannot be used as given (and for model verification failures), 1 for everything else.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::InvalidInput(_) | Error::Config(_) | Error::RootMissing { .. } => 2,
+            Error::InvalidInput(_)
+            | Error::Config(_)
+            | Error::RootMissing { .. }
+            | Error::Schema { .. } => 2,
             Error::Model(e) => e.exit_code(),
             _ => 1,
         }

@@ -32,6 +32,7 @@ mod engine;
 pub mod error;
 pub mod eval;
 mod index;
+pub mod kb;
 pub mod model;
 pub mod note;
 pub mod passage;

@@ -38,6 +38,14 @@ pub enum Command {
     Get(GetArgs),
     /// Did I already write this? The notes most like a draft or a note, with a verdict each.
     Similar(SimilarArgs),
+    /// Write a new entry of a type from its template: TYPE/slug.md, dates set.
+    New(NewArgs),
+    /// What is broken or stale: links, fields, slugs, dates, INDEX.md (exit 1 if anything).
+    Check(CheckArgs),
+    /// Each typed folder's INDEX.md from its entries: shows the diff; --write writes them.
+    IndexMd(IndexMdArgs),
+    /// A note's outgoing and incoming [[links]], broken ones marked.
+    Links(LinksArgs),
     /// What the brain is used for: searches, reads, dead queries, notes surfaced but not read.
     Stats(StatsArgs),
     /// Claude Code hook: log a Read of a note under the brain (payload on stdin; silent).
@@ -113,6 +121,74 @@ pub struct GetArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `brain new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The type: a folder with a SCHEMA.md (lore, idea, job, followup, research-link...).
+    #[arg(value_name = "TYPE")]
+    pub kind: String,
+
+    /// The title; the file name is made from it.
+    #[arg(required = true, num_args = 1.., value_name = "TITLE")]
+    pub title: Vec<String>,
+
+    /// Make a folder entry: TYPE/slug/slug.md.
+    #[arg(long)]
+    pub folder: bool,
+
+    /// Write it even when the brain already has a duplicate of it.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print JSON: {"path", "abs_path", "type", "title", "link"}.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain index-md`.
+#[derive(Debug, Args)]
+pub struct IndexMdArgs {
+    /// Write the files that changed (without it: print the diff, change nothing).
+    #[arg(long)]
+    pub write: bool,
+
+    /// Print JSON: {"files": [{"path", "changed", "written"}]}.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
+}
+
+/// `brain links`.
+#[derive(Debug, Args)]
+pub struct LinksArgs {
+    /// The note, relative to the brain folder (or an absolute path inside it).
+    #[arg(value_name = "NOTE")]
+    pub path: String,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
 }
 
 /// `brain stats`.
@@ -289,6 +365,11 @@ pub struct SearchArgs {
     /// Only notes dated before: 30d, 2w or YYYY-MM-DD.
     #[arg(long, value_name = "WHEN")]
     pub before: Option<String>,
+
+    /// Only notes whose frontmatter FIELD is VALUE (or a list holding it); FIELD!=VALUE
+    /// for the others. Repeatable: all must hold.
+    #[arg(long = "where", value_name = "FIELD=VALUE")]
+    pub conditions: Vec<String>,
 
     /// How many results.
     #[arg(long, default_value_t = brain::search::DEFAULT_TOP, value_name = "N")]

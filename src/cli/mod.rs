@@ -5,6 +5,7 @@ mod eval;
 mod get;
 mod index;
 mod install;
+pub(crate) mod kb;
 mod mcp;
 mod model;
 pub(crate) mod print;
@@ -67,6 +68,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Status(args) => status::run(config, args),
         Command::Similar(args) => similar::run(config, args),
         Command::Stats(args) => stats::run(config, args),
+        Command::New(args) => kb::new(config, args),
+        Command::Check(args) => kb::check(config, args),
+        Command::IndexMd(args) => kb::index_md(config, args),
+        Command::Links(args) => kb::links(config, args),
         Command::LogRead => Ok(ExitCode::SUCCESS),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),

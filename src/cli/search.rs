@@ -17,9 +17,11 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         tag: args.tag,
         since: args.since,
         before: args.before,
+        conditions: args.conditions,
     };
     // Refused here, before any backend is asked: "30d" means 30 days before today here.
     filters.resolve()?;
+    filters.parsed_conditions()?;
     let request = SearchRequest {
         query: args::restore_query(&args.query),
         mode: args.mode,

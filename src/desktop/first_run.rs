@@ -6,17 +6,25 @@ use std::path::{Path, PathBuf};
 use crate::config::{DEFAULT_TYPE_FOLDERS, EXAMPLE_CONFIG};
 use crate::error::{Error, Result};
 
-/// Creates `root` and its type folders ([`DEFAULT_TYPE_FOLDERS`]); folders that exist are
-/// kept as they are. Returns the folders it created.
+/// Creates `root` and its type folders ([`DEFAULT_TYPE_FOLDERS`]), each created folder
+/// with its default `SCHEMA.md`; folders that exist are kept as they are. Returns the
+/// folders it created.
 pub fn create_brain(root: &Path) -> Result<Vec<PathBuf>> {
     let mut created = Vec::new();
-    for dir in
-        std::iter::once(root.to_path_buf()).chain(DEFAULT_TYPE_FOLDERS.iter().map(|t| root.join(t)))
-    {
+    if !root.is_dir() {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        created.push(root.to_path_buf());
+    }
+    for kind in DEFAULT_TYPE_FOLDERS {
+        let dir = root.join(kind);
         if dir.is_dir() {
             continue;
         }
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        if let Some((_, schema)) = crate::kb::schema::DEFAULTS.iter().find(|(k, _)| k == kind) {
+            let file = dir.join(crate::kb::schema::SCHEMA_FILE);
+            crate::kb::write_atomic(&file, schema, true)?;
+        }
         created.push(dir);
     }
     Ok(created)
@@ -91,7 +99,17 @@ mod tests {
         std::fs::create_dir_all(root.join("lore")).unwrap();
         std::fs::write(root.join("lore/a.md"), "kept").unwrap();
         let created = create_brain(&root).unwrap();
-        assert_eq!(created, vec![root.join("idea"), root.join("research-link")]);
+        assert_eq!(
+            created,
+            ["idea", "job", "followup", "research-link"].map(|k| root.join(k))
+        );
+        // Each new type folder has its schema, and it parses; an existing one is not given one.
+        let schemas = crate::kb::Schemas::load(&root).unwrap();
+        assert!(schemas.errors.is_empty(), "{:?}", schemas.errors);
+        assert_eq!(
+            schemas.types.keys().collect::<Vec<_>>(),
+            ["followup", "idea", "job", "research-link"]
+        );
         assert_eq!(
             std::fs::read_to_string(root.join("lore/a.md")).unwrap(),
             "kept"

@@ -5,6 +5,7 @@
 //! [`crate::search`]; the SQL in [`crate::index`].
 
 mod embedding;
+mod kb;
 mod semantic;
 mod similar;
 mod status;
@@ -96,11 +97,13 @@ impl Engine {
     ) -> Result<SearchResponse> {
         let mut req = req.clone();
         req.filters.resolve()?;
+        req.filters.parsed_conditions()?;
         let req = &req;
         let text = search::validate(req)?;
         if req.sync {
             self.sync()?;
         }
+        self.check_conditions(&req.filters)?;
         let started = Instant::now();
         let mut notices: Vec<String> = Vec::new();
         let found = self.find(req, fusion, &mut notices)?;
@@ -158,6 +161,30 @@ impl Engine {
     /// The path of the note with id `id` (empty when it is gone).
     pub(crate) fn path_of(&self, id: i64) -> Result<String> {
         self.index.read()?.path_of(id)
+    }
+
+    /// Refuses `--where` conditions that do not parse, or that name a field no note has
+    /// (listing the fields there are: a typo would otherwise just find nothing).
+    fn check_conditions(&self, filters: &search::Filters) -> Result<()> {
+        let conditions = filters.parsed_conditions()?;
+        if conditions.is_empty() {
+            return Ok(());
+        }
+        let known = self.index.read()?.field_names()?;
+        for (spec, c) in filters.conditions.iter().zip(&conditions) {
+            if !known.contains(&c.field) {
+                return Err(Error::InvalidInput(format!(
+                    "--where {spec}: no note has a field {:?}; the fields are {}",
+                    c.field,
+                    if known.is_empty() {
+                        "(none)".into()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Appends a search to the recall log; returns its id.

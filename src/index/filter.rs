@@ -21,6 +21,51 @@ pub struct Filters {
     /// Only notes dated before this day: `30d`, `2w` or `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
+    /// Frontmatter conditions, all of which must hold: `FIELD=VALUE` (the field is the
+    /// value, or a list containing it; case-insensitive) or `FIELD!=VALUE` (it is not, or
+    /// the note has no such field).
+    #[serde(rename = "where", default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<String>,
+}
+
+/// One `--where` condition, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// The frontmatter field.
+    pub field: String,
+    /// `!=` rather than `=`.
+    pub negated: bool,
+    /// The value compared with.
+    pub value: String,
+}
+
+impl Condition {
+    /// Parses `FIELD=VALUE` or `FIELD!=VALUE`; the error says which form is expected.
+    pub fn parse(spec: &str) -> Result<Condition> {
+        let bad = || {
+            Error::InvalidInput(format!(
+                "--where {spec:?}: expected FIELD=VALUE or FIELD!=VALUE (FIELD: letters, digits, - and _)"
+            ))
+        };
+        let (field, value) = spec.split_once('=').ok_or_else(bad)?;
+        let (field, negated) = match field.strip_suffix('!') {
+            Some(f) => (f, true),
+            None => (field, false),
+        };
+        let field = field.trim();
+        let ok = !field.is_empty()
+            && field
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(bad());
+        }
+        Ok(Condition {
+            field: field.to_string(),
+            negated,
+            value: value.trim().to_string(),
+        })
+    }
 }
 
 impl Filters {
@@ -62,10 +107,39 @@ impl Filters {
                 sql.push_str(&format!(" AND {} {op} ?{}", super::NOTE_DATE, args.len()));
             }
         }
+        // json_each over a scalar yields the scalar itself: one test covers `status: active`
+        // and `tags: [a, b]` alike.
+        for c in self
+            .conditions
+            .iter()
+            .filter_map(|c| Condition::parse(c).ok())
+        {
+            args.push(SqlValue::Text(format!("$.\"{}\"", c.field)));
+            let path = args.len();
+            args.push(SqlValue::Text(c.value));
+            let value = args.len();
+            sql.push_str(&format!(
+                " AND {}EXISTS (SELECT 1 FROM json_each(n.fields, ?{path}) j \
+                 WHERE CAST(j.value AS TEXT) = ?{value} COLLATE NOCASE)",
+                if c.negated { "NOT " } else { "" }
+            ));
+        }
     }
 
     /// True when no filter is set.
     pub fn is_empty(&self) -> bool {
-        self.kind.is_none() && self.tag.is_none() && self.since.is_none() && self.before.is_none()
+        self.kind.is_none()
+            && self.tag.is_none()
+            && self.since.is_none()
+            && self.before.is_none()
+            && self.conditions.is_empty()
+    }
+
+    /// The `--where` conditions, parsed; the first bad one is the error.
+    pub fn parsed_conditions(&self) -> Result<Vec<Condition>> {
+        self.conditions
+            .iter()
+            .map(|c| Condition::parse(c))
+            .collect()
     }
 }

@@ -13,7 +13,7 @@ pub(crate) mod vectors;
 pub(crate) mod walk;
 
 pub(crate) use chunk::{chunk_note, Chunk};
-pub use filter::Filters;
+pub use filter::{Condition, Filters};
 pub(crate) use read::{FtsQuery, FtsRow, Reader};
 pub use recall::RecallTotals;
 pub use sync::{SyncOptions, SyncReport, SyncSummary};

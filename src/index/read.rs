@@ -216,6 +216,72 @@ impl<'a> Reader<'a> {
         Ok(Some(ids))
     }
 
+    /// Every note as the knowledge base sees it, with its links, by path.
+    pub fn kb_entries(&self) -> Result<Vec<crate::kb::Entry>> {
+        let mut links: std::collections::HashMap<i64, Vec<crate::kb::Link>> = Default::default();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT note_id, target, line FROM links ORDER BY note_id, line, rowid")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u32>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        for row in rows {
+            let (id, target, line) = row.map_err(|e| self.err(e))?;
+            links
+                .entry(id)
+                .or_default()
+                .push(crate::kb::Link { target, line });
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT id, path, type, title, fields, problem, {} FROM notes n ORDER BY path",
+                super::NOTE_DATE
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let fields: String = r.get(4)?;
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    crate::kb::Entry {
+                        path: r.get(1)?,
+                        kind: r.get(2)?,
+                        title: r.get(3)?,
+                        fields: serde_json::from_str(&fields).unwrap_or_default(),
+                        problem: r.get(5)?,
+                        date: r.get(6)?,
+                        links: Vec::new(),
+                    },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.map(|row| {
+            let (id, mut entry) = row.map_err(|e| self.err(e))?;
+            entry.links = links.remove(&id).unwrap_or_default();
+            Ok(entry)
+        })
+        .collect()
+    }
+
+    /// Every frontmatter field name some note has, sorted.
+    pub fn field_names(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT j.key FROM notes n, json_each(n.fields) j ORDER BY 1")
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))
+    }
+
     /// The distinct note types, sorted.
     pub fn types(&self) -> Result<Vec<String>> {
         let mut stmt = self

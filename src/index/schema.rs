@@ -89,6 +89,19 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX reads_ts ON reads(ts);
     "#,
+    // 3: wikilinks, and what was wrong with a note when it was read (for `brain check`).
+    r#"
+    ALTER TABLE notes ADD COLUMN problem TEXT;    -- the first parse warning, NULL if none
+    CREATE TABLE links (
+        note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+        target  TEXT NOT NULL,                    -- as written, before any | or #
+        line    INTEGER NOT NULL                  -- 1-based line in the file
+    );
+    CREATE INDEX links_note ON links(note_id);
+    CREATE INDEX links_target ON links(target);
+    -- Re-read every note once to fill both in (vectors survive: keyed by passage text).
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1;
+    "#,
 ];
 
 /// The schema version this build writes.

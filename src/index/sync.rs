@@ -354,7 +354,7 @@ fn apply(
             note,
             warning,
         } => {
-            report.warnings.extend(warning);
+            report.warnings.extend(warning.clone());
             if id.is_some() {
                 report.updated += 1;
             } else {
@@ -369,7 +369,7 @@ fn apply(
             if let Some(current) = current {
                 delete_note(tx, current)?;
             }
-            insert_note(tx, &note, &stat, racy(&stat), &sha)?;
+            insert_note(tx, &note, &stat, racy(&stat), &sha, warning.as_deref())?;
         }
         Outcome::Drop { id, warning } => {
             if let Some(w) = warning {
@@ -391,12 +391,13 @@ fn insert_note(
     stat: &FileStat,
     mtime_ns: i64,
     sha: &[u8; 32],
+    problem: Option<&str>,
 ) -> rusqlite::Result<()> {
     let tags = serde_json::to_string(&note.tags).unwrap_or_else(|_| "[]".into());
     let fields = serde_json::Value::Object(note.fields.clone()).to_string();
     tx.prepare_cached(
-        "INSERT INTO notes(path, type, title, title_key, stem_key, tags, fields, mtime_ns, size, sha256, body_line, indexed_at, date)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        "INSERT INTO notes(path, type, title, title_key, stem_key, tags, fields, mtime_ns, size, sha256, body_line, indexed_at, date, problem)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         note.path,
@@ -411,9 +412,15 @@ fn insert_note(
         &sha[..],
         note.body_line,
         now_secs(),
-        crate::date::note_date(&note.fields, &note.path).map(|d| d.to_string())
+        crate::date::note_date(&note.fields, &note.path).map(|d| d.to_string()),
+        problem
     ])?;
     let id = tx.last_insert_rowid();
+    let mut link =
+        tx.prepare_cached("INSERT INTO links(note_id, target, line) VALUES (?1, ?2, ?3)")?;
+    for l in crate::kb::links::extract(&note.body, note.body_line) {
+        link.execute(params![id, l.target, l.line])?;
+    }
     tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![id, note.title, note.tags.join(" "), note.text])?;
     let mut stmt = tx.prepare_cached(
@@ -437,6 +444,8 @@ fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM links WHERE note_id = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
         .execute([id])?;

@@ -197,6 +197,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         let Some(rel) = relative(root, path) else {
             continue;
         };
+        if is_kb_file(&rel) {
+            continue;
+        }
         match entry.metadata() {
             Ok(meta) => out.files.push(FileStat {
                 rel,
@@ -214,6 +217,12 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
+}
+
+/// A type folder's `SCHEMA.md` or `INDEX.md`: the knowledge base's own files, never notes,
+/// whatever `exclude` says (a person who sets `exclude` replaces the defaults).
+fn is_kb_file(rel: &str) -> bool {
+    matches!(rel.split_once('/'), Some((_, name)) if name == crate::kb::schema::SCHEMA_FILE || name == crate::kb::index_md::INDEX_FILE)
 }
 
 /// `path` relative to `root` with `/` separators, or `None` when it is not valid UTF-8.
@@ -280,8 +289,16 @@ mod tests {
         fs::write(dir.path().join("README.md"), "x").unwrap();
         fs::write(dir.path().join("draft.md"), "x").unwrap();
         let mut config = Config::for_root(dir.path(), dir.path().join("data"));
+        fs::create_dir_all(dir.path().join("lore/deep")).unwrap();
+        for kb in ["lore/SCHEMA.md", "lore/INDEX.md", "lore/deep/INDEX.md"] {
+            fs::write(dir.path().join(kb), "x").unwrap();
+        }
         config.exclude = vec!["draft.md".into()];
-        assert_eq!(names(&walk(&config).unwrap()), vec!["README.md"]);
+        // A type folder's SCHEMA.md and INDEX.md stay out; a deeper INDEX.md is a note.
+        assert_eq!(
+            names(&walk(&config).unwrap()),
+            vec!["README.md", "lore/deep/INDEX.md"]
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::index::Filters;
+pub use crate::index::{Condition, Filters};
 pub(crate) use bm25::WEIGHTS as BM25_WEIGHTS;
 pub use bm25::{Exact, MARK_CLOSE, MARK_OPEN};
 pub(crate) use candidates::term_presence;

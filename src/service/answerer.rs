@@ -15,6 +15,7 @@ use super::Client;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::index::SyncReport;
+use crate::kb::{CheckReport, IndexFile, LinksReport};
 use crate::passage::{self, NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
 use crate::similar::{ClustersResponse, SimilarRequest, SimilarResponse};
@@ -103,6 +104,24 @@ impl Answerer {
     /// Clusters of duplicates across the brain.
     pub fn similar_all(&self, sync: bool) -> Result<ClustersResponse, ServiceError> {
         self.ask(Op::SimilarAll { sync })
+    }
+
+    /// `brain check`: what is broken or stale.
+    pub fn check(&self) -> Result<CheckReport, ServiceError> {
+        self.ask(Op::Check { sync: true })
+    }
+
+    /// Each typed folder's INDEX.md as generated, with the file as it is now.
+    pub fn index_files(&self) -> Result<Vec<IndexFile>, ServiceError> {
+        self.ask(Op::IndexMd { sync: true })
+    }
+
+    /// The links from and to the note at `path`.
+    pub fn links(&self, path: &str) -> Result<LinksReport, ServiceError> {
+        self.ask(Op::Links {
+            path: path.to_string(),
+            sync: true,
+        })
     }
 
     /// `brain status`, with the backend's own section when a backend answered.

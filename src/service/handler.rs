@@ -74,6 +74,18 @@ impl Handler {
                 let sync = sync && !self.live.is_fresh();
                 local::answer(&self.engine, Op::SimilarAll { sync }).map_err(fault)
             }
+            Op::Check { sync } => {
+                let sync = sync && !self.live.is_fresh();
+                local::answer(&self.engine, Op::Check { sync }).map_err(fault)
+            }
+            Op::IndexMd { sync } => {
+                let sync = sync && !self.live.is_fresh();
+                local::answer(&self.engine, Op::IndexMd { sync }).map_err(fault)
+            }
+            Op::Links { path, sync } => {
+                let sync = sync && !self.live.is_fresh();
+                local::answer(&self.engine, Op::Links { path, sync }).map_err(fault)
+            }
         }
     }
 }

@@ -24,6 +24,9 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
             .map(Reply::Reindex),
         Op::Similar(req) => engine.similar(&req).map(Reply::Similar),
         Op::SimilarAll { sync } => engine.similar_all(sync).map(Reply::SimilarAll),
+        Op::Check { sync } => engine.check(sync).map(Reply::Check),
+        Op::IndexMd { sync } => engine.index_files(sync).map(Reply::IndexMd),
+        Op::Links { path, sync } => engine.links(&path, sync).map(Reply::Links),
         Op::Hello => Err(no_backend()),
     }
 }

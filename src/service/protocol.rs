@@ -19,6 +19,7 @@ use super::state::BackendStatus;
 use crate::engine::Status;
 use crate::error::Error;
 use crate::index::SyncReport;
+use crate::kb::{CheckReport, IndexFile, LinksReport};
 use crate::passage::{NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
 use crate::similar::{ClustersResponse, SimilarRequest, SimilarResponse};
@@ -70,6 +71,30 @@ pub enum Op {
         #[serde(default)]
         sync: bool,
     },
+    /// `brain check`: what is broken or stale in the knowledge base.
+    Check {
+        /// Sync with the folder first.
+        #[serde(default = "yes")]
+        sync: bool,
+    },
+    /// Each typed folder's INDEX.md as generated, with the file as it is.
+    IndexMd {
+        /// Sync with the folder first.
+        #[serde(default = "yes")]
+        sync: bool,
+    },
+    /// The links from and to one note.
+    Links {
+        /// The note, relative to the root.
+        path: String,
+        /// Sync with the folder first.
+        #[serde(default = "yes")]
+        sync: bool,
+    },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A response line.
@@ -113,6 +138,12 @@ pub enum Reply {
     Similar(SimilarResponse),
     /// Answer to [`Op::SimilarAll`].
     SimilarAll(ClustersResponse),
+    /// Answer to [`Op::Check`].
+    Check(CheckReport),
+    /// Answer to [`Op::IndexMd`].
+    IndexMd(Vec<IndexFile>),
+    /// Answer to [`Op::Links`].
+    Links(LinksReport),
 }
 
 impl Reply {
@@ -126,6 +157,9 @@ impl Reply {
             Reply::Get(_) => "get",
             Reply::Similar(_) => "similar",
             Reply::SimilarAll(_) => "similar_all",
+            Reply::Check(_) => "check",
+            Reply::IndexMd(_) => "index_md",
+            Reply::Links(_) => "links",
         }
     }
 }
@@ -173,6 +207,9 @@ answers! {
     Get(Passage) => "get",
     Similar(SimilarResponse) => "similar",
     SimilarAll(ClustersResponse) => "similar_all",
+    Check(CheckReport) => "check",
+    IndexMd(Vec<IndexFile>) => "index_md",
+    Links(LinksReport) => "links",
 }
 
 /// The payload of `reply` as the type that answers `T::OP`, or a protocol error naming

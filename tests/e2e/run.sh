@@ -143,6 +143,7 @@ check() { # NAME COMMAND...
   else
     failed=$((failed + 1))
     echo "FAIL - $name"
+    return 1
   fi
 }
 captured() { grep -qxF "$1" "$capture"; }
@@ -240,7 +241,8 @@ check "an empty box invites a search" wait_for '/^Search \d+ notes$/.test(docume
 
 # Alt+Up walks back through earlier queries (the recall log), Alt+Down comes forward.
 keys "${ALT}${UP}${NUL}"
-check "Alt+Up brings back the last query" wait_for 'document.getElementById("query").value === "zqxjkv"'
+check "Alt+Up brings back the last query" wait_for 'document.getElementById("query").value === "zqxjkv"' ||
+  echo "  (the box holds $(js 'return document.getElementById("query").value;'); history entries: $(js 'return window.__brainPerf.history ?? null;'))"
 keys "${ALT}${UP}${NUL}"
 check "Alt+Up again: an older query, searched" \
   wait_for '!["", "zqxjkv"].includes(document.getElementById("query").value) && (document.querySelectorAll("#results .row").length > 0 || !document.getElementById("message").hidden)'

@@ -9,6 +9,7 @@ mod claude;
 mod core_cli;
 mod fetch;
 mod golden;
+mod kb;
 mod model;
 mod nomic;
 mod regression;

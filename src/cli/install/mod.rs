@@ -182,10 +182,8 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         )?);
     }
     if !s.dry_run {
-        for folder in DEFAULT_TYPE_FOLDERS {
-            let dir = root.join(folder);
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
+        brain::desktop::first_run::create_brain(&root)
+            .with_context(|| format!("creating {}", root.display()))?;
     }
     let folders: Vec<String> = DEFAULT_TYPE_FOLDERS
         .iter()
@@ -195,7 +193,11 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         out,
         "brain",
         &s.did("create", "created"),
-        format!("{} with {}", root.display(), folders.join(" ")),
+        format!(
+            "{} with {} (each with its SCHEMA.md)",
+            root.display(),
+            folders.join(" ")
+        ),
     )?;
     Ok(())
 }

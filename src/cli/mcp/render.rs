@@ -60,6 +60,20 @@ pub fn passage(p: &Passage) -> String {
     text
 }
 
+/// The `brain check` report.
+pub fn check(r: &brain::kb::CheckReport) -> String {
+    let mut out = Vec::new();
+    let _ = crate::cli::kb::print_check(&mut out, r);
+    String::from_utf8_lossy(&out).trim().to_string()
+}
+
+/// The `brain links` report.
+pub fn links(r: &brain::kb::LinksReport) -> String {
+    let mut out = Vec::new();
+    let _ = crate::cli::kb::print_links(&mut out, r);
+    String::from_utf8_lossy(&out).trim().to_string()
+}
+
 /// The `brain status` block.
 pub fn status(s: &StatusReport) -> String {
     let mut out = Vec::new();

@@ -76,6 +76,11 @@ pub struct SearchArgs {
     /// Only notes dated before: `30d`, `2w` or `YYYY-MM-DD`.
     #[serde(default)]
     pub before: Option<String>,
+    /// Frontmatter conditions, all of which must hold: `FIELD=VALUE` (the field is the
+    /// value, or a list holding it) or `FIELD!=VALUE`, e.g. `["category=lesson",
+    /// "status!=deprecated"]`.
+    #[serde(rename = "where", default)]
+    pub conditions: Vec<String>,
     /// Answer with the JSON object `brain search --json` prints instead of text.
     #[serde(default)]
     pub json: bool,
@@ -121,6 +126,30 @@ pub struct SimilarArgs {
     #[serde(default)]
     pub json: bool,
 }
+
+/// Arguments of `check`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckArgs {
+    /// Answer with the JSON object `brain check --json` prints instead of text.
+    #[serde(default)]
+    pub json: bool,
+}
+
+/// Arguments of `links`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinksArgs {
+    /// The note, as search results give it (relative to the brain folder).
+    pub path: String,
+    /// Answer with the JSON object `brain links --json` prints instead of text.
+    #[serde(default)]
+    pub json: bool,
+}
+
+const CHECK: &str = "Audit the user's brain: broken or short-form [[links]], entries missing a required field or holding a value their type's SCHEMA.md does not allow, a type that disagrees with its folder, slugs that are not kebab-case or taken twice, bad or backwards dates, stale entries, INDEX.md files out of date, unreadable frontmatter. Each problem names the file and line. Read-only.";
+
+const LINKS: &str = "The [[links]] of one note of the user's brain, both ways: the notes it links to (broken ones marked, with why) and the notes that link to it, each with its line.";
 
 fn default_similar_top() -> u32 {
     5
@@ -196,6 +225,7 @@ impl BrainTools {
                 tag: args.tag,
                 since: args.since,
                 before: args.before,
+                conditions: args.conditions,
             },
             sync: true,
             explain: false,
@@ -276,6 +306,31 @@ impl BrainTools {
                 }
                 success(text)
             }
+            Err(message) => failure(message),
+        }
+    }
+
+    #[tool(
+        description = CHECK,
+        annotations(title = "Audit the brain", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn check(&self, Parameters(args): Parameters<CheckArgs>) -> CallToolResult {
+        match self.blocking(|b| b.check()).await {
+            Ok(report) if args.json => json(&report),
+            Ok(report) => success(render::check(&report)),
+            Err(message) => failure(message),
+        }
+    }
+
+    #[tool(
+        description = LINKS,
+        annotations(title = "Links of a note", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn links(&self, Parameters(args): Parameters<LinksArgs>) -> CallToolResult {
+        let path = args.path.clone();
+        match self.blocking(move |b| b.links(&path)).await {
+            Ok(report) if args.json => json(&report),
+            Ok(report) => success(render::links(&report)),
             Err(message) => failure(message),
         }
     }

@@ -53,7 +53,10 @@ async fn a_client_session_lists_and_calls_the_tools() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["get", "search", "similar", "status"]);
+    assert_eq!(
+        names,
+        ["check", "get", "links", "search", "similar", "status"]
+    );
     for tool in &tools {
         let a = tool
             .annotations
@@ -181,6 +184,23 @@ async fn a_client_session_lists_and_calls_the_tools() {
     // a read through the MCP tool is logged as one
     let usage = b.json(&["stats"]);
     assert_eq!(usage["reads_by_via"]["mcp"], 2, "both gets so far: {usage}");
+
+    // the knowledge-base tools: the audit and a note's links
+    let r = client.call_tool(call("check", json!({}))).await.unwrap();
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert!(text(&r).contains("broken links (1)"), "{}", text(&r));
+    let r = client
+        .call_tool(call(
+            "links",
+            json!({"path": "research-link/dense-passage-retrieval.md", "json": true}),
+        ))
+        .await
+        .unwrap();
+    let j: Value = serde_json::from_str(&text(&r)).expect("links json");
+    assert_eq!(
+        j["incoming"][0]["path"],
+        "research-link/hnsw-malkov-yashunin.md"
+    );
 
     let r = client.call_tool(call("status", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false));

@@ -1,0 +1,258 @@
+//! The knowledge-base commands: `brain new`, `brain check`, `brain index-md` and `brain
+//! links`. The answers come from the [`Answerer`] (the backend when one runs); the two
+//! that write (`new`, `index-md --write`) write here, each file atomically.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use brain::kb::{self, CheckReport, LinksReport, Schemas};
+use brain::similar::{SimilarRequest, Source, Verdict};
+use brain::Config;
+
+use super::args::{CheckArgs, IndexMdArgs, LinksArgs, NewArgs};
+use super::shim;
+
+/// How alike (0..1, the similar-notes title measure) a duplicate's title must be to the
+/// new entry's for `brain new` to refuse it: "Retries need jitter" against "Retries need
+/// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word ~0.1.
+const NEW_TITLE_ALIKE: f64 = 0.5;
+
+/// Runs `brain new TYPE TITLE`.
+pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
+    let root = config.root.clone();
+    if !root.is_dir() {
+        return Err(brain::Error::RootMissing { path: root }.into());
+    }
+    let title = args.title.join(" ");
+    let schemas = Schemas::load(&root)?;
+    let planned = kb::new::plan(
+        &root,
+        &schemas,
+        &args.kind,
+        &title,
+        args.folder,
+        brain::date::today(),
+    )?;
+    // "Did I already write this?" before writing it. The draft is only a title, so a
+    // duplicate verdict stops the write only when the titles themselves are alike; else
+    // the note is named as related.
+    let answerer = shim::answerer(config, &args.daemon);
+    let similar = answerer.similar(&SimilarRequest {
+        source: Source::Text(format!("# {}\n", planned.entry.title)),
+        top: 3,
+        explain: true,
+        sync: true,
+    })?;
+    let same_title = |h: &&brain::similar::SimilarHit| {
+        h.verdict == Verdict::Duplicate
+            && h.evidence
+                .as_ref()
+                .is_some_and(|e| e.title >= NEW_TITLE_ALIKE)
+    };
+    let duplicates: Vec<_> = similar.results.iter().filter(same_title).collect();
+    let related: Vec<_> = similar
+        .results
+        .iter()
+        .filter(|h| h.verdict != Verdict::New && !same_title(h))
+        .collect();
+    let mut err = io::stderr().lock();
+    if !duplicates.is_empty() && !args.force {
+        writeln!(err, "not written: the brain has it already")?;
+        for hit in &duplicates {
+            writeln!(err, "  {}  {}  ({})", hit.path, hit.title, hit.reason)?;
+        }
+        writeln!(
+            err,
+            "edit that note instead, or pass --force to write {} anyway",
+            planned.entry.path
+        )?;
+        return Ok(ExitCode::FAILURE);
+    }
+    if !duplicates.is_empty() {
+        writeln!(
+            err,
+            "written anyway (--force), though {} is alike",
+            duplicates[0].path
+        )?;
+    }
+    if related.is_empty() && duplicates.is_empty() {
+        writeln!(err, "checked for duplicates: nothing like it")?;
+    } else if !related.is_empty() {
+        writeln!(
+            err,
+            "checked for duplicates: none; related, to link from it:"
+        )?;
+        for hit in &related {
+            writeln!(
+                err,
+                "  [[{}]]  {}",
+                kb::links::canonical(&hit.path),
+                hit.title
+            )?;
+        }
+    }
+    kb::new::write(&planned)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&planned.entry)?)?;
+    } else {
+        writeln!(out, "{}", planned.entry.abs_path)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `brain check`: exit 1 when it found anything.
+pub fn check(config: Config, args: CheckArgs) -> Result<ExitCode> {
+    let report = shim::answerer(config, &args.daemon).check()?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&report)?)?;
+    } else {
+        print_check(&mut out, &report)?;
+    }
+    Ok(match report.problems.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
+pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<()> {
+    if r.types.is_empty() {
+        writeln!(
+            out,
+            "no type schemas (<type>/SCHEMA.md): only links and frontmatter were checked"
+        )?;
+    }
+    let mut kind = None;
+    for p in &r.problems {
+        if kind != Some(p.kind) {
+            kind = Some(p.kind);
+            let n = r.counts.get(&p.kind).copied().unwrap_or(0);
+            writeln!(out, "\n{} ({n})", p.kind.heading())?;
+        }
+        match p.line {
+            Some(line) => writeln!(out, "  {}:{line}: {}", p.path, p.message)?,
+            None => writeln!(out, "  {}: {}", p.path, p.message)?,
+        }
+    }
+    let total = r.problems.len();
+    if total > 0 {
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "{} in {} notes ({} typed: {})",
+        match total {
+            0 => "nothing wrong".to_string(),
+            1 => "1 problem".to_string(),
+            n => format!("{n} problems"),
+        },
+        r.notes,
+        r.types.len(),
+        if r.types.is_empty() {
+            "none".into()
+        } else {
+            r.types.join(", ")
+        }
+    )
+}
+
+/// Runs `brain index-md [--write]`.
+pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
+    let root = config.root.clone();
+    let files = shim::answerer(config, &args.daemon).index_files()?;
+    let mut out = io::stdout().lock();
+    let mut rows = Vec::new();
+    for f in &files {
+        let changed = f.changed();
+        if changed && args.write {
+            kb::write_atomic(&root.join(&f.path), &f.generated, false)?;
+        }
+        if !args.json && changed {
+            if args.write {
+                writeln!(out, "wrote {}", f.path)?;
+            } else {
+                let old = f.current.as_deref().unwrap_or("");
+                let diff = textdiff::TextDiff::from_lines(old, &f.generated);
+                let (a, b) = match f.current {
+                    Some(_) => (format!("a/{}", f.path), format!("b/{}", f.path)),
+                    None => ("/dev/null".to_string(), format!("b/{}", f.path)),
+                };
+                write!(
+                    out,
+                    "{}",
+                    diff.unified_diff().context_radius(2).header(&a, &b)
+                )?;
+            }
+        }
+        rows.push(serde_json::json!({"path": f.path, "changed": changed, "written": changed && args.write}));
+    }
+    let changed = files.iter().filter(|f| f.changed()).count();
+    if args.json {
+        writeln!(out, "{}", serde_json::json!({ "files": rows }))?;
+    } else if files.is_empty() {
+        writeln!(
+            out,
+            "no type schemas (<type>/SCHEMA.md): no INDEX.md to make"
+        )?;
+    } else if changed == 0 {
+        writeln!(out, "{} INDEX.md files up to date", files.len())?;
+    } else if !args.write {
+        writeln!(
+            out,
+            "{changed} of {} INDEX.md files would change: brain index-md --write writes them",
+            files.len()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `brain links NOTE`.
+pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
+    let rel = relative(&config, &args.path)?;
+    let report = shim::answerer(config, &args.daemon).links(&rel)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&report)?)?;
+    } else {
+        print_links(&mut out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `path` relative to the root: as given, or an absolute path inside the root.
+fn relative(config: &Config, path: &str) -> Result<String> {
+    let p = std::path::Path::new(path);
+    if !p.is_absolute() {
+        return Ok(path.to_string());
+    }
+    let root = std::fs::canonicalize(&config.root).unwrap_or_else(|_| config.root.clone());
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match real.strip_prefix(&root) {
+        Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
+        Err(_) => Err(brain::Error::InvalidInput(format!(
+            "{path} is outside the brain folder {}",
+            config.root.display()
+        ))
+        .into()),
+    }
+}
+
+pub(crate) fn print_links(out: &mut impl Write, r: &LinksReport) -> io::Result<()> {
+    writeln!(out, "{}", r.path)?;
+    writeln!(out, "\nlinks to ({})", r.outgoing.len())?;
+    for l in &r.outgoing {
+        let to = l.path.as_deref().unwrap_or("-");
+        match (l.state.as_str(), &l.why) {
+            ("ok", _) => writeln!(out, "  :{}  [[{}]]  {to}", l.line, l.target)?,
+            (state, Some(why)) => writeln!(out, "  :{}  [[{}]]  {state}: {why}", l.line, l.target)?,
+            (state, None) => writeln!(out, "  :{}  [[{}]]  {state}", l.line, l.target)?,
+        }
+    }
+    writeln!(out, "\nlinked from ({})", r.incoming.len())?;
+    for l in &r.incoming {
+        writeln!(out, "  {}:{}", l.path, l.line)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,329 @@
+//! `brain check`: what rotted. Broken and short-form links, entries missing a required
+//! field or holding a value outside their schema, a `type` that disagrees with the folder,
+//! slugs that are not kebab-case or taken twice, dates that do not parse or run backwards,
+//! entries past their type's staleness rule, INDEX.md files out of date, frontmatter that
+//! could not be read, and schema files that cannot be used. Read-only.
+
+use std::collections::{BTreeMap, HashMap};
+
+use jiff::civil::Date;
+use serde::{Deserialize, Serialize};
+
+use super::index_md::IndexFile;
+use super::links::{canonical, Resolution, Resolver};
+use super::schema::Schemas;
+use super::slug::is_kebab;
+use super::Entry;
+use crate::date::leading_date;
+use crate::error::Error;
+
+/// What kind of problem; the names are a contract with `--json` readers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A `SCHEMA.md` that cannot be used.
+    Schema,
+    /// Frontmatter that could not be read (the note was indexed as plain markdown).
+    Frontmatter,
+    /// A link to no note.
+    BrokenLink,
+    /// A link in the short form `[[slug]]` where the convention is `[[type/slug]]`.
+    ShortLink,
+    /// A required field missing or empty.
+    MissingField,
+    /// A value outside the field's allowed values.
+    BadValue,
+    /// `type:` names another type than the folder.
+    WrongType,
+    /// A slug that is not kebab-case ASCII.
+    BadSlug,
+    /// Two entries of one type with one slug.
+    DuplicateSlug,
+    /// `created` or `updated` that is not a `YYYY-MM-DD` date.
+    BadDate,
+    /// `updated` before `created`.
+    DatesOutOfOrder,
+    /// Not updated within the type's `stale_after_days`.
+    Stale,
+    /// An INDEX.md that `brain index-md --write` would change.
+    IndexOutdated,
+}
+
+impl ProblemKind {
+    /// The heading of this kind's group in the human report.
+    pub fn heading(self) -> &'static str {
+        match self {
+            ProblemKind::Schema => "schema files that cannot be used",
+            ProblemKind::Frontmatter => "frontmatter that could not be read",
+            ProblemKind::BrokenLink => "broken links",
+            ProblemKind::ShortLink => "links in the short form (write [[type/slug]])",
+            ProblemKind::MissingField => "missing required fields",
+            ProblemKind::BadValue => "values outside the schema",
+            ProblemKind::WrongType => "type that disagrees with the folder",
+            ProblemKind::BadSlug => "slugs that are not kebab-case",
+            ProblemKind::DuplicateSlug => "one slug, two entries",
+            ProblemKind::BadDate => "dates that do not parse",
+            ProblemKind::DatesOutOfOrder => "updated before created",
+            ProblemKind::Stale => "stale entries",
+            ProblemKind::IndexOutdated => "INDEX.md out of date (brain index-md --write)",
+        }
+    }
+}
+
+/// One thing `brain check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// What kind.
+    pub kind: ProblemKind,
+    /// The file, relative to the root.
+    pub path: String,
+    /// 1-based line, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// What is wrong, and what to do.
+    pub message: String,
+}
+
+/// `brain check --json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// Notes looked at.
+    pub notes: u64,
+    /// Types with a schema.
+    pub types: Vec<String>,
+    /// Everything found, grouped by kind, then by path and line.
+    pub problems: Vec<Problem>,
+    /// Problems per kind.
+    pub counts: BTreeMap<ProblemKind, u64>,
+}
+
+/// Audits `entries` against `schemas` as of `today`; `index_files` are the INDEX.md files
+/// as generated, with what is on disk now.
+pub fn check(
+    root: &std::path::Path,
+    schemas: &Schemas,
+    entries: &[Entry],
+    index_files: &[IndexFile],
+    today: Date,
+) -> CheckReport {
+    let mut out = Vec::new();
+    let mut push = |kind, path: &str, line: Option<u32>, message: String| {
+        out.push(Problem {
+            kind,
+            path: path.to_string(),
+            line,
+            message,
+        })
+    };
+    for e in &schemas.errors {
+        let (path, line) = match e {
+            Error::Schema { path, line, .. } => (path.as_path(), line.map(|l| l as u32)),
+            Error::Io { path, .. } => (path.as_path(), None),
+            _ => (root, None),
+        };
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        // The message without the path and line the problem carries on its own.
+        let message = match e {
+            Error::Schema { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        push(ProblemKind::Schema, &rel, line, message);
+    }
+
+    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str()));
+    let mut slugs: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+    for e in entries {
+        if let Some(problem) = &e.problem {
+            let message = problem
+                .strip_prefix(&format!("{}: ", e.path))
+                .unwrap_or(problem);
+            push(
+                ProblemKind::Frontmatter,
+                &e.path,
+                Some(1),
+                message.to_string(),
+            );
+        }
+        for l in &e.links {
+            match resolver.resolve(&l.target) {
+                Resolution::Note { .. } => {}
+                Resolution::Short { path } => push(
+                    ProblemKind::ShortLink,
+                    &e.path,
+                    Some(l.line),
+                    format!("[[{}]]: write [[{}]]", l.target, canonical(&path)),
+                ),
+                Resolution::Broken { why } => push(
+                    ProblemKind::BrokenLink,
+                    &e.path,
+                    Some(l.line),
+                    format!("[[{}]]: {why}", l.target),
+                ),
+            }
+        }
+        let Some((folder, slug)) = e.slot() else {
+            continue;
+        };
+        let Some(schema) = schemas.types.get(folder) else {
+            continue;
+        };
+        slugs.entry((folder, slug)).or_default().push(&e.path);
+        if !is_kebab(slug) {
+            let want = super::slug::slugify(slug).unwrap_or_default();
+            push(
+                ProblemKind::BadSlug,
+                &e.path,
+                None,
+                format!("{slug:?} is not kebab-case ASCII (rename it {want:?})"),
+            );
+        }
+        if let Some(t) = e.fields.get("type").and_then(|v| v.as_str()) {
+            if t != folder {
+                push(
+                    ProblemKind::WrongType,
+                    &e.path,
+                    Some(1),
+                    format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
+                );
+            }
+        }
+        for field in &schema.required {
+            let present = match e.fields.get(field.as_str()) {
+                None | Some(serde_json::Value::Null) => false,
+                Some(serde_json::Value::String(s)) => !s.trim().is_empty(),
+                // `tags: []` is a deliberate "no tags".
+                Some(_) => true,
+            };
+            if !present {
+                push(
+                    ProblemKind::MissingField,
+                    &e.path,
+                    Some(1),
+                    format!("no {field} (required by {})", schema.file),
+                );
+            }
+        }
+        for (name, rule) in &schema.fields {
+            if rule.values.is_empty() {
+                continue;
+            }
+            let Some(value) = e.fields.get(name.as_str()) else {
+                continue;
+            };
+            let values: Vec<String> = match value {
+                serde_json::Value::Array(items) => items.iter().map(scalar).collect(),
+                serde_json::Value::Null => continue,
+                other => vec![scalar(other)],
+            };
+            for v in values
+                .iter()
+                .filter(|v| !v.is_empty() && !rule.values.contains(v))
+            {
+                push(
+                    ProblemKind::BadValue,
+                    &e.path,
+                    Some(1),
+                    format!("{name}: {v:?} is not one of {}", rule.values.join(", ")),
+                );
+            }
+        }
+        let date = |field: &str| -> Option<Result<Date, String>> {
+            let v = e.fields.get(field)?;
+            if v.is_null() {
+                return None;
+            }
+            let text = scalar(v);
+            Some(leading_date(&text).ok_or(text))
+        };
+        let created = date("created");
+        let updated = date("updated");
+        for (field, d) in [("created", &created), ("updated", &updated)] {
+            if let Some(Err(text)) = d {
+                push(
+                    ProblemKind::BadDate,
+                    &e.path,
+                    Some(1),
+                    format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
+                );
+            }
+        }
+        if let (Some(Ok(c)), Some(Ok(u))) = (&created, &updated) {
+            if u < c {
+                push(
+                    ProblemKind::DatesOutOfOrder,
+                    &e.path,
+                    Some(1),
+                    format!("updated {u} is before created {c}"),
+                );
+            }
+        }
+        if let (Some(days), Some(dated)) = (schema.stale_after_days, leading_date(&e.date)) {
+            let exempt = schema
+                .stale_except
+                .iter()
+                .any(|(field, values)| e.text_field(field).is_some_and(|v| values.contains(&v)));
+            let age = (today - dated).get_days() as i64;
+            if !exempt && age > days as i64 {
+                push(
+                    ProblemKind::Stale,
+                    &e.path,
+                    None,
+                    format!(
+                        "last updated {dated}, {age} days ago ({} allows {days}): update it, or close it",
+                        schema.file
+                    ),
+                );
+            }
+        }
+    }
+    for ((folder, slug), paths) in &slugs {
+        if paths.len() > 1 {
+            let mut paths = paths.clone();
+            paths.sort();
+            for p in &paths[1..] {
+                push(
+                    ProblemKind::DuplicateSlug,
+                    p,
+                    None,
+                    format!(
+                        "{folder}/{slug} is also {}: merge them, or rename one",
+                        paths[0]
+                    ),
+                );
+            }
+        }
+    }
+    for f in index_files.iter().filter(|f| f.changed()) {
+        let message = match &f.current {
+            None => "missing: brain index-md --write creates it".to_string(),
+            Some(_) => {
+                "differs from the entries' frontmatter: brain index-md shows how".to_string()
+            }
+        };
+        push(ProblemKind::IndexOutdated, &f.path, None, message);
+    }
+
+    out.sort_by(|a, b| (a.kind, &a.path, a.line).cmp(&(b.kind, &b.path, b.line)));
+    let mut counts = BTreeMap::new();
+    for p in &out {
+        *counts.entry(p.kind).or_insert(0) += 1;
+    }
+    CheckReport {
+        notes: entries.len() as u64,
+        types: schemas.types.keys().cloned().collect(),
+        problems: out,
+        counts,
+    }
+}
+
+/// A frontmatter scalar as text (a list item, a date written as a number...).
+fn scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.trim().to_string(),
+        other => other.to_string(),
+    }
+}

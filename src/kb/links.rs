@@ -1,0 +1,261 @@
+//! `[[wikilinks]]`: finding them in a note's markdown (never inside code), and resolving a
+//! target to a note. `[[lore/retries]]`, `[[lore/retries|the jitter lesson]]` and
+//! `[[lore/retries#Fix]]` all point at `lore/retries.md`, or at the folder entry
+//! `lore/retries/retries.md`. `[[retries]]` is the short form: it resolves when exactly one
+//! note has that name, and `brain check` asks for the `type/slug` form.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+/// A wikilink as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// What it points at: the text before any `|` or `#`, trimmed, without a `.md` suffix.
+    pub target: String,
+    /// 1-based line in the file.
+    pub line: u32,
+}
+
+/// The links in `body` (markdown whose first line is line `first_line` of its file). Fenced
+/// code blocks and inline code spans hold no links; `[[]]` and a link that does not close on
+/// its line are not links.
+pub fn extract(body: &str, first_line: u32) -> Vec<Link> {
+    let mut links = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    for (i, line) in body.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        if let (Some(c), true) = (marker, indent < 4) {
+            let run = trimmed.chars().take_while(|x| *x == c).count();
+            if run >= 3 {
+                match fence {
+                    None => fence = Some((c, run)),
+                    Some((open, len))
+                        if open == c && run >= len && trimmed[run..].trim().is_empty() =>
+                    {
+                        fence = None
+                    }
+                    Some(_) => {}
+                }
+                continue;
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let line_no = first_line + i as u32;
+        for target in in_line(&without_code_spans(line)) {
+            links.push(Link {
+                target,
+                line: line_no,
+            });
+        }
+    }
+    links
+}
+
+/// `line` with inline code spans (`` `x` ``, ``` ``x`` ```) blanked out.
+fn without_code_spans(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find('`') {
+        out.push_str(&rest[..start]);
+        let run = rest[start..].chars().take_while(|c| *c == '`').count();
+        let ticks = &rest[start..start + run];
+        let after = &rest[start + run..];
+        match after.find(ticks) {
+            Some(end) => {
+                out.push(' ');
+                rest = &after[end + run..];
+            }
+            None => {
+                out.push_str(&rest[start..start + run]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The targets of the `[[...]]` on one line: each `]]` closes the nearest `[[` before it.
+fn in_line(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(close) = line[from..].find("]]").map(|c| from + c) {
+        if let Some(open) = line[from..close].rfind("[[").map(|o| from + o) {
+            let inner = &line[open + 2..close];
+            let target = inner.split(['|', '#']).next().unwrap_or("").trim();
+            let target = target
+                .strip_suffix(".md")
+                .unwrap_or(target)
+                .trim_matches('/');
+            if !target.is_empty() {
+                found.push(target.to_string());
+            }
+        }
+        from = close + 2;
+    }
+    found
+}
+
+/// Where a link points.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "resolves", rename_all = "snake_case")]
+pub enum Resolution {
+    /// To this note, written as `type/slug`.
+    Note {
+        /// The note's path.
+        path: String,
+    },
+    /// To this note, but in the short form (`[[slug]]`).
+    Short {
+        /// The note's path.
+        path: String,
+    },
+    /// Nowhere: no note has that name (or, short form, several do).
+    Broken {
+        /// Why, for a person.
+        why: String,
+    },
+}
+
+/// Resolves link targets against the notes of one brain.
+pub struct Resolver {
+    paths: HashSet<String>,
+    /// Short name (file stem, or a folder entry's folder) -> the notes so named.
+    by_name: HashMap<String, Vec<String>>,
+}
+
+impl Resolver {
+    /// A resolver over `paths` (relative, `/`-separated).
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Resolver {
+        let mut r = Resolver {
+            paths: HashSet::new(),
+            by_name: HashMap::new(),
+        };
+        for p in paths {
+            r.paths.insert(p.to_string());
+            let stem = p.rsplit('/').next().unwrap_or(p).trim_end_matches(".md");
+            r.by_name
+                .entry(stem.to_lowercase())
+                .or_default()
+                .push(p.to_string());
+        }
+        for list in r.by_name.values_mut() {
+            list.sort();
+            list.dedup();
+        }
+        r
+    }
+
+    /// Where `target` points.
+    pub fn resolve(&self, target: &str) -> Resolution {
+        if target.contains('/') {
+            let last = target.rsplit('/').next().unwrap_or(target);
+            for candidate in [format!("{target}.md"), format!("{target}/{last}.md")] {
+                if self.paths.contains(&candidate) {
+                    return Resolution::Note { path: candidate };
+                }
+            }
+            return Resolution::Broken {
+                why: format!("no note {target}.md (or {target}/{last}.md)"),
+            };
+        }
+        match self.by_name.get(&target.to_lowercase()).map(Vec::as_slice) {
+            Some([one]) => Resolution::Short { path: one.clone() },
+            Some(many) if many.len() > 1 => Resolution::Broken {
+                why: format!(
+                    "{} notes are called {target}: {}",
+                    many.len(),
+                    many.join(", ")
+                ),
+            },
+            _ => Resolution::Broken {
+                why: format!("no note is called {target}"),
+            },
+        }
+    }
+}
+
+/// The link that points at `path` in the `type/slug` form: the path without `.md`, and a
+/// folder entry (`type/slug/slug.md`) as `type/slug`.
+pub fn canonical(path: &str) -> String {
+    let bare = path.strip_suffix(".md").unwrap_or(path);
+    match bare.rsplit_once('/') {
+        Some((dir, last)) if dir.rsplit('/').next() == Some(last) => dir.to_string(),
+        _ => bare.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(body: &str) -> Vec<(String, u32)> {
+        extract(body, 10)
+            .into_iter()
+            .map(|l| (l.target, l.line))
+            .collect()
+    }
+
+    #[test]
+    fn links_are_found_with_their_lines_and_never_inside_code() {
+        let body = "See [[lore/retries]] and [[idea/x|the idea]].\n\
+                    `[[not/a-link]]` but [[lore/y#Fix]] is.\n\
+                    ```\n[[in/a-fence]]\n```\n\
+                    ~~~~md\n[[also/fenced]]\n~~~\n[[still/fenced]]\n~~~~\n\
+                    [[]] [[ ]] [[open only\n\
+                    [[lore/z.md]] [[a [[lore/inner]]";
+        assert_eq!(
+            targets(body),
+            [
+                ("lore/retries".into(), 10),
+                ("idea/x".into(), 10),
+                ("lore/y".into(), 11),
+                ("lore/z".into(), 21),
+                ("lore/inner".into(), 21),
+            ]
+        );
+    }
+
+    #[test]
+    fn targets_resolve_to_notes_and_folder_entries_and_short_forms_are_told_apart() {
+        let r = Resolver::new([
+            "lore/retries.md",
+            "idea/capture/capture.md",
+            "lore/a/dup.md",
+            "idea/dup.md",
+        ]);
+        assert_eq!(
+            r.resolve("lore/retries"),
+            Resolution::Note {
+                path: "lore/retries.md".into()
+            }
+        );
+        assert_eq!(
+            r.resolve("idea/capture"),
+            Resolution::Note {
+                path: "idea/capture/capture.md".into()
+            }
+        );
+        assert_eq!(
+            r.resolve("retries"),
+            Resolution::Short {
+                path: "lore/retries.md".into()
+            }
+        );
+        assert!(matches!(
+            r.resolve("lore/missing"),
+            Resolution::Broken { .. }
+        ));
+        let Resolution::Broken { why } = r.resolve("dup") else {
+            panic!()
+        };
+        assert!(why.contains("2 notes are called dup"), "{why}");
+        assert_eq!(canonical("idea/capture/capture.md"), "idea/capture");
+        assert_eq!(canonical("lore/retries.md"), "lore/retries");
+    }
+}

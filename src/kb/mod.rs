@@ -1,0 +1,179 @@
+//! The brain as a knowledge base: typed folders (`lore/`, `idea/`, ...) whose `SCHEMA.md`
+//! says what an entry carries ([`schema`]), kebab-case slugs ([`slug`]), `[[type/slug]]`
+//! links ([`links`]), the audit `brain check` runs ([`check`]), the per-type `INDEX.md`
+//! ([`index_md`]) and new entries from a type's template ([`new`]).
+//!
+//! Everything here works on an [`Entry`] list the engine reads from the index in one
+//! transaction, so an audit of thousands of notes reads no note file; only `brain new` and
+//! `brain index-md --write` write, each file through a temp file renamed into place.
+
+pub mod check;
+pub mod index_md;
+pub mod links;
+pub mod new;
+pub mod schema;
+pub mod slug;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use check::{CheckReport, Problem, ProblemKind};
+pub use index_md::IndexFile;
+pub use links::{Link, Resolution, Resolver};
+pub use new::NewEntry;
+pub use schema::{Schema, Schemas};
+
+/// A note as the knowledge base sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Relative to the root.
+    pub path: String,
+    /// Its type (frontmatter `type`, else its top-level folder).
+    pub kind: String,
+    /// Its title.
+    pub title: String,
+    /// Its frontmatter.
+    pub fields: Map<String, Value>,
+    /// Its date, `YYYY-MM-DD`.
+    pub date: String,
+    /// What was wrong with it when it was indexed (broken frontmatter, invalid UTF-8).
+    pub problem: Option<String>,
+    /// Its outgoing links.
+    pub links: Vec<Link>,
+}
+
+impl Entry {
+    /// `(folder, slug)` when this note is an entry of a type folder: `type/slug.md` or the
+    /// folder entry `type/slug/slug.md`. Other notes (deeper files, files at the root) are
+    /// not entries.
+    pub fn slot(&self) -> Option<(&str, &str)> {
+        let bare = self.path.strip_suffix(".md")?;
+        let parts: Vec<&str> = bare.split('/').collect();
+        match parts[..] {
+            [folder, slug] => Some((folder, slug)),
+            [folder, dir, slug] if dir == slug => Some((folder, slug)),
+            _ => None,
+        }
+    }
+
+    /// A frontmatter field as text: a string as it is, a number or boolean written out;
+    /// `None` when missing, null, empty, a list or a map.
+    pub fn text_field(&self, name: &str) -> Option<String> {
+        match self.fields.get(name)? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// The links of one note, both ways: `brain links`, the MCP `links` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinksReport {
+    /// The note.
+    pub path: String,
+    /// Its links, in order, each with where it points.
+    pub outgoing: Vec<OutLink>,
+    /// The notes linking to it.
+    pub incoming: Vec<InLink>,
+}
+
+/// A link from the note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutLink {
+    /// As written (before `|` or `#`).
+    pub target: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The note it points at; `None` when broken.
+    pub path: Option<String>,
+    /// `ok`, `short` (resolves, but not written as `type/slug`) or `broken`.
+    pub state: String,
+    /// Why it is broken or short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// A link to the note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InLink {
+    /// The note that links here.
+    pub path: String,
+    /// The line of the link in it.
+    pub line: u32,
+}
+
+/// The links from and to `path` among `entries`; `None` when `path` is not among them.
+pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
+    let me = entries.iter().find(|e| e.path == path)?;
+    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str()));
+    let outgoing = me
+        .links
+        .iter()
+        .map(|l| {
+            let (path, state, why) = match resolver.resolve(&l.target) {
+                Resolution::Note { path } => (Some(path), "ok", None),
+                Resolution::Short { path } => {
+                    let why = format!("write it as [[{}]]", links::canonical(&path));
+                    (Some(path), "short", Some(why))
+                }
+                Resolution::Broken { why } => (None, "broken", Some(why)),
+            };
+            OutLink {
+                target: l.target.clone(),
+                line: l.line,
+                path,
+                state: state.into(),
+                why,
+            }
+        })
+        .collect();
+    let mut incoming: Vec<InLink> = entries
+        .iter()
+        .filter(|e| e.path != path)
+        .flat_map(|e| {
+            e.links
+                .iter()
+                .filter_map(|l| match resolver.resolve(&l.target) {
+                    Resolution::Note { path: to } | Resolution::Short { path: to }
+                        if to == path =>
+                    {
+                        Some(InLink {
+                            path: e.path.clone(),
+                            line: l.line,
+                        })
+                    }
+                    _ => None,
+                })
+        })
+        .collect();
+    incoming.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    Some(LinksReport {
+        path: path.to_string(),
+        outgoing,
+        incoming,
+    })
+}
+
+/// Writes `text` to `path` through a temp file in the same folder, renamed into place: a
+/// crash leaves the old file or the new one, never half of either. With `create_new`, an
+/// existing file is left alone and the write fails.
+pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> crate::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".brain-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| crate::Error::io(dir, e))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| crate::Error::io(tmp.path(), e))?;
+    let persisted = match create_new {
+        true => tmp.persist_noclobber(path),
+        false => tmp.persist(path),
+    };
+    persisted.map_err(|e| crate::Error::io(path, e.error))?;
+    Ok(())
+}

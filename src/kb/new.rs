@@ -1,0 +1,264 @@
+//! `brain new TYPE TITLE`: an entry from its type's template, under a slug made from the
+//! title, with `created` and `updated` set to today. It refuses a slug the type already
+//! has, and never leaves half a file (temp file, then a rename that fails if the name was
+//! taken in the meantime).
+
+use std::path::{Path, PathBuf};
+
+use jiff::civil::Date;
+use serde::{Deserialize, Serialize};
+
+use super::schema::{Schema, Schemas};
+use super::slug::slugify;
+use crate::error::{Error, Result};
+
+/// What `brain new` made (`--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewEntry {
+    /// Relative to the root.
+    pub path: String,
+    /// On disk.
+    pub abs_path: String,
+    /// The type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The title.
+    pub title: String,
+    /// The link that points at it.
+    pub link: String,
+}
+
+/// An entry ready to write.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// What it will be.
+    pub entry: NewEntry,
+    /// Where.
+    pub file: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
+/// Plans the entry `title` of type `kind` in `root`: `kind/slug.md`, or with `folder`
+/// `kind/slug/slug.md`. The type must have a schema or be an existing folder of the root.
+pub fn plan(
+    root: &Path,
+    schemas: &Schemas,
+    kind: &str,
+    title: &str,
+    folder: bool,
+    today: Date,
+) -> Result<Planned> {
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.is_empty() {
+        return Err(Error::InvalidInput(
+            "the title is empty: say what the entry is about".into(),
+        ));
+    }
+    let schema = schemas.types.get(kind);
+    if schema.is_none() {
+        if let Some(e) = schemas.errors.iter().find(|e| matches!(e, Error::Schema { path, .. } if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == kind))) {
+            return Err(Error::InvalidInput(format!("{e}")));
+        }
+        let is_folder = !kind.is_empty()
+            && !kind.starts_with('.')
+            && !kind.contains(['/', '\\'])
+            && root.join(kind).is_dir();
+        if !is_folder {
+            let mut known: Vec<String> = schemas.types.keys().cloned().collect();
+            if known.is_empty() {
+                known = folders(root);
+            }
+            return Err(Error::InvalidInput(format!(
+                "unknown type {kind:?}: the types are {}",
+                if known.is_empty() {
+                    "(none yet: brain install writes the defaults)".into()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+    }
+    let slug = slugify(&title).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "the title {title:?} makes an empty file name: use some letters or digits"
+        ))
+    })?;
+    for taken in [
+        format!("{kind}/{slug}.md"),
+        format!("{kind}/{slug}/{slug}.md"),
+    ] {
+        if root.join(&taken).exists() {
+            return Err(Error::InvalidInput(format!(
+                "{taken} already exists: edit it, or choose another title"
+            )));
+        }
+    }
+    let rel = match folder {
+        true => format!("{kind}/{slug}/{slug}.md"),
+        false => format!("{kind}/{slug}.md"),
+    };
+    let file = root.join(&rel);
+    let text = render(kind, &title, schema, today);
+    Ok(Planned {
+        entry: NewEntry {
+            abs_path: file.to_string_lossy().into_owned(),
+            link: format!("[[{kind}/{slug}]]"),
+            path: rel,
+            kind: kind.to_string(),
+            title,
+        },
+        file,
+        text,
+    })
+}
+
+/// Writes a planned entry (creating its folder); fails, writing nothing, if the file
+/// appeared meanwhile.
+pub fn write(planned: &Planned) -> Result<()> {
+    let dir = planned.file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    super::write_atomic(&planned.file, &planned.text, true)
+}
+
+/// The entry's text: frontmatter (the base fields, then the schema's fields with their
+/// defaults), the title as a heading, the template.
+fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> String {
+    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let mut fm = format!(
+        "---\ntype: {kind}\ntitle: {}\ncreated: {today}\nupdated: {today}\ntags: []\n",
+        q(title)
+    );
+    let mut template = String::new();
+    if let Some(schema) = schema {
+        for name in schema.fields.keys() {
+            if super::schema::BASE_FIELDS.contains(&name.as_str()) {
+                continue;
+            }
+            fm.push_str(&format!(
+                "{name}: {}\n",
+                q(schema.default_value(name).unwrap_or(""))
+            ));
+        }
+        template = schema.template.clone();
+    }
+    fm.push_str("---\n");
+    fm.push_str(&format!("# {title}\n"));
+    if !template.trim().is_empty() {
+        fm.push('\n');
+        fm.push_str(template.trim_end());
+        fm.push('\n');
+    }
+    fm
+}
+
+/// The root's top-level folders (not dot-folders), sorted.
+fn folders(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    fn brain() -> (tempfile::TempDir, Schemas) {
+        let dir = tempfile::tempdir().unwrap();
+        for (kind, text) in super::super::schema::DEFAULTS {
+            std::fs::create_dir_all(dir.path().join(kind)).unwrap();
+            std::fs::write(dir.path().join(kind).join("SCHEMA.md"), text).unwrap();
+        }
+        let schemas = Schemas::load(dir.path()).unwrap();
+        (dir, schemas)
+    }
+
+    #[test]
+    fn a_new_entry_has_its_types_fields_and_template_and_parses_back() {
+        let (dir, schemas) = brain();
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "lore",
+            "Retries need jitter!",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(p.entry.path, "lore/retries-need-jitter.md");
+        assert_eq!(p.entry.link, "[[lore/retries-need-jitter]]");
+        write(&p).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("lore/retries-need-jitter.md")).unwrap();
+        let (note, warnings) = crate::note::parse(&p.entry.path, text.as_bytes());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(note.title, "Retries need jitter!");
+        assert_eq!(note.fields["category"], "lesson");
+        assert_eq!(note.fields["created"], "2026-12-01");
+        assert!(text.contains("## The lesson"), "{text}");
+        // The slug is taken now, in either form.
+        for folder in [false, true] {
+            let err = plan(
+                dir.path(),
+                &schemas,
+                "lore",
+                "retries need JITTER",
+                folder,
+                date(2026, 12, 1),
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("lore/retries-need-jitter.md already exists"),
+                "{err}"
+            );
+        }
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "idea",
+            "Context assistant",
+            true,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(p.entry.path, "idea/context-assistant/context-assistant.md");
+    }
+
+    #[test]
+    fn bad_types_and_titles_are_refused_with_what_to_do() {
+        let (dir, schemas) = brain();
+        let today = date(2026, 12, 1);
+        let err = plan(dir.path(), &schemas, "lroe", "x", false, today)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "unknown type \"lroe\": the types are followup, idea, job, lore, research-link"
+            ),
+            "{err}"
+        );
+        for (title, want) in [
+            ("?!", "makes an empty file name"),
+            ("   ", "the title is empty"),
+        ] {
+            let err = plan(dir.path(), &schemas, "lore", title, false, today)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err}");
+        }
+        for kind in ["../x", ".git", ""] {
+            assert!(
+                plan(dir.path(), &schemas, kind, "x", false, today).is_err(),
+                "{kind}"
+            );
+        }
+    }
+}

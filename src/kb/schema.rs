@@ -1,0 +1,372 @@
+//! Type schemas: what a `lore/`, `idea/`... entry must carry. Each type folder may hold a
+//! `SCHEMA.md` whose YAML frontmatter is the machine-readable schema (the markdown below it
+//! is for people):
+//!
+//! ```yaml
+//! ---
+//! type: lore                                   # must name the folder it sits in
+//! required: [type, title, created, updated, tags]   # the default when left out
+//! fields:
+//!   category:
+//!     values: [pattern, convention, decision, lesson, anti-pattern, reference, behavior]
+//!     required: true
+//!     default: lesson                          # what `brain new` writes (else the first value)
+//!   status:
+//!     values: [active, deprecated, superseded]
+//! group_by: category                           # INDEX.md's sections, in the values' order
+//! stale_after_days: 730                        # optional: `brain check` flags older entries
+//! stale_except: {status: [superseded]}         # ...but not these
+//! template: |                                  # the body `brain new` writes under the title
+//!   ## Context
+//! ---
+//! ```
+//!
+//! A folder without a `SCHEMA.md` is an untyped folder: indexed and searched as always,
+//! never audited.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The schema file's name inside a type folder.
+pub const SCHEMA_FILE: &str = "SCHEMA.md";
+
+/// Fields `brain new` always writes, and those required when a schema lists none.
+pub const BASE_FIELDS: &[&str] = &["type", "title", "created", "updated", "tags"];
+
+/// One field's rules.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Field {
+    /// The values allowed (compared case-sensitively, as written); empty: any value.
+    pub values: Vec<String>,
+    /// Entries must carry it.
+    pub required: bool,
+    /// What `brain new` writes.
+    pub default: Option<String>,
+}
+
+/// What one type's entries must carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schema {
+    /// The type, which is also its folder.
+    pub kind: String,
+    /// The schema file, relative to the root.
+    pub file: String,
+    /// Fields every entry must have: the schema's `required` list (the base fields when it
+    /// has none) and the fields marked `required: true`.
+    pub required: Vec<String>,
+    /// Per-field rules, by field name.
+    pub fields: BTreeMap<String, Field>,
+    /// The field INDEX.md groups by.
+    pub group_by: Option<String>,
+    /// Entries whose date is older than this many days are stale...
+    pub stale_after_days: Option<u32>,
+    /// ...unless one of these fields holds one of these values (an idea `Done`, a job
+    /// `Closed`).
+    pub stale_except: BTreeMap<String, Vec<String>>,
+    /// The body `brain new` writes under the `# Title` line.
+    pub template: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSchema {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    required: Option<Vec<String>>,
+    #[serde(default)]
+    fields: BTreeMap<String, RawField>,
+    group_by: Option<String>,
+    stale_after_days: Option<u32>,
+    #[serde(default)]
+    stale_except: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    template: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    #[serde(default)]
+    values: Vec<String>,
+    #[serde(default)]
+    required: bool,
+    default: Option<String>,
+}
+
+impl Schema {
+    /// Parses the schema file `file` (relative path `rel`) of the type folder `kind`.
+    pub fn parse(kind: &str, rel: &str, file: &Path, text: &str) -> Result<Schema> {
+        let bad = |line: Option<usize>, message: String| Error::Schema {
+            path: file.to_path_buf(),
+            line,
+            message,
+        };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let yaml = frontmatter(text).ok_or_else(|| {
+            bad(
+                Some(1),
+                "no YAML frontmatter: the schema goes between two '---' lines at the top".into(),
+            )
+        })?;
+        let raw: RawSchema = serde_yaml_ng::from_str(yaml).map_err(|e| {
+            // The YAML starts on the file's second line.
+            let line = e.location().map(|l| l.line() + 1);
+            let message = e.to_string();
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_string();
+            bad(line, message)
+        })?;
+        if let Some(named) = raw.kind.as_deref().filter(|k| *k != kind) {
+            return Err(bad(
+                None,
+                format!("says type: {named}, but sits in the {kind}/ folder; make them agree"),
+            ));
+        }
+        // Without a `required` list, the base fields are required; with one, exactly it
+        // (plus the fields marked `required: true`).
+        let mut required: Vec<String> = match &raw.required {
+            Some(list) => Vec::with_capacity(list.len()),
+            None => BASE_FIELDS.iter().map(|s| s.to_string()).collect(),
+        };
+        for f in raw.required.iter().flatten().chain(
+            raw.fields
+                .iter()
+                .filter(|(_, f)| f.required)
+                .map(|(k, _)| k),
+        ) {
+            if !required.contains(f) {
+                required.push(f.clone());
+            }
+        }
+        let mut fields = BTreeMap::new();
+        for (name, f) in raw.fields {
+            if let Some(d) = f
+                .default
+                .as_deref()
+                .filter(|d| !f.values.is_empty() && !f.values.iter().any(|v| v == d))
+            {
+                return Err(bad(
+                    None,
+                    format!(
+                        "field {name}: default {d:?} is not one of its values ({})",
+                        f.values.join(", ")
+                    ),
+                ));
+            }
+            let mut seen = std::collections::HashSet::new();
+            if let Some(v) = f.values.iter().find(|v| !seen.insert(v.as_str())) {
+                return Err(bad(
+                    None,
+                    format!("field {name}: value {v:?} is listed twice"),
+                ));
+            }
+            fields.insert(
+                name,
+                Field {
+                    values: f.values,
+                    required: f.required,
+                    default: f.default,
+                },
+            );
+        }
+        if let Some(g) = &raw.group_by {
+            if !fields.contains_key(g) && !BASE_FIELDS.contains(&g.as_str()) {
+                let known: Vec<&str> = fields.keys().map(String::as_str).collect();
+                return Err(bad(
+                    None,
+                    format!(
+                        "group_by: {g} is not a field of {kind} (its fields: {})",
+                        if known.is_empty() {
+                            "none".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                ));
+            }
+        }
+        if raw.stale_after_days == Some(0) {
+            return Err(bad(
+                None,
+                "stale_after_days must be at least 1 (or left out)".into(),
+            ));
+        }
+        Ok(Schema {
+            kind: kind.to_string(),
+            file: rel.to_string(),
+            required,
+            fields,
+            group_by: raw.group_by,
+            stale_after_days: raw.stale_after_days,
+            stale_except: raw.stale_except,
+            template: raw.template,
+        })
+    }
+
+    /// The value `brain new` writes for `field`: its default, else its first allowed value.
+    pub fn default_value(&self, field: &str) -> Option<&str> {
+        let f = self.fields.get(field)?;
+        f.default
+            .as_deref()
+            .or(f.values.first().map(String::as_str))
+    }
+}
+
+/// The YAML between a leading `---` line and the next one.
+fn frontmatter(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("---")?;
+    let rest = rest
+        .strip_prefix("\r\n")
+        .or_else(|| rest.strip_prefix('\n'))?;
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Some(&rest[..at]);
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// The schemas of one brain, and the schema files that could not be used.
+#[derive(Debug, Default)]
+pub struct Schemas {
+    /// By type.
+    pub types: BTreeMap<String, Schema>,
+    /// Schema files with an error (each type so broken is left out of `types`).
+    pub errors: Vec<Error>,
+}
+
+impl Schemas {
+    /// Reads `<type>/SCHEMA.md` in every top-level folder of `root` (dot-folders skipped).
+    pub fn load(root: &Path) -> Result<Schemas> {
+        let mut out = Schemas::default();
+        let entries = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let Some(kind) = dir.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+                continue;
+            };
+            if kind.starts_with('.') {
+                continue;
+            }
+            let file = dir.join(SCHEMA_FILE);
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    out.errors.push(Error::io(&file, e));
+                    continue;
+                }
+            };
+            let rel = format!("{kind}/{SCHEMA_FILE}");
+            match Schema::parse(&kind, &rel, &file, &text) {
+                Ok(s) => {
+                    out.types.insert(kind, s);
+                }
+                Err(e) => out.errors.push(e),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The schemas `brain install` writes into a new brain: `(type, SCHEMA.md)`.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("lore", include_str!("defaults/lore.md")),
+    ("idea", include_str!("defaults/idea.md")),
+    ("job", include_str!("defaults/job.md")),
+    ("followup", include_str!("defaults/followup.md")),
+    ("research-link", include_str!("defaults/research-link.md")),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Schema> {
+        Schema::parse(
+            "lore",
+            "lore/SCHEMA.md",
+            Path::new("/b/lore/SCHEMA.md"),
+            text,
+        )
+    }
+
+    #[test]
+    fn the_default_schemas_parse() {
+        for (kind, text) in DEFAULTS {
+            let s = Schema::parse(kind, "x", Path::new("x"), text)
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert!(s.required.iter().any(|f| f == "created"), "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_schema_is_read_with_its_rules() {
+        let s = parse(
+            "---\ntype: lore\nfields:\n  category:\n    values: [pattern, lesson]\n    required: true\n    default: lesson\ngroup_by: category\nstale_after_days: 30\ntemplate: |\n  ## Context\n---\n# Lore\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.required,
+            ["type", "title", "created", "updated", "tags", "category"]
+        );
+        assert_eq!(s.default_value("category"), Some("lesson"));
+        assert_eq!(s.group_by.as_deref(), Some("category"));
+        assert_eq!(s.template, "## Context\n");
+    }
+
+    #[test]
+    fn bad_schemas_name_the_file_the_line_and_the_fix() {
+        let cases = [
+            (
+                "no frontmatter\n",
+                "/b/lore/SCHEMA.md:1: no YAML frontmatter",
+            ),
+            ("---\nfields: [oops\n---\n", "/b/lore/SCHEMA.md:2:"),
+            (
+                "---\ntype: lore\nfields:\n  a: {values: [x\n---\n",
+                "/b/lore/SCHEMA.md:",
+            ),
+            (
+                "---\ngroup_by: category\n---\n",
+                "group_by: category is not a field of lore",
+            ),
+            (
+                "---\ntype: idea\n---\n",
+                "says type: idea, but sits in the lore/ folder",
+            ),
+            (
+                "---\nfields:\n  c:\n    values: [a]\n    default: b\n---\n",
+                "default \"b\" is not one of its values",
+            ),
+            (
+                "---\nfields:\n  c:\n    values: [a, a]\n---\n",
+                "value \"a\" is listed twice",
+            ),
+            ("---\ncolour: red\n---\n", "unknown field `colour`"),
+            (
+                "---\nstale_after_days: 0\n---\n",
+                "stale_after_days must be at least 1",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The brain as a knowledge base, through the binary: `brain check` finds the deliberate
+//! problems of `examples/brain`, `brain index-md` (dry run, then `--write`, byte-stable),
+//! `brain new` (template, dates, refusals, the duplicate check), `brain links`, and
+//! `--where` filters.
+
+use serde_json::{json, Value};
+
+use crate::harness::{paths, Brain};
+
+/// `(kind, path, line)` of every problem in a `brain check --json` answer.
+fn problems(report: &Value) -> Vec<(String, String, Option<u64>)> {
+    report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap().to_string(),
+                p["path"].as_str().unwrap().to_string(),
+                p["line"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+fn check_json(b: &Brain) -> (i32, Value) {
+    let r = b.run(&["check", "--json"]);
+    (r.code(), r.json())
+}
+
+#[test]
+fn check_finds_the_deliberate_problems_of_the_example_brain() {
+    let b = Brain::example();
+    let (code, report) = check_json(&b);
+    assert_eq!(code, 1, "problems found: exit 1");
+    assert_eq!(report["notes"], 34);
+    assert_eq!(report["types"], json!(["idea", "lore", "research-link"]));
+    let found = problems(&report);
+    let p = |k: &str, path: &str, line: Option<u64>| (k.to_string(), path.to_string(), line);
+    for want in [
+        p(
+            "broken_link",
+            "lore/retry-jitter-thundering-herd.md",
+            Some(47),
+        ),
+        p("short_link", "idea/resurface-stale-lore.md", Some(36)),
+        p(
+            "missing_field",
+            "lore/unicode-normalization-filenames.md",
+            Some(1),
+        ),
+        p("bad_value", "idea/pr-review-checklist-bot.md", Some(1)),
+        p("bad_value", "lore/flaky-tests-quarantine.md", Some(1)),
+        p(
+            "dates_out_of_order",
+            "lore/unicode-normalization-filenames.md",
+            Some(1),
+        ),
+        p("stale", "idea/postmortem-draft-from-timeline.md", None),
+        p("index_outdated", "research-link/INDEX.md", None),
+    ] {
+        assert!(found.contains(&want), "{want:?} not found in {found:?}");
+    }
+    // Nothing else, but entries that go stale as the calendar moves on.
+    let others: Vec<_> = found.iter().filter(|(k, ..)| k != "stale").collect();
+    assert_eq!(others.len(), 7, "{found:?}");
+    assert_eq!(report["counts"]["bad_value"], 2);
+
+    let human = b.run(&["check"]).stdout();
+    for line in [
+        "broken links (1)",
+        "  lore/retry-jitter-thundering-herd.md:47: [[lore/circuit-breakers]]: no note lore/circuit-breakers.md",
+        "  idea/resurface-stale-lore.md:36: [[recall-from-vocabulary-drift]]: write [[idea/recall-from-vocabulary-drift]]",
+        "phase: \"Maybe\" is not one of Exploring, Decided, In-Progress, Done, Parked",
+        "in 34 notes (3 typed: idea, lore, research-link)",
+    ] {
+        assert!(human.contains(line), "{line:?} missing:\n{human}");
+    }
+}
+
+#[test]
+fn index_md_shows_a_diff_writes_only_when_asked_and_is_byte_stable() {
+    let b = Brain::example();
+    let before = std::fs::read(b.root.join("research-link/INDEX.md")).unwrap();
+    let dry = b.ok(&["index-md"]).stdout();
+    assert!(dry.contains("+++ b/research-link/INDEX.md"), "{dry}");
+    assert!(
+        dry.contains("+- [[research-link/tail-at-scale]] The Tail at Scale"),
+        "{dry}"
+    );
+    assert!(dry.contains("1 of 3 INDEX.md files would change"), "{dry}");
+    assert_eq!(
+        std::fs::read(b.root.join("research-link/INDEX.md")).unwrap(),
+        before,
+        "a dry run wrote"
+    );
+
+    let wrote = b.json(&["index-md", "--write"]);
+    assert_eq!(
+        wrote["files"],
+        json!([
+            {"path": "idea/INDEX.md", "changed": false, "written": false},
+            {"path": "lore/INDEX.md", "changed": false, "written": false},
+            {"path": "research-link/INDEX.md", "changed": true, "written": true},
+        ])
+    );
+    let after = std::fs::read(b.root.join("research-link/INDEX.md")).unwrap();
+    assert_ne!(after, before);
+    assert!(b
+        .ok(&["index-md"])
+        .stdout()
+        .contains("3 INDEX.md files up to date"));
+    b.ok(&["index-md", "--write"]);
+    assert_eq!(
+        std::fs::read(b.root.join("research-link/INDEX.md")).unwrap(),
+        after,
+        "not byte-stable"
+    );
+    let (_, report) = check_json(&b);
+    assert!(
+        !problems(&report)
+            .iter()
+            .any(|(k, ..)| k == "index_outdated"),
+        "{report}"
+    );
+    // No temp file is left next to what was written.
+    let leftovers: Vec<_> = std::fs::read_dir(b.root.join("research-link"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
+    let b = Brain::example();
+    let r = b.ok(&["new", "lore", "Connection pools need a ceiling", "--json"]);
+    let made = r.json();
+    assert_eq!(made["path"], "lore/connection-pools-need-a-ceiling.md");
+    assert_eq!(made["link"], "[[lore/connection-pools-need-a-ceiling]]");
+    assert!(
+        r.stderr().contains("checked for duplicates"),
+        "{}",
+        r.stderr()
+    );
+    let text =
+        std::fs::read_to_string(b.root.join("lore/connection-pools-need-a-ceiling.md")).unwrap();
+    for line in [
+        "type: lore",
+        "title: \"Connection pools need a ceiling\"",
+        "category: \"lesson\"",
+        "# Connection pools need a ceiling",
+        "## The lesson",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    // Today's date in both fields, and the new entry is searchable and clean.
+    let created = text
+        .lines()
+        .find_map(|l| l.strip_prefix("created: "))
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        text.lines().find_map(|l| l.strip_prefix("updated: ")),
+        Some(created.as_str())
+    );
+    let found = b.json(&[
+        "search",
+        "connection pools ceiling",
+        "--mode",
+        "bm25",
+        "--since",
+        &created,
+    ]);
+    assert_eq!(paths(&found)[0], "lore/connection-pools-need-a-ceiling.md");
+    let (_, report) = check_json(&b);
+    let mine: Vec<_> = problems(&report)
+        .into_iter()
+        .filter(|(k, p, _)| p.contains("connection-pools") && k != "index_outdated")
+        .collect();
+    assert!(mine.is_empty(), "{mine:?}");
+
+    let folder = b.json(&["new", "idea", "Context", "assistant", "--folder"]);
+    assert_eq!(
+        folder["path"],
+        "idea/context-assistant/context-assistant.md"
+    );
+    assert!(b
+        .root
+        .join("idea/context-assistant/context-assistant.md")
+        .is_file());
+
+    let refusals = [
+        (
+            &["new", "lore", "connection POOLS need a ceiling"][..],
+            "lore/connection-pools-need-a-ceiling.md already exists",
+        ),
+        (
+            &["new", "lroe", "x"],
+            "unknown type \"lroe\": the types are idea, lore, research-link",
+        ),
+        (&["new", "lore", "?!?"], "makes an empty file name"),
+        (&["new", "lore", "   "], "the title is empty"),
+    ];
+    for (args, want) in refusals {
+        let r = b.run(args);
+        assert_eq!(r.code(), 2, "{args:?}: {}", r.stderr());
+        assert!(r.stderr().contains(want), "{args:?}: {}", r.stderr());
+        assert_eq!(
+            r.stderr()
+                .lines()
+                .filter(|l| l.starts_with("error:"))
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
+    let b = Brain::example();
+    let title = "\"database is locked\" means you forgot busy_timeout";
+    let r = b.run(&["new", "lore", title]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("not written: the brain has it already"),
+        "{}",
+        r.stderr()
+    );
+    assert!(
+        r.stderr().contains("lore/sqlite-busy-timeout.md"),
+        "{}",
+        r.stderr()
+    );
+    let slug = "lore/database-is-locked-means-you-forgot-busy-timeout.md";
+    assert!(!b.root.join(slug).exists(), "written despite the duplicate");
+    let r = b.ok(&["new", "lore", title, "--force"]);
+    assert!(
+        r.stderr().contains("written anyway (--force)"),
+        "{}",
+        r.stderr()
+    );
+    assert!(b.root.join(slug).is_file());
+}
+
+#[test]
+fn a_broken_schema_is_reported_with_its_line_and_stops_only_its_own_type() {
+    let b = Brain::example();
+    b.write(
+        "idea/SCHEMA.md",
+        "---\ntype: idea\nfields:\n  phase: {values: [a, b}\n---\n",
+    );
+    let (code, report) = check_json(&b);
+    assert_eq!(code, 1);
+    let schema: Vec<_> = problems(&report)
+        .into_iter()
+        .filter(|(k, ..)| k == "schema")
+        .collect();
+    assert_eq!(schema.len(), 1, "{report}");
+    assert_eq!(schema[0].1, "idea/SCHEMA.md");
+    assert!(schema[0].2.is_some(), "a YAML error has a line: {report}");
+    assert_eq!(report["types"], json!(["lore", "research-link"]));
+    let r = b.run(&["new", "idea", "Anything"]);
+    assert_eq!(r.code(), 2);
+    assert!(r.stderr().contains("idea/SCHEMA.md:"), "{}", r.stderr());
+    assert!(!b.root.join("idea/anything.md").exists());
+    b.ok(&["new", "lore", "A lesson about nothing in particular"]);
+}
+
+#[test]
+fn links_go_both_ways_and_broken_ones_say_why() {
+    let b = Brain::example();
+    let out = b.json(&["links", "lore/retry-jitter-thundering-herd.md"]);
+    assert_eq!(
+        out["outgoing"],
+        json!([
+            {"target": "research-link/aws-backoff-and-jitter", "line": 47, "path": "research-link/aws-backoff-and-jitter.md", "state": "ok"},
+            {"target": "lore/circuit-breakers", "line": 47, "path": null, "state": "broken",
+             "why": "no note lore/circuit-breakers.md (or lore/circuit-breakers/circuit-breakers.md)"},
+        ])
+    );
+    let into = b.json(&["links", "research-link/dense-passage-retrieval.md"]);
+    assert_eq!(
+        into["incoming"],
+        json!([{"path": "research-link/hnsw-malkov-yashunin.md", "line": 32}])
+    );
+    let abs = b.root.join("idea/recall-from-vocabulary-drift.md");
+    let short = b.json(&["links", abs.to_str().unwrap()]);
+    assert_eq!(
+        short["incoming"],
+        json!([{"path": "idea/resurface-stale-lore.md", "line": 36}])
+    );
+    let r = b.run(&["links", "lore/nope.md"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr()
+            .contains("lore/nope.md is not a note of the index"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
+fn where_filters_on_any_frontmatter_field_and_names_the_fields_on_a_typo() {
+    let b = Brain::example();
+    // `brain search sqlite --mode bm25 --top 50`, with these conditions.
+    let sqlite = |conditions: &[&str]| {
+        let mut args = vec!["search", "sqlite", "--mode", "bm25", "--top", "50"];
+        for c in conditions {
+            args.extend(["--where", c]);
+        }
+        paths(&b.json(&args))
+    };
+    let lessons = sqlite(&["category=lesson"]);
+    assert!(
+        lessons.contains(&"lore/sqlite-wal-checkpoint-starvation.md".to_string()),
+        "{lessons:?}"
+    );
+    assert!(
+        lessons.iter().all(|p| p.starts_with("lore/")),
+        "{lessons:?}"
+    );
+    let all = sqlite(&[]);
+    let not = sqlite(&["category!=lesson"]);
+    assert_eq!(
+        lessons.len() + not.len(),
+        all.len(),
+        "= and != split the results"
+    );
+    assert!(
+        not.iter().any(|p| p.starts_with("research-link/")),
+        "a note without the field is not excluded by !="
+    );
+    // A list field holds the value; matching ignores case; conditions combine.
+    let tagged = sqlite(&["tags=CONCURRENCY", "type=lore"]);
+    assert_eq!(tagged, ["lore/sqlite-busy-timeout.md"]);
+
+    let r = b.run(&["search", "sqlite", "--where", "categry=lesson"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr()
+            .contains("no note has a field \"categry\"; the fields are")
+            && r.stderr().contains("category"),
+        "{}",
+        r.stderr()
+    );
+    for bad in ["category", "=lesson", "cat egory=x"] {
+        let r = b.run(&["search", "sqlite", "--where", bad]);
+        assert_eq!(r.code(), 2, "{bad}");
+        assert!(
+            r.stderr().contains("expected FIELD=VALUE or FIELD!=VALUE"),
+            "{bad}: {}",
+            r.stderr()
+        );
+    }
+}
