@@ -16,6 +16,9 @@ const COMMANDS: &[&str] = &[
     "choose_folder",
     "download_model",
     "history",
+    "context",
+    "capture_types",
+    "capture",
 ];
 
 fn main() {

@@ -19,6 +19,8 @@ const ui = {
   message: $("message"), messageTitle: $("message-title"), messageText: $("message-text"),
   searchView: $("search-view"), firstRun: $("first-run"), firstRunRoot: $("first-run-root"),
   firstRunError: $("first-run-error"), notice: $("notice"), toast: $("toast"), keys: $("keys"),
+  context: $("preview-context"), capture: $("capture"), captureTitle: $("capture-title"),
+  captureTypes: $("capture-types"), captureError: $("capture-error"),
 };
 
 const state = {
@@ -35,6 +37,8 @@ const state = {
   previewSeq: 0,
   previews: new Map(),
   notice: "",
+  contexts: new Map(), // path -> what links to it and what is like it
+  capture: null, // while Cmd+N is open: {title, types, at}
   history: null, // earlier queries, most recent first; loaded on the first Alt+Up
   historyAt: -1, // -1: the box holds what was typed, not a history entry
   draft: "",
@@ -177,6 +181,116 @@ async function loadPreview(hit) {
     ui.previewLines.textContent = "";
     ui.previewText.replaceChildren(el("span", "error-text", String(err)));
   }
+  loadContext(hit, seq);
+}
+
+/** Under the preview: the notes linking to this one, and the notes most like it. */
+async function loadContext(hit, seq) {
+  let ctx = state.contexts.get(hit.path);
+  if (!ctx) {
+    ui.context.replaceChildren();
+    try {
+      ctx = await invoke("context", { path: hit.path });
+    } catch {
+      ctx = { linked_from: [], similar: [] };
+    }
+    state.contexts.set(hit.path, ctx);
+  }
+  if (seq !== state.previewSeq) return;
+  const line = (head, items) => {
+    const div = el("div", "ctx-line");
+    div.append(el("span", "ctx-head", head), ...items.map((t) => el("span", "ctx-item", t)));
+    return div;
+  };
+  const lines = [];
+  if (ctx.linked_from.length) {
+    lines.push(line(`Linked from (${ctx.linked_from.length})`, ctx.linked_from.map((l) => l.path)));
+  }
+  if (ctx.similar.length) {
+    lines.push(line("Like it", ctx.similar.map((n) => `${n.path} (${n.verdict})`)));
+  }
+  ui.context.replaceChildren(...lines);
+}
+
+// ---- capture (Cmd+N) ------------------------------------------------------------------
+
+async function openCapture() {
+  const title = ui.query.value.trim();
+  if (!title) {
+    toast("Type the new note's title first");
+    return;
+  }
+  let types;
+  try {
+    types = await invoke("capture_types");
+  } catch (err) {
+    toast(String(err));
+    return;
+  }
+  if (!types.length) {
+    toast("No type folders in this brain");
+    return;
+  }
+  state.capture = { title, types, at: 0 };
+  ui.captureTitle.textContent = `New note: “${title}”`;
+  ui.captureError.hidden = true;
+  ui.capture.hidden = false;
+  drawCapture();
+}
+
+function drawCapture() {
+  const c = state.capture;
+  ui.captureTypes.replaceChildren(
+    ...c.types.map((t, i) => {
+      const b = el("button", "", t);
+      b.type = "button";
+      b.setAttribute("role", "radio");
+      b.setAttribute("aria-checked", String(i === c.at));
+      b.dataset.index = String(i);
+      return b;
+    }),
+  );
+}
+
+function closeCapture() {
+  state.capture = null;
+  ui.capture.hidden = true;
+  ui.query.focus();
+}
+
+async function writeCapture() {
+  const c = state.capture;
+  try {
+    const entry = await invoke("capture", { kind: c.types[c.at], title: c.title });
+    closeCapture();
+    toast(`Wrote ${entry.path}`);
+  } catch (err) {
+    ui.captureError.textContent = String(err);
+    ui.captureError.hidden = false;
+  }
+}
+
+function onCaptureKey(e) {
+  const c = state.capture;
+  e.preventDefault();
+  switch (e.key) {
+    case "ArrowLeft":
+    case "ArrowUp":
+      c.at = (c.at - 1 + c.types.length) % c.types.length;
+      drawCapture();
+      return;
+    case "ArrowRight":
+    case "ArrowDown":
+    case "Tab":
+      c.at = (c.at + 1) % c.types.length;
+      drawCapture();
+      return;
+    case "Enter":
+      writeCapture();
+      return;
+    case "Escape":
+      closeCapture();
+  }
 }
 
 function drawModes() {
@@ -206,7 +320,7 @@ function drawFooter() {
 
 function drawKeys() {
   const mod = IS_MAC ? "⌘" : "Ctrl+";
-  const parts = [["↵", "open"], [`${mod}↵`, "reveal"], [`${mod}C`, "path"], [IS_MAC ? "⇧⌘C" : "Ctrl+⇧C", "link"], ["⇥", "mode"], [IS_MAC ? "⌥↑" : "Alt+↑", "history"]];
+  const parts = [["↵", "open"], [`${mod}↵`, "reveal"], [`${mod}C`, "path"], [IS_MAC ? "⇧⌘C" : "Ctrl+⇧C", "link"], ["⇥", "mode"], [IS_MAC ? "⌥↑" : "Alt+↑", "history"], [`${mod}N`, "new"]];
   ui.keys.replaceChildren(...parts.flatMap(([k, what], i) => [i ? " · " : "", el("kbd", "", k), ` ${what}`]));
 }
 
@@ -276,9 +390,10 @@ async function walkHistory(step) {
       state.history = await invoke("history");
     } catch (err) {
       state.history = [];
+      perf.historyError = String(err);
       toast(String(err));
     }
-    perf.history = state.history.length; // the end-to-end test reports it when a check fails
+    perf.history = state.history.length; // the end-to-end test reports both when a check fails
   }
   const h = state.history;
   if (state.historyAt === -1) state.draft = ui.query.value;
@@ -296,8 +411,17 @@ async function walkHistory(step) {
 
 function onKey(e) {
   if (e.isComposing) return;
+  if (state.capture) {
+    onCaptureKey(e);
+    return;
+  }
   const mod = IS_MAC ? e.metaKey : e.ctrlKey;
   const hit = current();
+  if (mod && (e.key === "n" || e.key === "N") && !ui.query.disabled) {
+    e.preventDefault();
+    openCapture();
+    return;
+  }
   if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown") && !ui.query.disabled) {
     e.preventDefault();
     walkHistory(e.key === "ArrowUp" ? 1 : -1);
@@ -353,10 +477,21 @@ ui.modes.addEventListener("mousedown", (e) => {
   e.preventDefault();
   if (b) cycleMode(MODES.indexOf(b.dataset.mode) - MODES.indexOf(state.mode));
 });
+ui.captureTypes.addEventListener("mousedown", (e) => {
+  const b = e.target.closest("button");
+  e.preventDefault();
+  if (b && state.capture) {
+    state.capture.at = Number(b.dataset.index);
+    writeCapture();
+  }
+});
 $("create-brain").addEventListener("click", () => act("create_brain", {}, applyStatus));
 $("choose-folder").addEventListener("click", () => act("choose_folder", {}, (s) => s && applyStatus(s)));
 
-listen("status", (e) => applyStatus(e.payload));
+listen("status", (e) => {
+  state.contexts.clear(); // links and likenesses move as the notes do
+  applyStatus(e.payload);
+});
 listen("panel-shown", (e) => {
   state.history = null; // searches made since the panel last showed join the history
   state.historyAt = -1;

@@ -3,14 +3,15 @@
 //! a search never stalls the window.
 
 use brain::desktop::copy::CopyKind;
+use brain::kb::NewEntry;
 use brain::passage::Passage;
 use brain::search::{Mode, SearchResponse};
 use serde::Serialize;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 
 use crate::actions;
 use crate::panel;
-use crate::state::{AppState, PanelStatus};
+use crate::state::{AppState, NoteContext, PanelStatus};
 
 /// An error as the page sees it: one line of text.
 #[derive(Debug, Serialize)]
@@ -41,6 +42,26 @@ pub fn preview(state: State<'_, AppState>, path: String, line: u32) -> CmdResult
 #[tauri::command(async)]
 pub fn history(state: State<'_, AppState>) -> CmdResult<Vec<String>> {
     Ok(state.history()?)
+}
+
+/// The notes linking to `path` and the notes most like it, for the preview.
+#[tauri::command(async)]
+pub fn context(state: State<'_, AppState>, path: String) -> CmdResult<NoteContext> {
+    Ok(state.context(path)?)
+}
+
+/// The types Cmd+N can make, the default first.
+#[tauri::command(async)]
+pub fn capture_types(state: State<'_, AppState>) -> CmdResult<Vec<String>> {
+    Ok(state.capture_types()?)
+}
+
+/// Cmd+N: a new entry titled as the query, opened in the editor.
+#[tauri::command(async)]
+pub fn capture(app: AppHandle, kind: String, title: String) -> CmdResult<NewEntry> {
+    let entry = app.state::<AppState>().capture(&kind, &title)?;
+    actions::open_note(&app, &entry.path)?;
+    Ok(entry)
 }
 
 /// Opens a note (paths outside the brain are refused).

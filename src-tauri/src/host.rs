@@ -81,6 +81,11 @@ impl Host {
         Ok(self.brain.get(note)?)
     }
 
+    /// The answerer the panel's questions go through (for the capture and note context).
+    pub fn answerer(&self) -> &Answerer {
+        &self.brain
+    }
+
     /// Syncs the folder now and waits for it.
     pub fn reindex(&self) -> anyhow::Result<()> {
         self.brain.reindex(false)?;

@@ -54,6 +54,10 @@ pub fn builder(config: brain::Config) -> tauri::Builder<tauri::Wry> {
             commands::create_brain,
             commands::choose_folder,
             commands::download_model,
+            commands::history,
+            commands::context,
+            commands::capture_types,
+            commands::capture,
         ])
         .setup(|app| setup::init(app).map_err(Into::into))
         .on_window_event(|window, event| {

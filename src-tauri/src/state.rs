@@ -19,6 +19,28 @@ use crate::host::Host;
 const PANEL_TOP: usize = 20;
 /// How many earlier queries Alt+Up walks back through.
 const HISTORY_MAX: usize = 100;
+/// How many similar notes the preview lists.
+const CONTEXT_SIMILAR: usize = 3;
+
+/// What the preview shows under a note.
+#[derive(Debug, Serialize)]
+pub struct NoteContext {
+    /// The notes that link to it.
+    pub linked_from: Vec<brain::kb::InLink>,
+    /// The notes most like it (duplicates and related ones).
+    pub similar: Vec<ContextNote>,
+}
+
+/// A note the preview names.
+#[derive(Debug, Serialize)]
+pub struct ContextNote {
+    /// Relative to the root.
+    pub path: String,
+    /// Its title.
+    pub title: String,
+    /// `duplicate` or `related`.
+    pub verdict: String,
+}
 /// Lines of context the preview shows above the matched line.
 const PREVIEW_BEFORE: u32 = 4;
 /// Lines the preview shows in all.
@@ -159,6 +181,69 @@ impl AppState {
             count: Some(PREVIEW_LINES),
         };
         self.open_host()?.get(&note)
+    }
+
+    /// What the preview shows under a note: the notes linking to it, and the notes most
+    /// like it with their verdicts.
+    pub fn context(&self, path: String) -> anyhow::Result<NoteContext> {
+        let host = self.open_host()?;
+        let brain = host.answerer();
+        let links = brain.links(&path)?;
+        let similar = brain.similar(&brain::similar::SimilarRequest {
+            source: brain::similar::Source::Path(path),
+            top: CONTEXT_SIMILAR,
+            explain: false,
+            sync: false,
+        })?;
+        Ok(NoteContext {
+            linked_from: links.incoming,
+            similar: similar
+                .results
+                .into_iter()
+                .filter(|h| h.verdict != brain::similar::Verdict::New)
+                .map(|h| ContextNote {
+                    path: h.path,
+                    title: h.title,
+                    verdict: h.verdict.as_str().to_string(),
+                })
+                .collect(),
+        })
+    }
+
+    /// The types a capture can make, the default first: those with a schema, else the
+    /// brain's folders; `lore` leads when there is one.
+    pub fn capture_types(&self) -> anyhow::Result<Vec<String>> {
+        let root = self.config().root;
+        let schemas = brain::kb::Schemas::load(&root)?;
+        let mut types: Vec<String> = schemas.types.into_keys().collect();
+        if types.is_empty() {
+            types = std::fs::read_dir(&root)?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| !n.starts_with('.'))
+                .collect();
+            types.sort();
+        }
+        if let Some(i) = types.iter().position(|t| t == "lore") {
+            let lore = types.remove(i);
+            types.insert(0, lore);
+        }
+        Ok(types)
+    }
+
+    /// Writes a new entry titled `title` of type `kind` (unless the brain has it already).
+    pub fn capture(&self, kind: &str, title: &str) -> anyhow::Result<brain::kb::NewEntry> {
+        let host = self.open_host()?;
+        let done = brain::service::capture::capture(host.answerer(), kind, title, false, false)?;
+        if !done.written {
+            let alike: Vec<&str> = done.duplicates.iter().map(|h| h.path.as_str()).collect();
+            anyhow::bail!(
+                "not written: the brain has it already ({})",
+                alike.join(", ")
+            );
+        }
+        Ok(done.entry)
     }
 
     /// Earlier queries from the recall log, most recent first, each once.

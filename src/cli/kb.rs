@@ -6,84 +6,46 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use brain::kb::{self, CheckReport, LinksReport, Schemas};
-use brain::similar::{SimilarRequest, Source, Verdict};
+use brain::kb::{self, CheckReport, LinksReport};
+use brain::service::capture;
 use brain::Config;
 
 use super::args::{CheckArgs, IndexMdArgs, LinksArgs, NewArgs};
 use super::shim;
 
-/// How alike (0..1, the similar-notes title measure) a duplicate's title must be to the
-/// new entry's for `brain new` to refuse it: "Retries need jitter" against "Retries need
-/// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word ~0.1.
-const NEW_TITLE_ALIKE: f64 = 0.5;
-
 /// Runs `brain new TYPE TITLE`.
 pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
-    let root = config.root.clone();
-    if !root.is_dir() {
-        return Err(brain::Error::RootMissing { path: root }.into());
-    }
-    let title = args.title.join(" ");
-    let schemas = Schemas::load(&root)?;
-    let planned = kb::new::plan(
-        &root,
-        &schemas,
-        &args.kind,
-        &title,
-        args.folder,
-        brain::date::today(),
-    )?;
-    // "Did I already write this?" before writing it. The draft is only a title, so a
-    // duplicate verdict stops the write only when the titles themselves are alike; else
-    // the note is named as related.
     let answerer = shim::answerer(config, &args.daemon);
-    let similar = answerer.similar(&SimilarRequest {
-        source: Source::Text(format!("# {}\n", planned.entry.title)),
-        top: 3,
-        explain: true,
-        sync: true,
-    })?;
-    let same_title = |h: &&brain::similar::SimilarHit| {
-        h.verdict == Verdict::Duplicate
-            && h.evidence
-                .as_ref()
-                .is_some_and(|e| e.title >= NEW_TITLE_ALIKE)
-    };
-    let duplicates: Vec<_> = similar.results.iter().filter(same_title).collect();
-    let related: Vec<_> = similar
-        .results
-        .iter()
-        .filter(|h| h.verdict != Verdict::New && !same_title(h))
-        .collect();
+    let title = args.title.join(" ");
+    let done = capture::capture(&answerer, &args.kind, &title, args.folder, args.force)?;
     let mut err = io::stderr().lock();
-    if !duplicates.is_empty() && !args.force {
+    if !done.written {
         writeln!(err, "not written: the brain has it already")?;
-        for hit in &duplicates {
+        for hit in &done.duplicates {
             writeln!(err, "  {}  {}  ({})", hit.path, hit.title, hit.reason)?;
         }
         writeln!(
             err,
             "edit that note instead, or pass --force to write {} anyway",
-            planned.entry.path
+            done.entry.path
         )?;
         return Ok(ExitCode::FAILURE);
     }
-    if !duplicates.is_empty() {
+    if let Some(alike) = done.duplicates.first() {
         writeln!(
             err,
             "written anyway (--force), though {} is alike",
-            duplicates[0].path
+            alike.path
         )?;
     }
-    if related.is_empty() && duplicates.is_empty() {
+    if done.related.is_empty() && done.duplicates.is_empty() {
         writeln!(err, "checked for duplicates: nothing like it")?;
-    } else if !related.is_empty() {
+    } else if !done.related.is_empty() {
         writeln!(
             err,
             "checked for duplicates: none; related, to link from it:"
         )?;
-        for hit in &related {
+        for hit in &done.related {
             writeln!(
                 err,
                 "  [[{}]]  {}",
@@ -92,12 +54,11 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    kb::new::write(&planned)?;
     let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&planned.entry)?)?;
+        writeln!(out, "{}", serde_json::to_string(&done.entry)?)?;
     } else {
-        writeln!(out, "{}", planned.entry.abs_path)?;
+        writeln!(out, "{}", done.entry.abs_path)?;
     }
     Ok(ExitCode::SUCCESS)
 }

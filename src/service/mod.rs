@@ -27,6 +27,7 @@
 
 mod answerer;
 mod backend;
+pub mod capture;
 mod client;
 mod error;
 mod framing;

@@ -242,14 +242,18 @@ check "an empty box invites a search" wait_for '/^Search \d+ notes$/.test(docume
 # Alt+Up walks back through earlier queries (the recall log), Alt+Down comes forward.
 keys "${ALT}${UP}${NUL}"
 check "Alt+Up brings back the last query" wait_for 'document.getElementById("query").value === "zqxjkv"' ||
-  echo "  (the box holds $(js 'return document.getElementById("query").value;'); history entries: $(js 'return window.__brainPerf.history ?? null;'))"
+  echo "  (the box holds $(js 'return document.getElementById("query").value;'); history entries: $(js 'return window.__brainPerf.history ?? null;'), error: $(js 'return window.__brainPerf.historyError ?? null;'))"
 keys "${ALT}${UP}${NUL}"
 check "Alt+Up again: an older query, searched" \
   wait_for '!["", "zqxjkv"].includes(document.getElementById("query").value) && (document.querySelectorAll("#results .row").length > 0 || !document.getElementById("message").hidden)'
-keys "${ALT}${DOWN}${NUL}${ALT}${DOWN}${NUL}"
-check "Alt+Down back to the empty box" wait_for 'document.getElementById("query").value === ""'
+keys "${ALT}${DOWN}${NUL}"
+check "Alt+Down comes forward again" wait_for 'document.getElementById("query").value === "zqxjkv"'
+keys "${ALT}${DOWN}${NUL}"
+check "Alt+Down once more: what was typed (nothing)" wait_for 'document.getElementById("query").value === ""' ||
+  echo "  (the box holds $(js 'return document.getElementById("query").value;'))"
 
 # A note full of markup is text, never HTML.
+clear_box
 keys "rendering user notes treat text as text"
 check "the hostile note is found" \
   wait_for '[...document.querySelectorAll("#results .path")].some(p => p.textContent === "lore/xss-note-rendering.md")'
@@ -300,6 +304,24 @@ if [[ -n ${BRAIN_TEST_MODEL_DIR:-} ]]; then
   echo "keystroke -> results painted (hybrid): median $(median .search_ms) ms over $(jq '.search_ms | length' <<<"$hybrid") keystrokes (max $(jq '.search_ms | max // 0 | . * 10 | round / 10' <<<"$hybrid") ms)"
   check "hybrid keystroke timings recorded" test "$(jq '.search_ms | length > 10' <<<"$hybrid")" = true
 fi
+
+# The preview lists the notes linking to the selected note.
+clear_box
+keys "dense passage retrieval"
+check "the preview lists the notes that link to it" \
+  wait_for 'document.getElementById("preview-path").textContent === "research-link/dense-passage-retrieval.md" && /Linked from \(1\)/.test(document.getElementById("preview-context").textContent) && document.getElementById("preview-context").textContent.includes("research-link/hnsw-malkov-yashunin.md")' 10
+
+# Ctrl+N (Cmd+N) writes a note titled as the query through brain new, and opens it.
+clear_box
+keys "Panel capture writes this note"
+wait_for 'document.querySelectorAll("#results .row").length > 0 || !document.getElementById("message").hidden' 5
+keys "${CTRL}n${NUL}"
+check "Ctrl+N asks for the type, the default first" \
+  wait_for '!document.getElementById("capture").hidden && document.querySelector("#capture-types [aria-checked=true]").textContent === "lore"' 5
+keys "$ENTER"
+sleep 1
+check "Enter writes it from the type's template" grep -q '^category: "lesson"' "$work/brain/lore/panel-capture-writes-this-note.md"
+check "and asks to open it" captured "open	$root_real/lore/panel-capture-writes-this-note.md"
 
 # Esc hides the panel.
 keys "$ESC"

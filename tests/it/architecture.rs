@@ -12,7 +12,7 @@ use crate::harness::{repo, walk};
 /// Modules that must not use the layers above them.
 const CORE: &[&str] = &[
     "config", "error", "note", "passage", "index", "search", "similar", "embed", "model", "engine",
-    "eval",
+    "eval", "kb", "usage", "date",
 ];
 /// The layers above the core.
 const ABOVE: &[&str] = &["service", "desktop"];
@@ -251,4 +251,62 @@ fn the_checker_sees_cycles_and_skips_tests() {
     assert!(cycle_through("a", &g).is_some());
     g.insert("b".to_string(), BTreeSet::new());
     assert!(cycle_through("a", &g).is_none());
+}
+
+/// The quoted names between `start` and the `end` that follows it in `text`.
+fn names_between(text: &str, start: &str, end: &str) -> BTreeSet<String> {
+    let from = text.find(start).unwrap_or_else(|| panic!("no {start:?}")) + start.len();
+    let to = from
+        + text[from..]
+            .find(end)
+            .unwrap_or_else(|| panic!("no {end:?}"));
+    text[from..to]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A command the panel calls must be listed in build.rs (which makes its permission),
+/// registered in `generate_handler!`, granted in the capability, and defined: a command
+/// missing from any one fails only at run time, in the window.
+#[test]
+fn every_app_command_is_listed_registered_granted_and_defined() {
+    let app = repo().join("src-tauri");
+    let read = |p: &str| std::fs::read_to_string(app.join(p)).unwrap();
+    let listed = names_between(&read("build.rs"), "const COMMANDS: &[&str] = &[", "];");
+    let lib = read("src/lib.rs");
+    let from = lib.find("generate_handler![").expect("generate_handler!");
+    let to = from + lib[from..].find("])").expect("end of generate_handler!");
+    let registered: BTreeSet<String> = lib[from..to]
+        .split("commands::")
+        .skip(1)
+        .map(|s| {
+            s.split([',', ' ', '\n', ']'])
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    let capability: serde_json::Value =
+        serde_json::from_str(&read("capabilities/panel.json")).unwrap();
+    let granted: BTreeSet<String> = capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+        .map(|p| p.replace('-', "_"))
+        .collect();
+    let commands = read("src/commands.rs");
+    let defined: BTreeSet<String> = commands
+        .split("#[tauri::command")
+        .skip(1)
+        .filter_map(|s| s.split("pub fn ").nth(1))
+        .map(|s| s.split('(').next().unwrap_or("").to_string())
+        .collect();
+    assert!(listed.len() >= 10, "{listed:?}");
+    assert_eq!(registered, listed, "generate_handler! vs build.rs");
+    assert_eq!(granted, listed, "capabilities/panel.json vs build.rs");
+    assert_eq!(defined, listed, "commands.rs vs build.rs");
 }

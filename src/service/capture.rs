@@ -1,0 +1,73 @@
+//! Writing a new entry the way `brain new` and the panel's capture (Cmd+N) both do: plan
+//! it from the type's schema, ask the brain whether it already holds it (the similar-notes
+//! check, through the one [`Answerer`]), and write it only when it does not.
+
+use super::{Answerer, ServiceError};
+use crate::kb::new::{self, NewEntry};
+use crate::kb::Schemas;
+use crate::similar::{SimilarHit, SimilarRequest, Source, Verdict};
+
+/// How alike (0..1, the similar-notes title measure) a duplicate's title must be to the new
+/// entry's to stop the write. The draft is only a title, so a duplicate verdict counts
+/// only when the titles themselves are alike: "Retries need jitter" against "Retries need
+/// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word, ~0.1.
+pub const TITLE_ALIKE: f64 = 0.5;
+
+/// What a capture did.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// The entry, written or not.
+    pub entry: NewEntry,
+    /// True when the file was written.
+    pub written: bool,
+    /// Notes the brain already has under an alike title (the write stops on them unless
+    /// forced).
+    pub duplicates: Vec<SimilarHit>,
+    /// Notes about the same thing, to link from the new entry.
+    pub related: Vec<SimilarHit>,
+}
+
+/// Plans the entry `title` of type `kind` (a folder entry with `folder`), checks it against
+/// the brain, and writes it unless the brain has it already (or `force`). Bad input (an
+/// unknown type, an empty slug, a taken slug, a broken schema) is an error before anything
+/// is asked or written.
+pub fn capture(
+    brain: &Answerer,
+    kind: &str,
+    title: &str,
+    folder: bool,
+    force: bool,
+) -> Result<Captured, ServiceError> {
+    let root = &brain.config().root;
+    if !root.is_dir() {
+        return Err(crate::Error::RootMissing { path: root.clone() }.into());
+    }
+    let schemas = Schemas::load(root)?;
+    let planned = new::plan(root, &schemas, kind, title, folder, crate::date::today())?;
+    let similar = brain.similar(&SimilarRequest {
+        source: Source::Text(format!("# {}\n", planned.entry.title)),
+        top: 3,
+        explain: true,
+        sync: true,
+    })?;
+    let alike = |h: &SimilarHit| {
+        h.verdict == Verdict::Duplicate
+            && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
+    };
+    let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) =
+        similar.results.into_iter().partition(alike);
+    let related = others
+        .into_iter()
+        .filter(|h| h.verdict != Verdict::New)
+        .collect();
+    let written = duplicates.is_empty() || force;
+    if written {
+        new::write(&planned)?;
+    }
+    Ok(Captured {
+        entry: planned.entry,
+        written,
+        duplicates,
+        related,
+    })
+}
