@@ -217,13 +217,7 @@ impl AppState {
         let schemas = brain::kb::Schemas::load(&root)?;
         let mut types: Vec<String> = schemas.types.into_keys().collect();
         if types.is_empty() {
-            types = std::fs::read_dir(&root)?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_dir())
-                .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                .filter(|n| !n.starts_with('.'))
-                .collect();
-            types.sort();
+            types = brain::kb::new::folders(&root);
         }
         if let Some(i) = types.iter().position(|t| t == "lore") {
             let lore = types.remove(i);

@@ -153,7 +153,7 @@ fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> Stri
 }
 
 /// The root's top-level folders (not dot-folders), sorted.
-fn folders(root: &Path) -> Vec<String> {
+pub fn folders(root: &Path) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(root)
         .into_iter()
         .flatten()
