@@ -57,10 +57,10 @@ pub fn parse_bound(spec: &str, today: Date) -> Result<Date, String> {
     if let Some(date) = leading_date(s).filter(|_| s.len() == 10) {
         return Ok(date);
     }
-    let (number, unit) = s.split_at(s.len().saturating_sub(1));
-    let days_per_unit: i64 = match unit {
-        "d" | "D" => 1,
-        "w" | "W" => 7,
+    // By suffix, not by byte position: the last character may be several bytes long.
+    let (number, days_per_unit) = match (s.strip_suffix(['d', 'D']), s.strip_suffix(['w', 'W'])) {
+        (Some(n), _) => (n, 1),
+        (_, Some(n)) => (n, 7),
         _ => return Err(expected()),
     };
     let n: i64 = number.parse().map_err(|_| expected())?;

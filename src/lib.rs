@@ -31,11 +31,16 @@ pub mod embed;
 mod engine;
 pub mod error;
 pub mod eval;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod index;
 pub mod kb;
 pub mod model;
 pub mod note;
 pub mod passage;
+#[cfg(test)]
+mod properties;
 pub mod search;
 pub mod service;
 pub mod similar;

@@ -154,14 +154,35 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .build()
         .map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
 
+    // A symlink is followed only when it points inside the brain: `brain get` refuses what
+    // lies outside, so the index must not show it in snippets either.
+    let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let (outside_seen, base) = (outside.clone(), root.clone());
     let mut builder = WalkBuilder::new(root);
     builder
         // Dot-folders (.git, .obsidian, .trash) hold no notes; dot-files may (tldr's `..md`).
         .hidden(false)
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !e.file_type().is_some_and(|t| t.is_dir())
-                || !e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+        .filter_entry(move |e| {
+            if e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+            {
+                return false;
+            }
+            if e.path_is_symlink() {
+                let inside =
+                    std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(&root_real));
+                if !inside {
+                    let rel = relative(&base, e.path()).unwrap_or_default();
+                    let mut seen = outside_seen.lock().unwrap_or_else(|p| p.into_inner());
+                    seen.push(format!(
+                        "{rel}: skipped: a symlink to outside the brain folder"
+                    ));
+                    return false;
+                }
+            }
+            true
         })
         .parents(false)
         .git_global(false)
@@ -216,6 +237,8 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
+    let outside = std::mem::take(&mut *outside.lock().unwrap_or_else(|p| p.into_inner()));
+    out.warnings.extend(outside);
     Ok(out)
 }
 
@@ -298,6 +321,34 @@ mod tests {
         assert_eq!(
             names(&walk(&config).unwrap()),
             vec!["README.md", "lore/deep/INDEX.md"]
+        );
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_brain_is_skipped_with_a_warning_and_one_inside_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        fs::create_dir_all(root.join("lore")).unwrap();
+        fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        fs::write(dir.path().join("secret.md"), "# secret").unwrap();
+        fs::write(dir.path().join("elsewhere/x.md"), "# x").unwrap();
+        fs::write(root.join("lore/real.md"), "# real").unwrap();
+        let link =
+            |to: &std::path::Path, at: &str| std::os::unix::fs::symlink(to, root.join(at)).unwrap();
+        link(&dir.path().join("secret.md"), "lore/secret.md");
+        link(&dir.path().join("elsewhere"), "outside-dir");
+        link(&root.join("lore"), "lore-again");
+        let w = walk(&Config::for_root(&root, dir.path().join("data"))).unwrap();
+        assert_eq!(names(&w), vec!["lore-again/real.md", "lore/real.md"]);
+        let mut warnings = w.warnings.clone();
+        warnings.sort();
+        assert_eq!(
+            warnings,
+            [
+                "lore-again/secret.md: skipped: a symlink to outside the brain folder",
+                "lore/secret.md: skipped: a symlink to outside the brain folder",
+                "outside-dir: skipped: a symlink to outside the brain folder",
+            ]
         );
     }
 

@@ -13,7 +13,7 @@ mod explain;
 mod fuse;
 mod pipeline;
 mod present;
-mod query;
+pub(crate) mod query;
 mod semantic;
 mod snippet;
 

@@ -7,6 +7,7 @@ mod architecture;
 mod backend;
 mod claude;
 mod core_cli;
+mod faults;
 mod fetch;
 mod golden;
 mod kb;

@@ -1,0 +1,3 @@
+//! Fuzzes brain::fuzzing::query with text (the bytes as UTF-8, invalid sequences replaced).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| brain::fuzzing::query(&String::from_utf8_lossy(data)));

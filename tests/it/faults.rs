@@ -1,0 +1,492 @@
+//! Faults, for real: `brain index` and `brain serve` killed with SIGKILL at random moments
+//! (with the WAL cut short as a power loss would), a data dir on a full filesystem, and
+//! read-only folders. After each, the index passes SQLite's own integrity checks and the
+//! next run completes; no note is ever touched.
+//!
+//! The loops are short here (`BRAIN_CRASH_LOOPS`, default 6 kills of each kind);
+//! `scripts/crash-loop.sh` runs them 50 times. Mounting a tmpfs needs root: elsewhere the
+//! filesystem tests say they were skipped, and why.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::harness::{eventually, hit_paths, Brain};
+
+const NOTES: usize = 3000;
+
+/// How many kills each crash loop makes.
+fn loops() -> usize {
+    std::env::var("BRAIN_CRASH_LOOPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6)
+}
+
+/// A small deterministic generator (seeded from the clock, printed, and settable with
+/// `BRAIN_CRASH_SEED`), so a failing run can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::env::var("BRAIN_CRASH_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(7)
+            });
+        eprintln!("crash loop seed: BRAIN_CRASH_SEED={seed}");
+        Rng(seed | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// A brain of `NOTES` notes, each findable by its own word.
+fn bulk() -> Brain {
+    let b = Brain::new();
+    for i in 0..NOTES {
+        b.write(
+            &format!("bulk/{:02}/{i:05}.md", i % 30),
+            format!(
+                "# Bulk note {i}\n\nword w{i:05} in a note about {}\n\n{}\n",
+                ["retries", "caches", "queues"][i % 3],
+                "filler text for the passage ".repeat(20)
+            ),
+        );
+    }
+    b
+}
+
+/// Rewrites `count` notes starting at `from` so the next sync has work to do.
+fn touch(b: &Brain, from: usize, count: usize, round: usize) {
+    for i in (from..from + count).map(|i| i % NOTES) {
+        b.write(
+            &format!("bulk/{:02}/{i:05}.md", i % 30),
+            format!(
+                "# Bulk note {i}\n\nword w{i:05} revised in round {round}\n\n{}\n",
+                "more filler for the passage ".repeat(20)
+            ),
+        );
+    }
+}
+
+/// Every `.md` byte of the notes folder, to prove nothing was written there.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// SQLite's integrity check and the FTS5 index's own, on the index file as it is.
+fn assert_intact(index: &Path, after: &str) {
+    let conn = Connection::open_with_flags(index, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .unwrap_or_else(|e| panic!("{after}: cannot open {}: {e}", index.display()));
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{after}: integrity_check failed to run: {e}"));
+    assert_eq!(ok, "ok", "{after}: integrity_check");
+    conn.execute(
+        "INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')",
+        [],
+    )
+    .unwrap_or_else(|e| panic!("{after}: the full-text index is inconsistent: {e}"));
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM chunks WHERE note_id NOT IN (SELECT id FROM notes)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0, "{after}: passages of notes that are gone");
+}
+
+/// Cuts the write-ahead log short, as a power loss would: somewhere in the frames written
+/// since the last checkpoint. Frames a checkpoint has copied (or begun to copy) into the
+/// database are never cut: SQLite syncs the WAL before it checkpoints (also with
+/// `synchronous = NORMAL`), so no power loss takes those away, while cutting them leaves a
+/// half-updated database that no real crash can make (the first version of this loop did,
+/// and integrity_check said so). The checkpoint's progress is in the wal-index (`-shm`):
+/// `nBackfill` at byte 96 and `nBackfillAttempted` at byte 128, the page size at byte 14.
+fn cut_wal(index: &Path, rng: &mut Rng) -> Option<u64> {
+    let wal = PathBuf::from(format!("{}-wal", index.display()));
+    let shm = std::fs::read(format!("{}-shm", index.display())).ok()?;
+    let len = std::fs::metadata(&wal).ok()?.len();
+    let u32_at = |at: usize| {
+        shm.get(at..at + 4)
+            .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
+    };
+    let page = shm
+        .get(14..16)
+        .map(|b| u16::from_ne_bytes(b.try_into().unwrap()))?;
+    // 1 stands for 65536 in SQLite's header; WAL frames are a 24-byte header and a page.
+    let page = if page == 1 { 65536 } else { page as u64 };
+    let copied = u32_at(96)?.max(u32_at(128).unwrap_or(0)) as u64;
+    let keep_at_least = 32 + copied * (24 + page);
+    if page < 512 || len <= keep_at_least {
+        return None;
+    }
+    let keep = keep_at_least + rng.below(len - keep_at_least);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&wal)
+        .and_then(|f| f.set_len(keep))
+        .ok()?;
+    Some(len - keep)
+}
+
+/// After the loops: one run completes, every note is there, and a sample is found by its
+/// own word.
+fn assert_complete(b: &Brain, rng: &mut Rng) {
+    b.ok(&["index"]);
+    assert_intact(&b.config().index_path(), "the final index");
+    assert_eq!(b.json(&["status", "--no-daemon"])["notes"], NOTES as u64);
+    for _ in 0..12 {
+        let i = rng.below(NOTES as u64) as usize;
+        let found = hit_paths(&b.json(&[
+            "search",
+            &format!("w{i:05}"),
+            "--mode",
+            "bm25",
+            "--no-sync",
+            "--no-daemon",
+        ]));
+        assert_eq!(found, [format!("bulk/{:02}/{i:05}.md", i % 30)], "note {i}");
+    }
+}
+
+#[test]
+fn kill_9_at_random_moments_of_an_index_never_damages_it() {
+    let b = bulk();
+    let notes = snapshot(&b.root);
+    let index = b.config().index_path();
+    let mut rng = Rng::new();
+    // How long a whole cold index takes here, to aim the kills inside it.
+    let timed = Instant::now();
+    b.ok(&["index"]);
+    let span = (timed.elapsed().as_millis() as u64).max(200);
+    std::fs::remove_dir_all(&b.data).unwrap();
+    let (mut interrupted, mut cuts) = (0, 0);
+    for round in 0..loops() {
+        if round > 0 {
+            touch(&b, rng.below(NOTES as u64) as usize, NOTES / 3, round);
+        }
+        let mut child = b
+            .command()
+            .arg("index")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(rng.below(span)));
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !index.exists() {
+            continue;
+        }
+        let what = match round % 3 == 2 {
+            true => match cut_wal(&index, &mut rng) {
+                Some(cut) => {
+                    cuts += 1;
+                    format!("kill {round}, then {cut} bytes cut off the WAL")
+                }
+                None => format!("kill {round}"),
+            },
+            false => format!("kill {round}"),
+        };
+        assert_intact(&index, &what);
+    }
+    eprintln!(
+        "{interrupted} of {} kills landed mid-index (cold index: {span} ms); {cuts} WALs cut short",
+        loops()
+    );
+    if loops() >= 4 {
+        assert!(
+            interrupted > 0,
+            "no kill landed while indexing: aim the delays better"
+        );
+    }
+    let touched = snapshot(&b.root);
+    assert_eq!(
+        touched.len(),
+        notes.len(),
+        "a file appeared in the notes folder"
+    );
+    assert_complete(&b, &mut rng);
+}
+
+#[test]
+fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
+    let b = Brain::new().model();
+    for i in 0..200 {
+        b.write(
+            &format!("lore/n{i:03}.md"),
+            format!(
+                "# Lesson {i}\n\nword w{i:05}: retries need jitter, caches need a TTL, queue {i}\n\n{}\n",
+                "a passage about backoff and load ".repeat(12)
+            ),
+        );
+    }
+    let index = b.config().index_path();
+    let mut rng = Rng::new();
+    for round in 0..loops().div_ceil(2) {
+        let mut server = b.serve(&[]);
+        // Queries while it syncs and embeds.
+        let deadline = Instant::now() + Duration::from_millis(300 + rng.below(2500));
+        while Instant::now() < deadline {
+            let _ = b
+                .command()
+                .args(["search", "retries jitter", "--top", "3"])
+                .output();
+        }
+        server.signal_and_wait(libc::SIGKILL);
+        assert_intact(&index, &format!("backend kill {round}"));
+    }
+    // The next backend finishes the job: every passage gets its vector.
+    let _server = b.serve(&[]);
+    eventually(Duration::from_secs(180), || {
+        let s = b.status();
+        (s["notes"] == 200 && s["pending_chunks"] == 0).then_some(())
+    });
+    assert_eq!(
+        hit_paths(&b.json(&["search", "w00042", "--mode", "bm25"])),
+        ["lore/n042.md"]
+    );
+}
+
+/// A tmpfs mounted at `dir` for the life of the guard; `None` (after saying why) where
+/// this process may not mount one.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, options: &str) -> Option<Tmpfs> {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mount -t tmpfs failed here (a container without CAP_SYS_ADMIN?)");
+            return None;
+        }
+        Some(Tmpfs(dir.to_path_buf()))
+    }
+
+    fn remount(&self, options: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "remount {options}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// One `error:` line naming `want`, and exit `code`.
+fn assert_one_line(r: &crate::harness::Run, code: i32, want: &[&str]) {
+    assert_eq!(r.code(), code, "{}", r.stderr());
+    let stderr = r.stderr();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    for w in want {
+        assert!(errors[0].contains(w), "{w:?} missing: {}", errors[0]);
+    }
+}
+
+#[test]
+fn a_full_disk_under_the_index_fails_in_one_line_and_the_next_run_recovers() {
+    let b = bulk();
+    let notes = snapshot(&b.root);
+    let Some(disk) = Tmpfs::mount(&b.data, "size=1m") else {
+        return;
+    };
+    let r = b.run(&["index"]);
+    assert_one_line(&r, 1, &["is full", "free space", "BRAIN_DATA_DIR"]);
+    assert_eq!(snapshot(&b.root), notes, "the notes folder changed");
+    // Room again: the same index file carries on from its last committed batch.
+    disk.remount("size=64m");
+    b.ok(&["index"]);
+    assert_intact(&b.config().index_path(), "after the disk filled up");
+    assert_eq!(b.json(&["status", "--no-daemon"])["notes"], NOTES as u64);
+}
+
+#[test]
+fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
+    let b = Brain::new();
+    let data = Tmpfs::mount(&b.data, "size=32m");
+    let Some(data) = data else { return };
+    let Some(notes) = Tmpfs::mount(&b.root, "size=8m") else {
+        return;
+    };
+    crate::harness::copy_dir(&crate::harness::repo().join("examples/brain"), &b.root);
+    b.ok(&["index"]);
+
+    // A read-only data dir: the index cannot be written, and says what to do.
+    data.remount("ro");
+    let r = b.run(&["index"]);
+    assert_one_line(
+        &r,
+        1,
+        &["cannot write the index", "writable", "BRAIN_DATA_DIR"],
+    );
+    data.remount("rw");
+
+    // A read-only notes folder: the commands that write say so; nothing appears.
+    notes.remount("ro");
+    let before = snapshot(&b.root);
+    let r = b.run(&["new", "lore", "A lesson written nowhere"]);
+    assert_one_line(&r, 1, &["lore"]);
+    assert!(
+        r.stderr().to_lowercase().contains("read-only"),
+        "{}",
+        r.stderr()
+    );
+    std::fs::write(b.root.join("research-link/INDEX.md"), "x").unwrap_err();
+    let r = b.run(&["index-md", "--write"]);
+    assert_one_line(&r, 1, &["research-link"]);
+    assert_eq!(snapshot(&b.root), before, "something was written");
+    // Reading still works.
+    b.ok(&["search", "busy_timeout", "--mode", "bm25"]);
+    let check = b.run(&["check", "--json"]);
+    assert_eq!(
+        check.code(),
+        1,
+        "the example's deliberate problems: {}",
+        check.stderr()
+    );
+    assert!(check.json()["problems"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
+}
+
+/// `brain ARGS` with `b`'s environment, run by `wrapper` (e.g. `unshare -n --`).
+fn wrapped(b: &Brain, wrapper: &[&str], args: &[&str]) -> crate::harness::Run {
+    let inner = b.command();
+    let mut cmd = Command::new(wrapper[0]);
+    cmd.args(&wrapper[1..])
+        .arg(inner.get_program())
+        .args(args)
+        .env_clear();
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    if let Some(dir) = inner.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    crate::harness::Run(cmd.stdin(Stdio::null()).output().expect("run the wrapper"))
+}
+
+#[test]
+fn without_a_network_everything_but_the_model_fetch_works() {
+    let b = Brain::example().model();
+    let ok = unsafe { libc::geteuid() } == 0
+        && Command::new("unshare")
+            .args(["-n", "true"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: a network namespace (unshare -n) needs root");
+        return;
+    }
+    let offline = ["unshare", "-n", "--"];
+    for args in [
+        &["index"][..],
+        &["search", "why do retries make outages worse", "--json"],
+        &["similar", "--text", "Set busy_timeout on every connection"],
+        &["status"],
+        &["stats"],
+    ] {
+        let r = wrapped(&b, &offline, args);
+        assert_eq!(r.code(), 0, "{args:?} offline: {}", r.stderr());
+    }
+    let hybrid = wrapped(
+        &b,
+        &offline,
+        &["search", "why do retries make outages worse", "--json"],
+    )
+    .json();
+    assert_eq!(hybrid["mode"], "hybrid", "the model runs offline");
+    let r = wrapped(&b, &offline, &["check"]);
+    assert_eq!(
+        r.code(),
+        1,
+        "the example's deliberate problems, offline: {}",
+        r.stderr()
+    );
+    // The one command that needs the network says so, in one line.
+    let fresh = Brain::new();
+    let r = wrapped(&fresh, &offline, &["model", "fetch"]);
+    assert_ne!(r.code(), 0, "a fetch without a network succeeded?");
+    assert_eq!(
+        r.stderr()
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .count(),
+        1,
+        "{}",
+        r.stderr()
+    );
+
+    // Where strace is installed: a search opens no internet socket at all.
+    if Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let log = b.path("connect.log");
+        let log_arg = log.to_str().unwrap().to_string();
+        let tracer = [
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=socket,connect",
+            "-o",
+            &log_arg,
+            "--",
+        ];
+        let r = wrapped(&b, &tracer, &["search", "retries jitter"]);
+        assert_eq!(r.code(), 0, "{}", r.stderr());
+        let calls = std::fs::read_to_string(&log).unwrap();
+        assert!(!calls.contains("AF_INET"), "an internet socket:\n{calls}");
+    } else {
+        eprintln!("strace not installed: the no-socket check was skipped");
+    }
+}
