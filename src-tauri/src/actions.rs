@@ -68,6 +68,25 @@ pub fn copy_note(app: &AppHandle, rel: &str, kind: CopyKind) -> anyhow::Result<S
     Ok(text)
 }
 
+/// Opens the app's log (`app.log` in the data dir's logs folder) with the system's default
+/// app for it.
+pub fn open_log(app: &AppHandle) -> anyhow::Result<()> {
+    let log = crate::log_file(&app.state::<AppState>().config());
+    if !log.is_file() {
+        bail!("no log yet at {}", log.display());
+    }
+    run(
+        app,
+        "log",
+        &log,
+        vec![launch::open_note(
+            &launch::OpenWith::Default,
+            &log,
+            Platform::current(),
+        )],
+    )
+}
+
 /// Opens the brain folder in the file manager.
 pub fn open_brain_folder(app: &AppHandle) -> anyhow::Result<()> {
     let root = app.state::<AppState>().config().root;

@@ -76,16 +76,38 @@ pub fn run() {
     }
 }
 
+/// The app's log: `app.log` in the data dir's logs folder, rotated at 10 MB (the tray's
+/// `Open Log`); the backend the app hosts logs there too.
+pub fn log_file(config: &brain::Config) -> std::path::PathBuf {
+    config.log_dir().join("app.log")
+}
+
 fn try_run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    use tracing_subscriber::fmt::writer::MakeWriterExt;
     let config =
         brain::Config::load(Default::default()).context("could not read brain's settings")?;
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG").unwrap_or_else(|_| "info".into())
+    };
+    let path = log_file(&config);
+    let file = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| brain::service::RotatingLog::open(&path));
+    match file {
+        Ok(log) => tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_ansi(false)
+            .with_writer(std::io::stderr.and(std::sync::Mutex::new(log)))
+            .init(),
+        Err(e) => {
+            tracing_subscriber::fmt()
+                .with_env_filter(filter())
+                .with_writer(std::io::stderr)
+                .init();
+            tracing::warn!("no log file at {}: {e}", path.display());
+        }
+    }
     let app = builder(config)
         .build(tauri::generate_context!())
         .context("could not start the app")?;

@@ -24,6 +24,8 @@ pub enum MenuAction {
     DownloadModel,
     /// Start the app at login, or stop doing so.
     LaunchAtLogin,
+    /// Open the app's log file (the backend it hosts logs there too).
+    OpenLog,
     /// Version, commit, pinned model revision.
     About,
     /// Quit the app.
@@ -51,6 +53,7 @@ const ITEMS: &[(MenuAction, &str, &str)] = &[
         "launch-at-login",
         "Launch at Login",
     ),
+    (MenuAction::OpenLog, "open-log", "Open Log"),
     (MenuAction::About, "about", "About Brain"),
     (MenuAction::Quit, "quit", "Quit Brain"),
 ];
@@ -119,6 +122,7 @@ pub fn build(app: &AppHandle, status: &PanelStatus) -> tauri::Result<Menu<Wry>> 
             None::<&str>,
         )?));
     }
+    items.push(Box::new(item(MenuAction::OpenLog, true, None)?));
     items.push(Box::new(item(MenuAction::About, true, None)?));
     items.push(Box::new(item(MenuAction::Quit, true, None)?));
     let refs: Vec<&dyn IsMenuItem<Wry>> = items.iter().map(|b| b.as_ref()).collect();

@@ -53,6 +53,7 @@ fn on_menu(app: &AppHandle, id: &str) {
         MenuAction::InstallCli => actions::install_cli(app),
         MenuAction::DownloadModel => actions::download_model(app),
         MenuAction::LaunchAtLogin => actions::toggle_launch_at_login(app),
+        MenuAction::OpenLog => actions::open_log(app),
         MenuAction::About => actions::about(app),
         MenuAction::Quit => {
             app.exit(0);

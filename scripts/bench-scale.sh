@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The scale benchmark: builds a 10k- and a 100k-note brain in a temp dir from the tldr pages
+# in ../shared/corpora (recombined: each note is one page's text plus a passage of another,
+# with frontmatter, a date, tags and a heading, in 60 folders of realistic depth), then
+# prints for each size: cold index build, no-change sync, one-edit sync, DB size, the warm
+# backend's RSS, keyword query latency p50/p99 whole-process (no backend) and warm (through
+# the backend), and save-to-searchable (a new note written, until a search through the
+# watching backend finds it). The last column is the ratio 100k/10k: the scaling.
+#
+# Keywords only by default (no model in the temp data dir). With --model DIR (a MiniLM
+# folder, e.g. "$(scripts/test-model.sh)"), the 10k brain is also embedded with the real
+# model and semantic / hybrid latencies are added for it; the 100k brain stays keywords
+# only (embedding 130k passages on a CPU takes hours: that is what this line says).
+#
+#   scripts/bench-scale.sh [--model DIR] [--sizes "10000 100000"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=""
+sizes="10000 100000"
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --model) model=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    *) echo "usage: scripts/bench-scale.sh [--model DIR] [--sizes \"10000 100000\"]" >&2; exit 2 ;;
+  esac
+done
+corpus=../shared/corpora/tldr
+[[ -d $corpus ]] || { echo "error: $corpus is missing" >&2; exit 2; }
+cargo build --release --bin brain --quiet
+bin=$PWD/target/release/brain
+work=$(mktemp -d)
+trap 'pkill -f "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
+echo "brain $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, work dir $work"
+
+ms() { python3 -c "import time; print(int(time.time()*1000))"; }
+# p50 and p99 (nearest rank) of the numbers on stdin, in ms.
+pct() { python3 -c "
+import sys
+xs = sorted(float(x) for x in sys.stdin.read().split())
+pick = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))]
+print('%.1f / %.1f' % (pick(0.5), pick(0.99)))"; }
+# Runs a query N times (whole process), one duration in ms per line.
+queries() { # ARGS...
+  local q i
+  for i in $(seq 1 3); do
+    for q in "extract a tar archive" "list files by size" "git rebase interactive" "docker container logs" \
+      "compress a folder" "find files modified today" "ssh tunnel port" "kill a process by name" \
+      "show disk usage" "convert image format"; do
+      local s e
+      s=$(date +%s%N)
+      "$bin" search "$q" "$@" >/dev/null 2>&1
+      e=$(date +%s%N)
+      echo $(((e - s) / 1000)) | awk '{print $1 / 1000}'
+    done
+  done
+}
+
+declare -A result
+for n in $sizes; do
+  root=$work/brain-$n data=$work/data-$n
+  python3 - "$corpus" "$root" "$n" <<'PY'
+import os, random, sys
+corpus, root, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+pages = []
+for dirpath, _, files in os.walk(corpus):
+    for f in files:
+        if f.endswith(".md") and f != "LICENSE.md":
+            with open(os.path.join(dirpath, f), encoding="utf-8", errors="replace") as fh:
+                pages.append((f[:-3], fh.read()))
+pages.sort()
+rng = random.Random(n)
+folders = [f"area-{i:02d}" + ("" if i % 3 else f"/sub-{i % 7}") for i in range(60)]
+for i in range(n):
+    name, text = pages[i % len(pages)]
+    other = pages[rng.randrange(len(pages))][1].split("\n\n")
+    extra = "\n\n".join(other[1:3])
+    folder = folders[i % len(folders)]
+    os.makedirs(os.path.join(root, folder), exist_ok=True)
+    body = text.split("\n", 1)[1] if text.startswith("#") else text
+    note = (f"---\ntitle: \"{name} note {i}\"\ntags: [{rng.choice(['cli','ops','dev','net'])}, t{i % 97}]\n"
+            f"created: 20{20 + i % 6}-{1 + i % 12:02d}-{1 + i % 28:02d}\n---\n"
+            f"# {name} note {i}\n{body}\n\n## See also\n\n{extra}\n")
+    with open(os.path.join(root, folder, f"{name}-{i}.md"), "w", encoding="utf-8") as fh:
+        fh.write(note)
+PY
+  export BRAIN_DIR=$root BRAIN_DATA_DIR=$data BRAIN_MODEL=all-minilm-l6-v2 XDG_RUNTIME_DIR=$work/run-$n
+  mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+  s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,cold]=$((e - s))
+  s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,nochange]=$((e - s))
+  first=$(find "$root" -name '*.md' | head -1)
+  echo "edited line" >>"$first"
+  s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,oneedit]=$((e - s))
+  result[$n,db]=$(du -sm "$data/indexes" | cut -f1)
+  result[$n,bm25_cold]=$(queries --mode bm25 --no-sync --no-daemon | pct)
+  if [[ -n $model && $n -le 10000 ]]; then
+    "$bin" model import all-minilm-l6-v2 "$model" >/dev/null
+    s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,embed]=$((e - s))
+  fi
+  "$bin" serve >"$work/serve-$n.log" 2>&1 &
+  spid=$!
+  for _ in $(seq 1 100); do "$bin" status --json 2>/dev/null | grep -q '"backend":{' && break; sleep 0.2; done
+  result[$n,bm25_warm]=$(queries --mode bm25 | pct)
+  if [[ -n $model && $n -le 10000 ]]; then
+    result[$n,sem_warm]=$(queries --mode semantic | pct)
+    result[$n,hyb_warm]=$(queries | pct)
+  fi
+  result[$n,rss]=$(($(awk '/VmRSS/ {print $2}' "/proc/$spid/status") / 1024))
+  word="zqfresh$n"
+  printf -- "---\ntitle: fresh\n---\n# fresh\n\n%s\n" "$word" >"$root/area-00/fresh.md"
+  s=$(ms)
+  for _ in $(seq 1 200); do
+    "$bin" search "$word" --mode bm25 --no-sync --json 2>/dev/null | grep -q fresh.md && break
+    sleep 0.02
+  done
+  e=$(ms); result[$n,fresh]=$((e - s))
+  kill $spid; wait $spid 2>/dev/null || true
+done
+
+row() { # LABEL KEY UNIT
+  local line a b
+  line=$(printf '%-44s' "$1")
+  for n in $sizes; do line+=$(printf ' %16s' "${result[$n,$2]:-n/a}${3:-}"); done
+  a=${result[${sizes%% *},$2]:-}
+  b=${result[${sizes##* },$2]:-}
+  if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ && $a != 0 ]]; then
+    line+=$(python3 -c "print(' %8.1fx' % ($b / $a))")
+  elif [[ $a == *" / "* && $b == *" / "* ]]; then
+    line+=$(python3 -c "a='$a'.split(' / ')[0]; b='$b'.split(' / ')[0]; print(' %8.1fx' % (float(b) / float(a)))")
+  fi
+  echo "$line"
+}
+header=$(printf '%-44s' "notes")
+for n in $sizes; do header+=$(printf ' %16s' "$n"); done
+echo
+echo "$header    ratio"
+row "cold index build (keywords), ms" cold
+row "no-change sync (brain index), ms" nochange
+row "one-edit sync (brain index), ms" oneedit
+row "index size on disk, MB" db
+row "bm25 query, whole process, no backend, ms p50 / p99" bm25_cold
+row "bm25 query through the warm backend, ms p50 / p99" bm25_warm
+row "semantic query, warm backend, ms p50 / p99" sem_warm
+row "hybrid query, warm backend, ms p50 / p99" hyb_warm
+row "embedding the brain (real MiniLM), ms" embed
+row "backend RSS, MB" rss
+row "save to searchable (watcher), ms" fresh
+echo
+echo "keywords only above 10k: no stand-in embedder yet, so semantic and hybrid at 100k are not measured."
