@@ -31,7 +31,7 @@ pub mod embed;
 mod engine;
 pub mod error;
 pub mod eval;
-#[cfg(fuzzing)]
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod index;

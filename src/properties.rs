@@ -144,3 +144,32 @@ proptest! {
         }
     }
 }
+
+/// Inputs the fuzzer found (scripts/fuzz.sh), kept as plain tests.
+mod found_by_fuzzing {
+    use super::*;
+
+    #[test]
+    fn a_nul_inside_a_quoted_term_no_longer_leaves_the_fts5_quote_open() {
+        crate::fuzzing::query("NOT AND OR D`A \u{1}\0\0xa b)+++\u{fffd}^x \"");
+        crate::fuzzing::query("\0");
+        assert_eq!(
+            Query::parse("wal\0checkpoint").words(),
+            ["wal", "checkpoint"]
+        );
+    }
+
+    #[test]
+    fn a_multi_line_type_in_a_schema_is_quoted_back_on_one_line() {
+        let text = "---\ntype: loreArequ\u{e9}red:[ l%atrole\n\n   Notes\n---\n# job\n";
+        let err = crate::kb::Schema::parse(
+            "lore",
+            "lore/SCHEMA.md",
+            std::path::Path::new("/b/lore/SCHEMA.md"),
+            text,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

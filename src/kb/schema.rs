@@ -100,10 +100,12 @@ struct RawField {
 impl Schema {
     /// Parses the schema file `file` (relative path `rel`) of the type folder `kind`.
     pub fn parse(kind: &str, rel: &str, file: &Path, text: &str) -> Result<Schema> {
+        // One line whatever the file holds: a value quoted back may span lines (a YAML
+        // block scalar; found by the fuzzer).
         let bad = |line: Option<usize>, message: String| Error::Schema {
             path: file.to_path_buf(),
             line,
-            message,
+            message: message.replace('\r', "\\r").replace('\n', "\\n"),
         };
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let yaml = frontmatter(text).ok_or_else(|| {

@@ -56,6 +56,13 @@ impl Query {
     /// empty query.
     pub fn parse(input: &str) -> Query {
         let mut q = Query::default();
+        // Control characters are spaces: SQLite reads a MATCH string up to a NUL, so one
+        // inside a quoted term left the quote open ("unterminated string", found by the
+        // fuzzer), and no note is searched for them anyway.
+        let input: String = input
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         let mut chars = input.chars().peekable();
         while let Some(&c) = chars.peek() {
             if c.is_whitespace() {
