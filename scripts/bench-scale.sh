@@ -87,7 +87,7 @@ PY
   mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
   s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,cold]=$((e - s))
   s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,nochange]=$((e - s))
-  first=$(find "$root" -name '*.md' | head -1)
+  first=$(find "$root" -name '*.md' -print -quit)
   echo "edited line" >>"$first"
   s=$(ms); "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,oneedit]=$((e - s))
   result[$n,db]=$(du -sm "$data/indexes" | cut -f1)
