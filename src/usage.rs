@@ -99,7 +99,13 @@ impl Usage {
             .map_err(|e| self.index.err(e))?;
         usage::record_read(&conn, now_ms(), rel_path, via.as_str())
             .map_err(|e| self.index.err(e))?;
-        now_and_then_cap(&self.index, conn.last_insert_rowid(), self.keep_days)
+        // The cap runs on this connection, under the same short wait: a hook must never
+        // sit behind a long sync for the cap's sake.
+        if conn.last_insert_rowid() % PRUNE_EVERY == 0 {
+            let cutoff = now_ms() - self.keep_days.clamp(1, MAX_DAYS) as i64 * DAY_MS;
+            usage::prune(&conn, cutoff).map_err(|e| self.index.err(e))?;
+        }
+        Ok(())
     }
 
     /// The window of the last `days` days.
@@ -185,14 +191,12 @@ pub fn hook_read_path(payload: &[u8], root: &Path) -> Option<String> {
     }
     let file = std::fs::canonicalize(&p.tool_input.file_path).ok()?;
     let root = std::fs::canonicalize(root).ok()?;
-    let is_note = file
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
-    if !is_note {
+    // What the index would hold: `.md` files, not a type folder's SCHEMA.md or INDEX.md.
+    if file.extension().is_none_or(|e| e != "md") {
         return None;
     }
-    crate::index::walk::relative(&root, &file)
+    let rel = crate::index::walk::relative(&root, &file)?;
+    (!crate::index::walk::is_kb_file(&rel)).then_some(rel)
 }
 
 #[cfg(test)]
@@ -206,6 +210,7 @@ mod tests {
         std::fs::create_dir_all(root.join("lore")).unwrap();
         std::fs::write(root.join("lore/x.md"), "# X\n").unwrap();
         std::fs::write(root.join("lore/x.txt"), "x").unwrap();
+        std::fs::write(root.join("lore/SCHEMA.md"), "---\n---\n").unwrap();
         std::fs::write(dir.path().join("outside.md"), "# O\n").unwrap();
         let payload = |tool: &str, path: &Path| {
             serde_json::json!({"session_id": "s", "hook_event_name": "PostToolUse",
@@ -223,6 +228,7 @@ mod tests {
         );
         assert_eq!(read(payload("Edit", &root.join("lore/x.md"))), None);
         assert_eq!(read(payload("Read", &root.join("lore/x.txt"))), None);
+        assert_eq!(read(payload("Read", &root.join("lore/SCHEMA.md"))), None);
         assert_eq!(read(payload("Read", &dir.path().join("outside.md"))), None);
         assert_eq!(read(payload("Read", &root.join("lore/gone.md"))), None);
         assert_eq!(read("not json".into()), None);

@@ -203,8 +203,9 @@ async function loadContext(hit, seq) {
     return div;
   };
   const lines = [];
-  if (ctx.linked_from.length) {
-    lines.push(line(`Linked from (${ctx.linked_from.length})`, ctx.linked_from.map((l) => l.path)));
+  const from = [...new Set(ctx.linked_from.map((l) => l.path))]; // a note linking twice is one note
+  if (from.length) {
+    lines.push(line(`Linked from (${from.length})`, from));
   }
   if (ctx.similar.length) {
     lines.push(line("Like it", ctx.similar.map((n) => `${n.path} (${n.verdict})`)));

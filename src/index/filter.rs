@@ -108,7 +108,8 @@ impl Filters {
             }
         }
         // json_each over a scalar yields the scalar itself: one test covers `status: active`
-        // and `tags: [a, b]` alike.
+        // and `tags: [a, b]` alike. Booleans compare as `true`/`false` (json_each gives 1/0).
+        // Case is ignored for ASCII letters (SQLite's `lower`, on both sides).
         for c in self
             .conditions
             .iter()
@@ -120,7 +121,8 @@ impl Filters {
             let value = args.len();
             sql.push_str(&format!(
                 " AND {}EXISTS (SELECT 1 FROM json_each(n.fields, ?{path}) j \
-                 WHERE CAST(j.value AS TEXT) = ?{value} COLLATE NOCASE)",
+                 WHERE lower(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' \
+                 ELSE CAST(j.value AS TEXT) END) = lower(?{value}))",
                 if c.negated { "NOT " } else { "" }
             ));
         }

@@ -210,9 +210,10 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
 
 /// A note's date as SQL over the `notes n` alias, `YYYY-MM-DD` in local time: the date its
 /// text gives it, else its file's modification day (the sync day when the mtime was too
-/// fresh to trust).
+/// fresh to trust, or past year 9999, where SQLite's `date` gives NULL).
 pub(crate) const NOTE_DATE: &str = "COALESCE(n.date, date(CASE WHEN n.mtime_ns > 0 \
-     THEN n.mtime_ns / 1000000000 ELSE n.indexed_at END, 'unixepoch', 'localtime'))";
+     THEN n.mtime_ns / 1000000000 ELSE n.indexed_at END, 'unixepoch', 'localtime'), \
+     date(n.indexed_at, 'unixepoch', 'localtime'), '1970-01-01')";
 
 /// Current time in unix seconds.
 pub fn now_secs() -> i64 {

@@ -1,7 +1,7 @@
 //! The recall log: every search, what was asked and what came back. Later work builds usage
 //! analytics on it, so it is append-only and survives schema upgrades.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 /// Totals over the recall log, shown by `brain status`.
@@ -35,12 +35,42 @@ pub fn record(
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
     let results = serde_json::to_string(paths).unwrap_or_else(|_| "[]".into());
+    let filters = filters.to_string();
+    // Search as you type sends "r", "re", "ret"... within moments: the same search being
+    // typed (or backspaced) is one row, ending with what the person settled on, so the
+    // history and `brain stats` see queries, not keystrokes. The same text again is a
+    // search of its own.
+    let last: Option<(i64, i64, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT id, ts, query, mode, filters FROM recalls ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .optional()?;
+    if let Some((id, at, before, m, f)) = last {
+        let typing = ts - at < TYPING_MS
+            && m == mode
+            && f == filters
+            && before != query
+            && (query.starts_with(before.as_str()) || before.starts_with(query));
+        if typing {
+            conn.prepare_cached(
+                "UPDATE recalls SET ts = ?2, query = ?3, results = ?4, took_us = ?5 WHERE id = ?1",
+            )?
+            .execute(params![id, ts, query, results, took_us as i64])?;
+            return Ok(id);
+        }
+    }
     conn.prepare_cached(
         "INSERT INTO recalls(ts, query, mode, filters, results, took_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![ts, query, mode, filters.to_string(), results, took_us as i64])?;
+    .execute(params![ts, query, mode, filters, results, took_us as i64])?;
     Ok(conn.last_insert_rowid())
 }
+
+/// Two searches this close, one's text a prefix of the other's, are one search being typed.
+pub const TYPING_MS: i64 = 3000;
 
 /// Totals over the whole log.
 pub fn totals(conn: &Connection) -> rusqlite::Result<RecallTotals> {
@@ -63,4 +93,41 @@ pub fn totals(conn: &Connection) -> rusqlite::Result<RecallTotals> {
             })
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keystrokes_of_one_search_are_one_row_and_other_searches_are_their_own() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::index::schema::migrate(&mut conn).unwrap();
+        let none = serde_json::json!({});
+        let log = |q: &str, mode: &str| record(&conn, q, mode, &none, &[], 1).unwrap();
+        let first = log("r", "hybrid");
+        assert_eq!(log("ret", "hybrid"), first);
+        assert_eq!(log("retries jitter", "hybrid"), first);
+        assert_eq!(log("retries", "hybrid"), first, "backspacing");
+        let other = log("caches", "hybrid");
+        assert_ne!(other, first);
+        assert_ne!(
+            log("caches", "hybrid"),
+            other,
+            "the same search again is counted"
+        );
+        assert_ne!(
+            log("caches", "bm25"),
+            other,
+            "another mode is another search"
+        );
+        let rows: Vec<String> = conn
+            .prepare("SELECT query FROM recalls ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, ["retries", "caches", "caches", "caches"]);
+    }
 }

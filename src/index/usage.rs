@@ -121,14 +121,14 @@ pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
         notes_read: one("SELECT COUNT(DISTINCT path) FROM reads WHERE ts >= ?1")?,
         dead_searches: one("SELECT COUNT(*) FROM recalls WHERE ts >= ?1 AND results = '[]'")?,
     };
+    // Grouped once; the result count comes from each group's latest row (a join on its
+    // id, not a subquery per group over the whole window).
     let queries = |dead: bool| -> rusqlite::Result<Vec<QueryCount>> {
         let mut stmt = conn.prepare(&format!(
-            "SELECT lower(trim(query)) AS q, COUNT(*),
-                    (SELECT json_array_length(r2.results) FROM recalls r2
-                     WHERE lower(trim(r2.query)) = lower(trim(r.query)) AND r2.ts >= ?1
-                     ORDER BY r2.ts DESC, r2.id DESC LIMIT 1)
-             FROM recalls r WHERE ts >= ?1 {}
-             GROUP BY q ORDER BY COUNT(*) DESC, MAX(ts) DESC, q LIMIT {LIST}",
+            "WITH g AS (SELECT lower(trim(query)) AS q, COUNT(*) AS n, MAX(id) AS last, MAX(ts) AS at
+                        FROM recalls WHERE ts >= ?1 {} GROUP BY q)
+             SELECT g.q, g.n, json_array_length(r.results) FROM g JOIN recalls r ON r.id = g.last
+             ORDER BY g.n DESC, g.at DESC, g.q LIMIT {LIST}",
             if dead { "AND results = '[]'" } else { "" }
         ))?;
         let rows = stmt.query_map([since_ms], |r| {

@@ -159,6 +159,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let (outside_seen, base) = (outside.clone(), root.clone());
+    // One filter for everything: `filter_entry` replaces the filter set before it, so a
+    // second call for the scope would drop the dot-folder and symlink rules.
+    let scoped = (!scope.is_everything()).then(|| scope.clone());
     let mut builder = WalkBuilder::new(root);
     builder
         // Dot-folders (.git, .obsidian, .trash) hold no notes; dot-files may (tldr's `..md`).
@@ -182,7 +185,13 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                     return false;
                 }
             }
-            true
+            match &scoped {
+                None => true,
+                Some(scope) => match relative(&base, e.path()) {
+                    Some(rel) => rel.is_empty() || scope.contains(&rel) || scope.leads_to(&rel),
+                    None => false,
+                },
+            }
         })
         .parents(false)
         .git_global(false)
@@ -191,14 +200,6 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .follow_links(true)
         .add_custom_ignore_filename(".brainignore")
         .overrides(overrides);
-    if !scope.is_everything() {
-        let (scope, base) = (scope.clone(), root.clone());
-        builder.filter_entry(move |entry| match relative(&base, entry.path()) {
-            Some(rel) => rel.is_empty() || scope.contains(&rel) || scope.leads_to(&rel),
-            None => false,
-        });
-    }
-
     let mut out = Walk::default();
     for entry in builder.build() {
         let entry = match entry {
@@ -244,7 +245,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
 
 /// A type folder's `SCHEMA.md` or `INDEX.md`: the knowledge base's own files, never notes,
 /// whatever `exclude` says (a person who sets `exclude` replaces the defaults).
-fn is_kb_file(rel: &str) -> bool {
+pub(crate) fn is_kb_file(rel: &str) -> bool {
     matches!(rel.split_once('/'), Some((_, name)) if name == crate::kb::schema::SCHEMA_FILE || name == crate::kb::index_md::INDEX_FILE)
 }
 
@@ -338,7 +339,15 @@ mod tests {
         link(&dir.path().join("secret.md"), "lore/secret.md");
         link(&dir.path().join("elsewhere"), "outside-dir");
         link(&root.join("lore"), "lore-again");
-        let w = walk(&Config::for_root(&root, dir.path().join("data"))).unwrap();
+        let config = Config::for_root(&root, dir.path().join("data"));
+        // A watcher's scoped walk keeps the same rules (a second filter once dropped them).
+        let scoped = walk_scoped(
+            &config,
+            &Scope::new(["lore/secret.md", "lore/real.md", ".git"]),
+        )
+        .unwrap();
+        assert_eq!(names(&scoped), vec!["lore/real.md"]);
+        let w = walk(&config).unwrap();
         assert_eq!(names(&w), vec!["lore-again/real.md", "lore/real.md"]);
         let mut warnings = w.warnings.clone();
         warnings.sort();

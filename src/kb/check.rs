@@ -77,8 +77,8 @@ pub struct Problem {
     pub kind: ProblemKind,
     /// The file, relative to the root.
     pub path: String,
-    /// 1-based line, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// 1-based line; `null` for a problem of the whole file.
+    #[serde(default)]
     pub line: Option<u32>,
     /// What is wrong, and what to do.
     pub message: String,
@@ -129,6 +129,7 @@ pub fn check(
         // The message without the path and line the problem carries on its own.
         let message = match e {
             Error::Schema { message, .. } => message.clone(),
+            Error::Io { source, .. } => format!("cannot be read: {source}"),
             other => other.to_string(),
         };
         push(ProblemKind::Schema, &rel, line, message);

@@ -92,7 +92,20 @@ fn in_line(line: &str) -> Vec<String> {
                 .strip_suffix(".md")
                 .unwrap_or(target)
                 .trim_matches('/');
-            if !target.is_empty() {
+            // `![[diagram.png]]` embeds a file and `[[report.pdf]]` names one: neither
+            // points at a note.
+            let embed = line[..open].ends_with('!');
+            let other_file = target
+                .rsplit('/')
+                .next()
+                .and_then(|name| name.rsplit_once('.'))
+                .is_some_and(|(stem, ext)| {
+                    !stem.is_empty()
+                        && (1..=5).contains(&ext.len())
+                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                        && !ext.chars().all(|c| c.is_ascii_digit())
+                });
+            if !target.is_empty() && !embed && !other_file {
                 found.push(target.to_string());
             }
         }
@@ -185,7 +198,10 @@ impl Resolver {
 pub fn canonical(path: &str) -> String {
     let bare = path.strip_suffix(".md").unwrap_or(path);
     match bare.rsplit_once('/') {
-        Some((dir, last)) if dir.rsplit('/').next() == Some(last) => dir.to_string(),
+        // `type/slug/slug` only: `lore/lore.md` is an entry named lore, not a folder entry.
+        Some((dir, last)) if dir.contains('/') && dir.rsplit('/').next() == Some(last) => {
+            dir.to_string()
+        }
         _ => bare.to_string(),
     }
 }
@@ -208,7 +224,8 @@ mod tests {
                     ```\n[[in/a-fence]]\n```\n\
                     ~~~~md\n[[also/fenced]]\n~~~\n[[still/fenced]]\n~~~~\n\
                     [[]] [[ ]] [[open only\n\
-                    [[lore/z.md]] [[a [[lore/inner]]";
+                    [[lore/z.md]] [[a [[lore/inner]]\n\
+                    ![[diagram.png]] [[report.pdf]] [[idea/v1.2]] [[notes/version-2.0]]";
         assert_eq!(
             targets(body),
             [
@@ -217,6 +234,8 @@ mod tests {
                 ("lore/y".into(), 11),
                 ("lore/z".into(), 21),
                 ("lore/inner".into(), 21),
+                ("idea/v1.2".into(), 22),
+                ("notes/version-2.0".into(), 22),
             ]
         );
     }
@@ -257,5 +276,10 @@ mod tests {
         assert!(why.contains("2 notes are called dup"), "{why}");
         assert_eq!(canonical("idea/capture/capture.md"), "idea/capture");
         assert_eq!(canonical("lore/retries.md"), "lore/retries");
+        assert_eq!(
+            canonical("lore/lore.md"),
+            "lore/lore",
+            "an entry named like its type"
+        );
     }
 }

@@ -90,8 +90,8 @@ pub struct OutLink {
     pub path: Option<String>,
     /// `ok`, `short` (resolves, but not written as `type/slug`) or `broken`.
     pub state: String,
-    /// Why it is broken or short.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why it is broken or short (`null` when ok).
+    #[serde(default)]
     pub why: Option<String>,
 }
 
@@ -162,9 +162,16 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
 pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> crate::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    use std::os::unix::fs::PermissionsExt;
+    // A note is as readable as any file the person makes (tempfile's default is 0600);
+    // a file being replaced keeps its own mode.
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o666);
     let mut tmp = tempfile::Builder::new()
         .prefix(".brain-")
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(|e| crate::Error::io(dir, e))?;
     tmp.write_all(text.as_bytes())

@@ -63,7 +63,7 @@ pub fn plan(
         let is_folder = !kind.is_empty()
             && !kind.starts_with('.')
             && !kind.contains(['/', '\\'])
-            && root.join(kind).is_dir();
+            && std::fs::symlink_metadata(root.join(kind)).is_ok_and(|m| m.is_dir());
         if !is_folder {
             let mut known: Vec<String> = schemas.types.keys().cloned().collect();
             if known.is_empty() {
@@ -125,8 +125,11 @@ pub fn write(planned: &Planned) -> Result<()> {
 /// defaults), the title as a heading, the template.
 fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> String {
     let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    // Everything quoted (as JSON strings, which YAML reads as they are): a folder called
+    // `null`, `#drafts` or `a: b` stays a string.
     let mut fm = format!(
-        "---\ntype: {kind}\ntitle: {}\ncreated: {today}\nupdated: {today}\ntags: []\n",
+        "---\ntype: {}\ntitle: {}\ncreated: {today}\nupdated: {today}\ntags: []\n",
+        q(kind),
         q(title)
     );
     let mut template = String::new();
@@ -136,7 +139,8 @@ fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> Stri
                 continue;
             }
             fm.push_str(&format!(
-                "{name}: {}\n",
+                "{}: {}\n",
+                q(name),
                 q(schema.default_value(name).unwrap_or(""))
             ));
         }
@@ -158,7 +162,7 @@ pub fn folders(root: &Path) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
         .filter(|n| !n.starts_with('.'))
         .collect();

@@ -251,10 +251,12 @@ impl Schemas {
     pub fn load(root: &Path) -> Result<Schemas> {
         let mut out = Schemas::default();
         let entries = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+        // Real folders only: a symlinked one may point outside the brain, and the walk
+        // does not follow those (writing its INDEX.md would write outside).
         let mut dirs: Vec<PathBuf> = entries
             .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
         for dir in dirs {

@@ -320,7 +320,7 @@ check "Ctrl+N asks for the type, the default first" \
   wait_for '!document.getElementById("capture").hidden && document.querySelector("#capture-types [aria-checked=true]").textContent === "lore"' 5
 keys "$ENTER"
 sleep 1
-check "Enter writes it from the type's template" grep -q '^category: "lesson"' "$work/brain/lore/panel-capture-writes-this-note.md"
+check "Enter writes it from the type's template" grep -q '^"category": "lesson"' "$work/brain/lore/panel-capture-writes-this-note.md"
 check "and asks to open it" captured "open	$root_real/lore/panel-capture-writes-this-note.md"
 
 # Esc hides the panel.

@@ -147,9 +147,9 @@ fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
     let text =
         std::fs::read_to_string(b.root.join("lore/connection-pools-need-a-ceiling.md")).unwrap();
     for line in [
-        "type: lore",
+        "type: \"lore\"",
         "title: \"Connection pools need a ceiling\"",
-        "category: \"lesson\"",
+        "\"category\": \"lesson\"",
         "# Connection pools need a ceiling",
         "## The lesson",
     ] {
@@ -275,7 +275,7 @@ fn links_go_both_ways_and_broken_ones_say_why() {
     assert_eq!(
         out["outgoing"],
         json!([
-            {"target": "research-link/aws-backoff-and-jitter", "line": 47, "path": "research-link/aws-backoff-and-jitter.md", "state": "ok"},
+            {"target": "research-link/aws-backoff-and-jitter", "line": 47, "path": "research-link/aws-backoff-and-jitter.md", "state": "ok", "why": null},
             {"target": "lore/circuit-breakers", "line": 47, "path": null, "state": "broken",
              "why": "no note lore/circuit-breakers.md (or lore/circuit-breakers/circuit-breakers.md)"},
         ])
