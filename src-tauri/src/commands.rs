@@ -5,7 +5,7 @@
 use brain::desktop::copy::CopyKind;
 use brain::kb::NewEntry;
 use brain::passage::Passage;
-use brain::search::{Mode, SearchResponse};
+use brain::search::{Filters, Mode, SearchResponse};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, State};
 
@@ -26,10 +26,16 @@ impl From<anyhow::Error> for CmdError {
 
 type CmdResult<T> = Result<T, CmdError>;
 
-/// Searches the brain.
+/// Searches the brain; `filters` takes what `--type`, `--tag`, `--since`, `--before` and
+/// `--where` take (`{"type", "tag", "since", "before", "where": [...]}`), all optional.
 #[tauri::command(async)]
-pub fn search(state: State<'_, AppState>, query: String, mode: Mode) -> CmdResult<SearchResponse> {
-    Ok(state.search(query, mode)?)
+pub fn search(
+    state: State<'_, AppState>,
+    query: String,
+    mode: Mode,
+    filters: Option<Filters>,
+) -> CmdResult<SearchResponse> {
+    Ok(state.search(query, mode, filters.unwrap_or_default())?)
 }
 
 /// The lines around a hit, for the preview pane.

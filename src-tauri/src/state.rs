@@ -163,10 +163,16 @@ impl AppState {
 
     /// A search as the panel asks it (the backend skips the sync while its watcher keeps
     /// the index fresh).
-    pub fn search(&self, query: String, mode: Mode) -> anyhow::Result<SearchResponse> {
+    pub fn search(
+        &self,
+        query: String,
+        mode: Mode,
+        filters: brain::search::Filters,
+    ) -> anyhow::Result<SearchResponse> {
         let req = SearchRequest {
             mode,
             top: PANEL_TOP,
+            filters,
             ..SearchRequest::new(query)
         };
         self.open_host()?.search(&req)
