@@ -42,7 +42,7 @@ pub enum Error {
         cause: rusqlite::Error,
     },
     /// The index file was written by a newer brain than this one.
-    #[error("index {} has schema version {found}, newer than this brain understands ({supported}); upgrade brain", path.display())]
+    #[error("index {} has schema version {found}, newer than this brain understands ({supported}); upgrade brain, or run 'brain index --rebuild' to build it again for this one", path.display())]
     IndexTooNew {
         /// The index file.
         path: PathBuf,
@@ -90,7 +90,7 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
     };
     match cause {
         (Some(C::DatabaseCorrupt | C::NotADatabase), msg) => format!(
-            "the index {} is damaged ({msg}); the notes are safe: remove the folder {folder} and run 'brain index' to build it again (the search log goes with it)",
+            "the index {} is damaged ({msg}); the notes are safe: run 'brain index --rebuild' to build it again from them (the search log is kept where it can be read)",
             path.display()
         ),
         (Some(C::DiskFull), _) => format!(

@@ -98,6 +98,15 @@ fn activity(event: &BackendEvent) -> Activity {
     match event {
         BackendEvent::SyncStarted { .. } => Activity::Indexing,
         BackendEvent::Failed { message } => Activity::Failed(message.clone()),
+        BackendEvent::Embedding {
+            done,
+            total,
+            eta_secs,
+        } => Activity::Embedding {
+            done: *done,
+            total: *total,
+            eta_secs: *eta_secs,
+        },
         BackendEvent::Synced { .. } | BackendEvent::Embedded(_) | BackendEvent::Watcher(_) => {
             Activity::Idle
         }

@@ -336,6 +336,11 @@ pub struct IndexArgs {
     /// Print the sync report as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Build the index again from the notes (for a damaged one): the old file is kept as
+    /// brain.sqlite.bak, and its search log, read log and vectors are kept where readable.
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 /// `brain search`.

@@ -1,49 +1,99 @@
 //! `brain index`: sync the index with the folder, embed new passages, say what changed.
+//! `--rebuild` first sets a damaged index aside and keeps what can be read of it.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
 use anyhow::Result;
-use brain::{Config, Engine};
+use brain::{Config, Engine, Salvage};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::args::IndexArgs;
 use super::print;
 
 /// Runs `brain index`.
 pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
-    let engine = Engine::open(config)?;
+    let (engine, salvage, _lock) = if args.rebuild {
+        let r = brain::service::rebuild(config)?;
+        (r.engine, Some(r.salvage), Some(r.lock))
+    } else {
+        (Engine::open(config)?, None, None)
+    };
     let report = engine.sync()?;
     let notes = engine.status()?.notes;
     let mut err = io::stderr().lock();
+    for lost in salvage.iter().flat_map(|s| &s.lost) {
+        writeln!(err, "warning: not kept from the old index: {lost}")?;
+    }
     for w in &report.warnings {
         writeln!(err, "warning: {w}")?;
     }
     drop(err);
-    let show_progress = io::stderr().is_terminal() && !args.json;
-    let started = Instant::now();
+    let bar = embed_bar();
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
-        if show_progress {
-            let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            let _ = write!(
-                io::stderr(),
-                "\r\x1b[Kembedding {done}/{total} passages ({rate:.0}/s)"
-            );
+        if bar.is_hidden() && !args.json {
+            // Drawn from the first batch on, so a brain with nothing to embed shows no bar.
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(250));
         }
+        bar.set_length(total);
+        bar.set_position(done);
         true
     })?;
-    if show_progress && embedded.embedded > 0 {
-        let _ = write!(io::stderr(), "\r\x1b[K");
-    }
+    bar.finish_and_clear();
     let mut out = io::stdout().lock();
     if args.json {
-        let json = serde_json::json!({ "sync": report, "embed": embedded });
+        let mut json = serde_json::json!({ "sync": report, "embed": embedded });
+        if let Some(s) = &salvage {
+            json["rebuild"] = serde_json::to_value(s)?;
+        }
         writeln!(out, "{json}")?;
     } else {
+        if let Some(s) = &salvage {
+            rebuild_line(&mut out, s)?;
+        }
         print::sync_line(&mut out, &report, notes)?;
         if embedded.embedded > 0 {
             print::embed_line(&mut out, &embedded)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A bar with rate and ETA for stderr, hidden until there is something to embed (and
+/// drawn only to a terminal: indicatif hides it otherwise).
+fn embed_bar() -> ProgressBar {
+    let bar = ProgressBar::hidden();
+    bar.set_style(
+        ProgressStyle::with_template(
+            "embedding [{bar:30}] {pos}/{len} passages  {rate}  eta {eta}",
+        )
+        .map(|s| {
+            s.with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            )
+        })
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// `rebuilt the index; the old one is kept as …: 12 searches, 3 reads and 812 vectors kept`
+fn rebuild_line(out: &mut impl Write, s: &Salvage) -> io::Result<()> {
+    match &s.backup {
+        Some(backup) => writeln!(
+            out,
+            "rebuilt the index from the notes; the old one is kept as {} (remove it when you like): kept {} searches, {} reads and {} vectors",
+            backup.display(),
+            s.recalls,
+            s.reads,
+            s.vectors
+        ),
+        None => writeln!(out, "there was no index to rebuild: built a new one"),
+    }
 }

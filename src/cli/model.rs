@@ -1,8 +1,8 @@
 //! `brain model list|fetch|import|verify|embed`.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use brain::embed::{self, LoadOptions};
@@ -19,7 +19,7 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
         ModelCommand::Fetch { name, json } => {
             let name = name.unwrap_or_else(|| config.model.clone());
             let hub = model::fetch::hub_url();
-            let mut bar = ProgressBar::new();
+            let mut bar = FetchBar::new();
             let report = config.models().fetch(&name, &hub, &mut |p| bar.update(p));
             bar.finish();
             installed(&report.map_err(brain::Error::from)?, json, "fetched")
@@ -187,72 +187,49 @@ fn installed(r: &InstallReport, json: bool, verb: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
-struct ProgressBar {
-    enabled: bool,
-    last: Option<Instant>,
-    started: Instant,
-    start_bytes: u64,
+/// A byte bar per file with rate and ETA on stderr (indicatif draws only to a terminal);
+/// each file that completes leaves one "verified" line.
+struct FetchBar {
+    bar: indicatif::ProgressBar,
 }
 
-impl ProgressBar {
-    fn new() -> ProgressBar {
-        ProgressBar {
-            enabled: io::stderr().is_terminal(),
-            last: None,
-            started: Instant::now(),
-            start_bytes: 0,
-        }
+impl FetchBar {
+    fn new() -> FetchBar {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(0),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:24} [{bar:24}] {bytes}/{total_bytes}  {bytes_per_sec}  eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        FetchBar { bar }
     }
 
     fn update(&mut self, p: &Progress) {
-        if !self.enabled {
-            return;
-        }
-        let mut err = io::stderr().lock();
         match p {
-            Progress::Start { done, .. } => {
-                self.started = Instant::now();
-                self.start_bytes = *done;
-                self.last = None;
+            Progress::Start { file, done, total } => {
+                self.bar.reset();
+                self.bar.set_message(file.clone());
+                self.bar.set_length(*total);
+                // A resumed file: the bytes already there are not part of the rate.
+                self.bar.set_position(*done);
+                self.bar.reset_eta();
             }
-            Progress::Advance { file, done, total } => {
-                if self
-                    .last
-                    .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
-                    && done < total
-                {
-                    return;
-                }
-                self.last = Some(Instant::now());
-                let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-                let rate = (done - self.start_bytes) as f64 / secs;
-                let frac = if *total == 0 {
-                    1.0
-                } else {
-                    *done as f64 / *total as f64
-                };
-                let filled = (frac * 24.0) as usize;
-                let _ = write!(
-                    err,
-                    "\r\x1b[2K{file:<24} [{}{}] {:>3}% {} / {}  {}/s",
-                    "#".repeat(filled),
-                    " ".repeat(24 - filled.min(24)),
-                    (frac * 100.0) as u32,
-                    print::bytes(*done),
-                    print::bytes(*total),
-                    print::bytes(rate as u64)
-                );
+            Progress::Advance { done, total, .. } => {
+                self.bar.set_length(*total);
+                self.bar.set_position(*done);
             }
             Progress::Verified { file } => {
-                let _ = writeln!(err, "\r\x1b[2K{file:<24} verified");
+                self.bar.println(format!("{file:<24} verified"));
             }
         }
     }
 
     fn finish(&mut self) {
-        if self.enabled {
-            let _ = io::stderr().flush();
-        }
+        self.bar.finish_and_clear();
     }
 }

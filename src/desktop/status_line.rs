@@ -17,6 +17,8 @@ pub enum Activity {
         done: u64,
         /// Passages to embed in this pass.
         total: u64,
+        /// Seconds left, once there is a rate to go by.
+        eta_secs: Option<u64>,
     },
     /// The model is downloading: `done` of `total` bytes.
     Downloading {
@@ -41,7 +43,14 @@ pub fn status_line(status: &Status, activity: &Activity, now: i64) -> String {
     let mut parts = vec![plural(status.notes, "note", "notes")];
     match activity {
         Activity::Indexing => parts.push("indexing…".into()),
-        Activity::Embedding { done, total } => parts.push(format!("embedding {done} of {total}")),
+        Activity::Embedding {
+            done,
+            total,
+            eta_secs,
+        } => parts.push(match eta_secs {
+            Some(secs) => format!("embedding {done} of {total}, {} left", left(*secs)),
+            None => format!("embedding {done} of {total}"),
+        }),
         Activity::Downloading { done, total } => parts.push(format!(
             "downloading model {}% ({} of {} MB)",
             done.saturating_mul(100)
@@ -85,6 +94,15 @@ pub fn ago(secs: i64) -> String {
         s if s < 3600 => format!("{} min ago", s / 60),
         s if s < 86_400 => format!("{} h ago", s / 3600),
         s => plural((s / 86_400) as u64, "day ago", "days ago"),
+    }
+}
+
+/// `under a minute`, `about 4 min`, `about 2 h 5 min`: an estimate, said as one.
+fn left(secs: u64) -> String {
+    match secs {
+        s if s < 60 => "under a minute".into(),
+        s if s < 3600 => format!("about {} min", s.div_ceil(60)),
+        s => format!("about {} h {} min", s / 3600, (s % 3600) / 60),
     }
 }
 
@@ -151,12 +169,24 @@ mod tests {
                 &s,
                 &Activity::Embedding {
                     done: 64,
-                    total: 128
+                    total: 128,
+                    eta_secs: None
                 },
                 0
             ),
             "31 notes · embedding 64 of 128 · nomic-embed-text-v1.5"
         );
+        let embedding = |eta| Activity::Embedding {
+            done: 64,
+            total: 8128,
+            eta_secs: Some(eta),
+        };
+        assert_eq!(
+            status_line(&s, &embedding(250), 0),
+            "31 notes · embedding 64 of 8128, about 5 min left · nomic-embed-text-v1.5"
+        );
+        assert!(status_line(&s, &embedding(20), 0).contains("under a minute left"));
+        assert!(status_line(&s, &embedding(7500), 0).contains("about 2 h 5 min left"));
         let s = Status {
             model_installed: false,
             ..status()

@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::sync::{self, SyncOptions, SyncReport};
 use crate::index::walk::Scope;
-use crate::index::{recall, Index};
+use crate::index::{rebuild, recall, Index, Salvage};
 use crate::passage::{NoteRef, Passage};
 use crate::search::{self, Found, Fusion, Hit, Mode, SearchRequest, SearchResponse, Semantic};
 
@@ -51,6 +51,26 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
         })
+    }
+
+    /// Builds the index for `config.root` again from the notes: the old file (damaged,
+    /// truncated, or from a newer brain) is moved aside to `brain.sqlite.bak`, never
+    /// deleted, and what can still be read of its search and read logs and its vectors is
+    /// copied into the new one. The caller then syncs and embeds as for a new index.
+    pub fn rebuild(config: Config) -> Result<(Engine, Salvage)> {
+        let path = config.index_path();
+        let backup = rebuild::set_aside(&path)?;
+        let index = Index::open(&path)?;
+        let salvage = match backup {
+            Some(old) => rebuild::salvage(&old, &index)?,
+            None => Salvage::default(),
+        };
+        let engine = Engine {
+            config,
+            index,
+            semantic: Mutex::new(SemanticCache::default()),
+        };
+        Ok((engine, salvage))
     }
 
     /// The settings this engine was opened with.

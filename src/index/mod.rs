@@ -5,6 +5,7 @@
 pub(crate) mod chunk;
 mod filter;
 mod read;
+pub(crate) mod rebuild;
 pub(crate) mod recall;
 pub(crate) mod schema;
 pub(crate) mod sync;
@@ -15,6 +16,7 @@ pub(crate) mod walk;
 pub(crate) use chunk::{chunk_note, Chunk};
 pub use filter::{Condition, Filters};
 pub(crate) use read::{FtsQuery, FtsRow, Reader};
+pub use rebuild::Salvage;
 pub use recall::RecallTotals;
 pub use sync::{SyncOptions, SyncReport, SyncSummary};
 

@@ -15,10 +15,8 @@ use tokio::sync::{broadcast, watch};
 use super::error::ServiceError;
 use super::handler::Handler;
 use super::indexer::{self, Indexer, Job, Wiring};
-use super::location::{
-    clear_stale_socket, ensure_private_dir, lock_path, runtime_dir, socket_path,
-};
-use super::lock::{InstanceLock, LockFailure};
+use super::location::{clear_stale_socket, ensure_private_dir, runtime_dir, socket_path};
+use super::lock::InstanceLock;
 use super::server::{self, Limits};
 use super::state::{BackendEvent, Live};
 use super::Answerer;
@@ -71,17 +69,7 @@ impl Backend {
     pub fn start(config: Config, options: BackendOptions) -> Result<Backend, ServiceError> {
         let root = config.root.to_string_lossy().into_owned();
         let socket = socket_path(&config);
-        let lock_file = lock_path(&config);
-        if let Some(dir) = lock_file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, e))?;
-        }
-        let lock = match InstanceLock::acquire(&lock_file) {
-            Ok(lock) => lock,
-            Err(LockFailure::Held(pid)) => {
-                return Err(ServiceError::AlreadyRunning { root, pid, socket })
-            }
-            Err(LockFailure::Failed(e)) => return Err(e),
-        };
+        let lock = InstanceLock::for_backend(&config)?;
         ensure_private_dir(&runtime_dir(&config))?;
         clear_stale_socket(&socket, &root)?;
         let engine = Arc::new(Engine::open(config)?);

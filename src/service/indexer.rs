@@ -24,6 +24,8 @@ const QUIET: Duration = Duration::from_millis(50);
 const MAX_WAIT: Duration = Duration::from_millis(500);
 /// How often the brain folder itself is looked at (deleted? replaced? back?).
 const TICK: Duration = Duration::from_secs(1);
+/// How often an embedding pass tells hosts how far it is (the app's status line).
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// How often a watcher that failed to start is tried again.
 const RETRY_WATCH: Duration = Duration::from_secs(10);
 /// More changed paths than this in one burst: a whole-folder sync is cheaper.
@@ -334,9 +336,19 @@ pub fn embed_loop(
     stop: Arc<AtomicBool>,
 ) {
     while wake.recv().is_ok() {
+        let started = Instant::now();
+        let mut told: Option<Instant> = None;
         let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
             live.pending_chunks
                 .store(total.saturating_sub(done), Ordering::Relaxed);
+            if told.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) && done < total {
+                told = Some(Instant::now());
+                let _ = events.send(BackendEvent::Embedding {
+                    done,
+                    total,
+                    eta_secs: super::state::eta_secs(done, total, started.elapsed()),
+                });
+            }
             !stop.load(Ordering::Relaxed)
         });
         match outcome {

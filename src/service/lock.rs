@@ -9,6 +9,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::error::ServiceError;
+use super::location::{lock_path, socket_path};
+use crate::config::Config;
 
 /// A held lock; released when dropped.
 #[derive(Debug)]
@@ -26,6 +28,24 @@ pub enum LockFailure {
 }
 
 impl InstanceLock {
+    /// Takes the one-backend-per-index lock of `config`'s brain (creating its folder);
+    /// [`ServiceError::AlreadyRunning`], with the holder's pid, while another process has it.
+    pub fn for_backend(config: &Config) -> Result<InstanceLock, ServiceError> {
+        let path = lock_path(config);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, e))?;
+        }
+        match InstanceLock::acquire(&path) {
+            Ok(lock) => Ok(lock),
+            Err(LockFailure::Held(pid)) => Err(ServiceError::AlreadyRunning {
+                root: config.root.to_string_lossy().into_owned(),
+                pid,
+                socket: socket_path(config),
+            }),
+            Err(LockFailure::Failed(e)) => Err(e),
+        }
+    }
+
     /// Takes the lock at `path` without waiting and writes this process's pid into it.
     pub fn acquire(path: &Path) -> Result<InstanceLock, LockFailure> {
         let io = |e| LockFailure::Failed(ServiceError::io(path, e));

@@ -105,6 +105,15 @@ pub enum BackendEvent {
         /// One line.
         message: String,
     },
+    /// An embedding pass is under way (sent about once a second).
+    Embedding {
+        /// Passages embedded so far in this pass.
+        done: u64,
+        /// Passages in this pass.
+        total: u64,
+        /// Seconds left at the pass's rate so far; `None` until there is a rate.
+        eta_secs: Option<u64>,
+    },
     /// An embedding pass finished.
     Embedded(EmbedReport),
     /// The watcher changed state.
@@ -219,5 +228,29 @@ impl Live {
             clients: get(&self.clients),
             requests: get(&self.requests),
         }
+    }
+}
+
+/// Seconds left for `total - done` items at the rate of `done` items in `elapsed`; `None`
+/// before anything is done or the first second has passed (no rate to trust yet).
+pub fn eta_secs(done: u64, total: u64, elapsed: std::time::Duration) -> Option<u64> {
+    let secs = elapsed.as_secs_f64();
+    if done == 0 || secs < 1.0 {
+        return None;
+    }
+    Some((total.saturating_sub(done) as f64 * secs / done as f64).ceil() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn eta_is_the_rest_at_the_rate_so_far() {
+        assert_eq!(eta_secs(100, 400, Duration::from_secs(10)), Some(30));
+        assert_eq!(eta_secs(400, 400, Duration::from_secs(10)), Some(0));
+        assert_eq!(eta_secs(0, 400, Duration::from_secs(10)), None);
+        assert_eq!(eta_secs(5, 400, Duration::from_millis(200)), None);
     }
 }

@@ -278,6 +278,56 @@ fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
     );
 }
 
+/// Issue #17: two `brain index` at once (each waits for the other's batches: SQLite's busy
+/// timeout), and `brain index` while the backend embeds. Both finish, nothing is lost, and
+/// searches in between are answered from the last committed state.
+#[test]
+fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
+    let b = bulk();
+    let index = b.config().index_path();
+    let spawn = || {
+        b.command()
+            .args(["index", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (spawn(), spawn());
+    for child in [first, second] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", crate::harness::describe(&out));
+    }
+    assert_intact(&index, "after two indexes at once");
+    assert_complete(&b, &mut Rng::new());
+
+    let b = Brain::new().model();
+    for i in 0..120 {
+        b.write(
+            &format!("lore/n{i:03}.md"),
+            format!(
+                "# Lesson {i}\n\nword w{i:05}: {}\n",
+                "jitter for retries ".repeat(30)
+            ),
+        );
+    }
+    let _server = b.serve(&[]);
+    // The backend is embedding its first sync's passages; the CLI embeds the same ones.
+    let r = b.ok(&["index"]);
+    assert!(r.stdout().contains("indexed 120 notes"), "{}", r.stdout());
+    eventually(Duration::from_secs(120), || {
+        (b.status()["pending_chunks"] == 0).then_some(())
+    });
+    assert_intact(
+        &b.config().index_path(),
+        "after an index during the backend's embedding",
+    );
+    assert_eq!(
+        hit_paths(&b.json(&["search", "w00042", "--mode", "bm25"])),
+        ["lore/n042.md"]
+    );
+}
+
 /// A tmpfs mounted at `dir` for the life of the guard; `None` (after saying why) where
 /// this process may not mount one.
 struct Tmpfs(PathBuf);
@@ -326,6 +376,83 @@ fn assert_one_line(r: &crate::harness::Run, code: i32, want: &[&str]) {
     for w in want {
         assert!(errors[0].contains(w), "{w:?} missing: {}", errors[0]);
     }
+}
+
+/// The searches logged in the index at `path`.
+fn recalls(path: &Path) -> i64 {
+    Connection::open(path)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM recalls", [], |r| r.get(0)))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Issue #17: a truncated index, an index from a newer brain, and a rebuild while a backend
+/// serves. `brain index --rebuild` sets the old file aside, keeps its logs and vectors where
+/// readable, never touches a note, and refuses while a backend has the index open.
+#[test]
+fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
+    let b = Brain::example();
+    b.ok(&["index"]);
+    for q in ["retry jitter", "flag cleanup", "wal checkpoint"] {
+        b.ok(&["search", q, "--mode", "bm25"]);
+    }
+    let db = b.config().index_path();
+    let notes = snapshot(&b.root);
+    let found = |b: &Brain| hit_paths(&b.json(&["search", "retry jitter", "--mode", "bm25"]));
+    let before = found(&b);
+    assert!(!before.is_empty());
+
+    // From a newer brain: nothing is damaged, so every search of the log is kept.
+    Connection::open(&db)
+        .and_then(|c| {
+            c.execute(
+                "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+                [],
+            )
+        })
+        .unwrap();
+    let logged = recalls(&db);
+    assert_one_line(
+        &b.run(&["search", "retry"]),
+        1,
+        &["newer", "upgrade brain", "--rebuild"],
+    );
+    let j = b.json(&["index", "--rebuild"]);
+    assert_eq!(j["rebuild"]["recalls"], logged, "{j}");
+    assert_eq!(j["rebuild"]["lost"], serde_json::json!([]), "{j}");
+    assert_eq!(found(&b), before);
+    assert_intact(&db, "after a rebuild");
+
+    // Not while a backend has it open: the backend's lock says who.
+    let mut server = b.serve(&[]);
+    let r = b.run(&["index", "--rebuild"]);
+    assert_one_line(&r, 3, &["already running", &server.pid().to_string()]);
+    server.signal_and_wait(libc::SIGTERM);
+
+    // Truncated to a third, after a checkpoint, with its side files gone (a copy from a
+    // backup tool, a sync service that stopped half-way).
+    Connection::open(&db)
+        .and_then(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
+        .unwrap();
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .and_then(|f| f.set_len(len / 3))
+        .unwrap();
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+    let r = b.run(&["search", "retry", "--mode", "bm25"]);
+    assert_one_line(&r, 1, &["is damaged", "brain index --rebuild"]);
+
+    let r = b.run(&["index", "--rebuild", "--json"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.json()["rebuild"]["backup"]
+        .as_str()
+        .is_some_and(|p| p.ends_with(".bak")));
+    assert_eq!(found(&b), before);
+    assert_intact(&db, "after rebuilding a truncated index");
+    assert_eq!(snapshot(&b.root), notes, "a rebuild touched the notes");
 }
 
 #[test]

@@ -75,15 +75,12 @@ fn hyphenated_english_is_not_identifier_evidence() {
 }
 
 /// Issue #17: a damaged index said "database disk image is malformed" three times and no
-/// way out; now one line naming the folder to remove, and removing it recovers.
+/// way out; now one line naming `brain index --rebuild`, which recovers.
 #[test]
-fn a_damaged_index_says_what_to_remove_once() {
+fn a_damaged_index_says_how_to_rebuild_it_once() {
     let b = crate::harness::Brain::example();
     b.ok(&["index"]);
-    let db = crate::harness::walk(&b.data)
-        .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == "brain.sqlite"))
-        .expect("the index file");
+    let db = b.config().index_path();
     // Overwritten after a checkpoint: nothing of the index is left in the WAL to cover it.
     let len = std::fs::metadata(&db).unwrap().len().max(8192) as usize;
     std::fs::write(&db, vec![0x5a; len]).unwrap();
@@ -96,12 +93,20 @@ fn a_damaged_index_says_what_to_remove_once() {
         let err = run.stderr();
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(
-            err.contains("is damaged") && err.contains("brain index"),
+            err.contains("is damaged") && err.contains("brain index --rebuild"),
             "{err}"
         );
         assert_eq!(err.matches("not a database").count(), 1, "{err}");
     }
-    std::fs::remove_dir_all(db.parent().unwrap()).unwrap();
-    b.ok(&["index"]);
+    let r = b.ok(&["index", "--rebuild"]);
+    assert!(
+        r.stderr().contains("not kept from the old index"),
+        "{}",
+        r.stderr()
+    );
     assert!(!crate::harness::hit_paths(&b.json(&["search", "retry jitter"])).is_empty());
+    assert_eq!(
+        std::fs::read(db.with_file_name("brain.sqlite.bak")).unwrap(),
+        vec![0x5a; len]
+    );
 }

@@ -1,0 +1,37 @@
+//! `brain index --rebuild` with nobody else at the index: the rebuild holds the backend's
+//! own lock while it moves the old file aside and builds the new one, so no backend (the
+//! app, `brain serve`) keeps writing into the file set aside, and no second rebuild runs.
+
+use super::error::ServiceError;
+use super::lock::InstanceLock;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::index::Salvage;
+
+/// A rebuilt index, open, with the lock that keeps backends away until it is dropped.
+pub struct Rebuilt {
+    /// The engine over the new index (sync and embed it next).
+    pub engine: Engine,
+    /// What was kept of the old index.
+    pub salvage: Salvage,
+    /// Hold it until the new index is synced and embedded.
+    pub lock: BackendLock,
+}
+
+/// The backend's lock, held by someone else than a backend: no backend starts until it is
+/// dropped.
+pub struct BackendLock {
+    _held: InstanceLock,
+}
+
+/// Sets the index of `config.root` aside and opens a new one ([`Engine::rebuild`]); fails
+/// with [`ServiceError::AlreadyRunning`] while a backend serves this brain.
+pub fn rebuild(config: Config) -> Result<Rebuilt, ServiceError> {
+    let lock = InstanceLock::for_backend(&config)?;
+    let (engine, salvage) = Engine::rebuild(config)?;
+    Ok(Rebuilt {
+        engine,
+        salvage,
+        lock: BackendLock { _held: lock },
+    })
+}
