@@ -73,6 +73,7 @@ struct FileConfig {
     root: Option<PathBuf>,
     data_dir: Option<PathBuf>,
     model: Option<String>,
+    model_dims: Option<usize>,
     exclude: Option<Vec<String>>,
     max_file_mb: Option<u64>,
     log_keep_days: Option<u32>,
@@ -88,6 +89,9 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// The embedding model's manifest name.
     pub model: String,
+    /// Shorter vectors from a model trained for them (Matryoshka: nomic-embed-text-v1.5
+    /// takes 512, 256, 128 or 64); `None` is the model's full width.
+    pub model_dims: Option<usize>,
     /// Gitignore-style patterns of files and folders that are not notes.
     pub exclude: Vec<String>,
     /// Notes larger than this are skipped with a warning.
@@ -148,6 +152,7 @@ impl Config {
             root: absolute(&expand_tilde(&root))?,
             data_dir: absolute(&expand_tilde(&data_dir))?,
             model,
+            model_dims: file.model_dims,
             exclude: file
                 .exclude
                 .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
@@ -165,6 +170,7 @@ impl Config {
             root: root.into(),
             data_dir: data_dir.into(),
             model: DEFAULT_MODEL.to_string(),
+            model_dims: None,
             exclude: DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             log_keep_days: DEFAULT_LOG_KEEP_DAYS,

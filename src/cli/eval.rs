@@ -72,6 +72,16 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
             rows(&mut out, "all", set.queries, &set.modes)?;
             versus(&mut out, &set.versus)?;
         }
+        if let Some(v) = &set.vectors {
+            writeln!(
+                out,
+                "  int8 vectors: the same semantic top 10 as an exact f32 scan on {}/{} queries ({} the same notes in any order)",
+                v.same_top10, v.queries, v.same_set10
+            )?;
+            for q in &v.differ {
+                writeln!(out, "    differs: {q:?}")?;
+            }
+        }
         for d in &set.details {
             detail(&mut out, d)?;
         }

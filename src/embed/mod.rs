@@ -7,11 +7,13 @@
 //! to BM25 with a one-line notice.
 
 mod bert;
+mod cache;
 mod device;
 mod layers;
 mod local;
 mod nomic;
 mod ops;
+pub mod stand_in;
 mod tokenize;
 
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::{self, ModelError};
+pub use cache::CachedQueries;
 pub use local::{Files, LocalEmbedder, Spec};
 
 /// A loaded, verified embedding model. Vectors are L2-normalised, so a dot product is the
@@ -47,11 +50,17 @@ pub struct LoadOptions {
 /// Verifies and loads the configured model (`config.model`).
 /// [`ModelError::NotInstalled`] (inside [`Error::Model`]) when it is not installed.
 pub fn load(config: &Config) -> Result<Arc<dyn Embedder>> {
-    load_with(config, &config.model, &LoadOptions::default())
+    let options = LoadOptions {
+        dims: config.model_dims,
+    };
+    load_with(config, &config.model, &options)
 }
 
 /// Verifies and loads the model `name` with `options`.
 pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<Arc<dyn Embedder>> {
+    if let Some(stand_in) = stand_in::StandIn::parse(name) {
+        return Ok(Arc::new(stand_in));
+    }
     let manifest = model::manifest(name)?;
     if let Some(d) = options.dims {
         if d != manifest.dims && !manifest.matryoshka_dims.contains(&d) {
@@ -105,7 +114,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
 /// Whether the configured model is installed (files present at their pinned sizes; no
 /// hashing). `load` still verifies every hash.
 pub fn is_installed(config: &Config) -> bool {
-    config.models().is_installed(&config.model)
+    stand_in::StandIn::parse(&config.model).is_some() || config.models().is_installed(&config.model)
 }
 
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.

@@ -37,7 +37,8 @@ impl Engine {
         }
         // Loading takes a while; the lock is not held meanwhile, so searches in BM25 mode
         // are not held up. Two racing loads are harmless: the first one stored wins.
-        let loaded = embed::load(&self.config)?;
+        let loaded: Arc<dyn Embedder> =
+            Arc::new(embed::CachedQueries::new(embed::load(&self.config)?));
         Ok(Some(self.cache().embedder.get_or_insert(loaded).clone()))
     }
 
@@ -112,5 +113,39 @@ impl Engine {
         let n = reader.pending_count()?;
         self.cache().pending = Some((version, n));
         Ok(n)
+    }
+
+    /// The semantic top `k` note paths for `query` by an exact f32 scan of every stored
+    /// vector, read from the index: the reference `brain eval` measures the int8 matrix
+    /// and its re-rank against. `None` when semantic search cannot run.
+    pub(crate) fn exact_semantic_top(&self, query: &str, k: usize) -> Result<Option<Vec<String>>> {
+        let Some(embedder) = self.embedder()? else {
+            return Ok(None);
+        };
+        let q = embedder.embed_query(query)?;
+        let reader = self.index.read()?;
+        // The same notes are kept out as in a search (`-word`).
+        let (_, excluded) = crate::search::pipeline::parse(&reader, query)?;
+        let mut best: std::collections::HashMap<i64, f32> = std::collections::HashMap::new();
+        let mut row = Vec::with_capacity(q.len());
+        reader.for_each_vector(|_, note, blob| {
+            row.clear();
+            if crate::index::vectors::extend_from_blob(&mut row, blob) && row.len() == q.len() {
+                let s = crate::search::dot(&row, &q);
+                let e = best.entry(note).or_insert(s);
+                *e = e.max(s);
+            }
+        })?;
+        let mut ranked: Vec<(i64, f32)> = best
+            .into_iter()
+            .filter(|(id, _)| !excluded.contains(id))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
+            .into_iter()
+            .take(k)
+            .map(|(id, _)| reader.path_of(id))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 }

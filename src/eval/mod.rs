@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::search::{Fusion, Mode, SearchRequest};
-use report::{ClassReport, EvalMode, QueryDetail, QueryRuns, Ranking, SetReport};
+use report::{ClassReport, EvalMode, QueryDetail, QueryRuns, Ranking, SetReport, VectorCheck};
 use sets::{EvalQuery, Half, QuerySet};
 
 /// What to evaluate.
@@ -163,9 +163,12 @@ pub fn run(
         if let Some(out) = dump.as_mut() {
             dump_explain(&engine, &set, semantic, out)?;
         }
-        report
-            .sets
-            .push(summarise(&engine, &set, &runs, opts.details)?);
+        let mut summary = summarise(&engine, &set, &runs, opts.details)?;
+        if semantic {
+            progress(&format!("{}: checking int8 vectors against f32", set.name));
+            summary.vectors = Some(check_vectors(&engine, &set, &runs)?);
+        }
+        report.sets.push(summary);
     }
     if let Some(mut out) = dump {
         out.flush()
@@ -253,6 +256,31 @@ fn run_queries(
     Ok(out)
 }
 
+/// The semantic list of every query (int8 scan, exact re-rank) against an exact f32 scan.
+fn check_vectors(engine: &Engine, set: &QuerySet, runs: &[QueryRuns]) -> Result<VectorCheck> {
+    let mut check = VectorCheck::default();
+    for (q, run) in set.queries.iter().zip(runs) {
+        let (Some(ranked), Some(exact)) = (
+            run.get(&EvalMode::Semantic),
+            engine.exact_semantic_top(&q.text, 10)?,
+        ) else {
+            continue;
+        };
+        let top: Vec<&String> = ranked.paths.iter().take(10).collect();
+        let exact: Vec<&String> = exact.iter().collect();
+        check.queries += 1;
+        check.same_top10 += usize::from(top == exact);
+        if top != exact {
+            check.differ.push(q.text.clone());
+        }
+        let (mut a, mut b) = (top.clone(), exact.clone());
+        a.sort();
+        b.sort();
+        check.same_set10 += usize::from(a == b);
+    }
+    Ok(check)
+}
+
 /// The per-set, per-class tables.
 fn summarise(
     engine: &Engine,
@@ -303,6 +331,7 @@ fn summarise(
         versus: report::versus(&all),
         classes,
         details,
+        vectors: None,
     })
 }
 

@@ -136,6 +136,23 @@ pub struct SetReport {
     /// Per-query ranks (with `--details`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<QueryDetail>,
+    /// How often the semantic list (int8 scan and exact re-rank) equals an exact f32 scan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorCheck>,
+}
+
+/// The int8 matrix measured against an exact f32 scan of the same vectors.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorCheck {
+    /// Queries compared.
+    pub queries: usize,
+    /// Queries whose top 10 notes are the same notes in the same order.
+    pub same_top10: usize,
+    /// Queries whose top 10 holds the same notes, in any order.
+    pub same_set10: usize,
+    /// The queries whose top 10 differs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differ: Vec<String>,
 }
 
 /// What one query got from one mode.

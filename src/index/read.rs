@@ -361,6 +361,14 @@ impl<'a> Reader<'a> {
         vectors::for_each_vector(&self.conn, f).map_err(|e| self.err(e))
     }
 
+    /// The exact f32 vectors of `chunk_ids`, by chunk id (passages without one are absent).
+    pub fn vectors_of(
+        &self,
+        chunk_ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, Vec<f32>>> {
+        vectors::of_chunks(&self.conn, chunk_ids).map_err(|e| self.err(e))
+    }
+
     /// Totals over the recall log.
     pub fn recall_totals(&self) -> Result<RecallTotals> {
         recall::totals(&self.conn).map_err(|e| self.err(e))

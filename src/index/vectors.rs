@@ -126,6 +126,28 @@ pub fn for_each_vector(
     Ok(())
 }
 
+/// The exact vectors of the passages `chunk_ids` (the ones that have one), for re-scoring
+/// the best rows of an int8 scan.
+pub fn of_chunks(
+    conn: &Connection,
+    chunk_ids: &[i64],
+) -> rusqlite::Result<std::collections::HashMap<i64, Vec<f32>>> {
+    let ids = serde_json::to_string(chunk_ids).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id, v.vec FROM json_each(?1) j
+         JOIN chunks c ON c.id = j.value JOIN vectors v ON v.hash = c.hash",
+    )?;
+    let mut rows = stmt.query([ids])?;
+    let mut out = std::collections::HashMap::with_capacity(chunk_ids.len());
+    while let Some(row) = rows.next()? {
+        let mut v = Vec::new();
+        if extend_from_blob(&mut v, row.get_ref(1)?.as_blob()?) {
+            out.insert(row.get(0)?, v);
+        }
+    }
+    Ok(out)
+}
+
 /// f32 -> little-endian bytes.
 pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

@@ -62,7 +62,7 @@ pub(crate) fn gather(
     expr: Option<&str>,
     bm25: &[Bm25Hit],
     sem_top: &[SemHit],
-    scores: &NoteScores,
+    scores: &NoteScores<'_>,
 ) -> Result<Vec<Candidate>> {
     let mut out: Vec<Candidate> = Vec::with_capacity(bm25.len() + sem_top.len());
     let mut at: HashMap<i64, usize> = HashMap::new();

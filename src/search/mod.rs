@@ -11,7 +11,7 @@ mod candidates;
 mod evidence;
 mod explain;
 mod fuse;
-mod pipeline;
+pub(crate) mod pipeline;
 mod present;
 pub(crate) mod query;
 mod semantic;

@@ -12,7 +12,7 @@ use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
-use super::semantic::{Matrix, NoteScores, SemHit};
+use super::semantic::{Matrix, NoteScores, SemHit, RERANK_ROWS};
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -45,6 +45,42 @@ pub(crate) struct Found {
     pub query: Query,
 }
 
+/// The query as parsed (flags resolved against the index), and the notes its excluded
+/// words keep out of every list, not only the keyword one.
+pub(crate) fn parse(
+    reader: &Reader<'_>,
+    text: &str,
+) -> Result<(Query, std::collections::HashSet<i64>)> {
+    let mut query = Query::parse(text);
+    query.resolve_flags(|flag| used_as_flag(reader, flag))?;
+    let excluded = match query.excluded_match() {
+        Some(expr) => reader.fts_ids(&expr)?,
+        None => Default::default(),
+    };
+    Ok((query, excluded))
+}
+
+/// The int8 scan of every passage, with its best [`RERANK_ROWS`] rows scored again with
+/// their exact vectors: the ranked list is then the exact one, and the scores of the notes
+/// deeper down (used only as evidence) are within about 0.002 of it.
+fn exact_scores<'a>(
+    reader: &Reader<'_>,
+    matrix: &'a Matrix,
+    query: &[f32],
+    allowed: Option<&std::collections::HashSet<i64>>,
+) -> Result<NoteScores<'a>> {
+    let mut scores = matrix.scores(query);
+    let best = matrix.best_rows(&scores, RERANK_ROWS, allowed);
+    let ids: Vec<i64> = best.iter().map(|&r| matrix.chunk_ids()[r]).collect();
+    let exact = reader.vectors_of(&ids)?;
+    for (&row, id) in best.iter().zip(&ids) {
+        if let Some(v) = exact.get(id).filter(|v| v.len() == query.len()) {
+            scores[row] = super::semantic::dot(v, query);
+        }
+    }
+    Ok(matrix.note_scores(&scores, allowed))
+}
+
 /// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
 pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
     if req.query.trim().is_empty() {
@@ -75,13 +111,7 @@ pub(crate) fn run(
     semantic: Option<Semantic<'_>>,
     fusion: Fusion,
 ) -> Result<Found> {
-    let mut query = Query::parse(text);
-    query.resolve_flags(|flag| used_as_flag(reader, flag))?;
-    // Excluded words keep their notes out of every list, not only the keyword one.
-    let excluded = match query.excluded_match() {
-        Some(expr) => reader.fts_ids(&expr)?,
-        None => Default::default(),
-    };
+    let (query, excluded) = parse(reader, text)?;
     let mode = if semantic.is_some() {
         req.mode
     } else {
@@ -101,7 +131,7 @@ pub(crate) fn run(
         Some(s) => {
             let qv = s.embedder.embed_query(text)?;
             let allowed = reader.allowed(&req.filters)?;
-            s.matrix.note_scores(&qv, allowed.as_ref())
+            exact_scores(reader, s.matrix, &qv, allowed.as_ref())?
         }
         None => NoteScores::default(),
     };

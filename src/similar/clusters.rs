@@ -12,7 +12,7 @@ use super::terms;
 use super::{verdict, Cluster};
 use crate::error::Result;
 use crate::index::Reader;
-use crate::search::{dot, Matrix};
+use crate::search::Matrix;
 
 /// Two passages at least this close make their notes a candidate pair.
 const PAIR_MIN: f32 = 0.8;
@@ -72,11 +72,10 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     let close: Vec<(i64, i64, f32)> = (0..notes.len())
         .into_par_iter()
         .flat_map_iter(|i| {
-            let a = m.row(i);
             (i + 1..notes.len())
                 .filter(move |&j| notes[j] != notes[i])
                 .filter_map(move |j| {
-                    let s = dot(a, m.row(j));
+                    let s = m.row_dot(i, j);
                     (s >= PAIR_MIN).then(|| (notes[i].min(notes[j]), notes[i].max(notes[j]), s))
                 })
                 .collect::<Vec<_>>()

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::terms::RareTerm;
-use crate::search::{dot, is_stopword, Matrix};
+use crate::search::{is_stopword, Matrix};
 
 /// The numbers behind one verdict (`--explain`). Fields in alphabetical order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,7 +115,7 @@ pub(crate) fn align(
 pub(crate) fn align_rows(matrix: &Matrix, a: &[usize], b: &[usize]) -> Alignment {
     let mut al = Alignment::empty(a.len());
     for &rb in b {
-        let scores = a.iter().map(|&ra| dot(matrix.row(ra), matrix.row(rb)));
+        let scores = a.iter().map(|&ra| matrix.row_dot(ra, rb));
         al.add(matrix.chunk_ids()[rb], scores);
     }
     al

@@ -493,3 +493,22 @@ fn config_file_and_env_layering() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("config") && err.contains("exclud"), "{err}");
 }
+
+/// `model_dims` (Matryoshka) is checked against the model: MiniLM has no shorter widths, so
+/// asking for 256 is one line and exit 2, and without the key it runs at its width.
+#[test]
+fn model_dims_the_model_does_not_make_is_refused_in_one_line() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    b.write_config("model_dims = 256\n");
+    let r = b.run(&["search", "retry jitter", "--mode", "semantic"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    let err = r.stderr();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("384-d") && err.contains("256"), "{err}");
+    b.write_config("model_dims = 384\n");
+    assert!(
+        !crate::harness::hit_paths(&b.json(&["search", "retry jitter", "--mode", "semantic"]))
+            .is_empty()
+    );
+}
