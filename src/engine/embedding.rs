@@ -12,6 +12,9 @@ use crate::index::vectors;
 /// Passages embedded per batch (and per committed transaction).
 const EMBED_BATCH: usize = 64;
 
+/// Pending passages read at once, then embedded batch by batch.
+const PENDING_WINDOW: usize = 4096;
+
 /// What an embedding pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbedReport {
@@ -56,25 +59,29 @@ impl Engine {
         let conn = index.conn()?;
         let total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
         let mut done = 0u64;
-        while (done as usize) < max {
-            let want = EMBED_BATCH.min(max - done as usize);
-            let batch = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
-            if batch.is_empty() {
+        'window: while (done as usize) < max {
+            // Finding what is pending scans every passage, so it is asked once per window of
+            // batches, not once per batch: at 100k notes that was most of a pass.
+            let want = PENDING_WINDOW.min(max - done as usize);
+            let window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+            if window.is_empty() {
                 break;
             }
-            let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
-            let vecs = embedder.embed_documents(&texts)?;
-            if vecs.len() != batch.len() || vecs.iter().any(|v| v.len() != embedder.dim()) {
-                return Err(Error::Embed(format!(
-                    "{} returned vectors of the wrong shape",
-                    embedder.name()
-                )));
-            }
-            let hashes: Vec<Vec<u8>> = batch.into_iter().map(|p| p.hash).collect();
-            index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
-            done += hashes.len() as u64;
-            if !progress(done, total) {
-                break;
+            for batch in window.chunks(EMBED_BATCH) {
+                let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
+                let vecs = embedder.embed_documents(&texts)?;
+                if vecs.len() != batch.len() || vecs.iter().any(|v| v.len() != embedder.dim()) {
+                    return Err(Error::Embed(format!(
+                        "{} returned vectors of the wrong shape",
+                        embedder.name()
+                    )));
+                }
+                let hashes: Vec<Vec<u8>> = batch.iter().map(|p| p.hash.clone()).collect();
+                index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
+                done += hashes.len() as u64;
+                if !progress(done, total) {
+                    break 'window;
+                }
             }
         }
         index.write(|tx| vectors::collect_garbage(tx).map(drop))?;

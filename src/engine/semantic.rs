@@ -101,6 +101,12 @@ impl Engine {
         Ok(Some((embedder, matrix)))
     }
 
+    /// Loads the model and the current vector matrix now, when they can be (the backend
+    /// does it after each embedding pass, so no search waits for the load).
+    pub fn warm_semantic(&self) -> Result<()> {
+        self.semantic_ready(false, &mut Vec::new()).map(drop)
+    }
+
     /// Passages without a vector, recounted only when the vectors version moved (every
     /// sync that changes chunks and every store of vectors moves it).
     pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {

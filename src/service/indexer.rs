@@ -362,6 +362,11 @@ pub fn embed_loop(
                     );
                     let _ = events.send(BackendEvent::Embedded(report));
                 }
+                // Load the vector matrix here, off the query path: at 100k passages it is
+                // seconds of reading that the next search would otherwise wait for.
+                if let Err(e) = engine.warm_semantic() {
+                    tracing::debug!(error = %e, "the vector matrix was not loaded ahead");
+                }
             }
             Err(e) => {
                 let message = super::protocol::chain(&e);
