@@ -57,16 +57,27 @@ impl Engine {
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
-        let total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
+        // Finding what is pending scans every passage (at 100k notes, most of a pass that
+        // embeds one edit), so it is asked once per window of batches, and counted apart
+        // only when the first window is full.
+        let mut window =
+            vectors::pending(&conn, PENDING_WINDOW.min(max)).map_err(|e| index.err(e))?;
+        let mut total = window.len() as u64;
+        if window.len() == PENDING_WINDOW {
+            total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
+        }
         let mut done = 0u64;
+        let mut finished = false;
         'window: while (done as usize) < max {
-            // Finding what is pending scans every passage, so it is asked once per window of
-            // batches, not once per batch: at 100k notes that was most of a pass.
-            let want = PENDING_WINDOW.min(max - done as usize);
-            let window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+            if done > 0 {
+                let want = PENDING_WINDOW.min(max - done as usize);
+                window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+            }
             if window.is_empty() {
+                finished = true;
                 break;
             }
+            let last_window = window.len() < PENDING_WINDOW;
             for batch in window.chunks(EMBED_BATCH) {
                 let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
                 let vecs = embedder.embed_documents(&texts)?;
@@ -83,9 +94,18 @@ impl Engine {
                     break 'window;
                 }
             }
+            // A window that was not full held everything pending: no need to ask again.
+            if last_window && (done as usize) < max {
+                finished = true;
+                break;
+            }
         }
         index.write(|tx| vectors::collect_garbage(tx).map(drop))?;
-        let pending = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
+        let pending = match finished {
+            // Anything a concurrent sync added meanwhile is the next pass's (it wakes one).
+            true => 0,
+            false => vectors::pending_count(&conn).map_err(|e| index.err(e))?,
+        };
         Ok(EmbedReport {
             model: Some(embedder.name().to_string()),
             embedded: done,
