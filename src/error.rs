@@ -83,11 +83,11 @@ pub enum Error {
 fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode as C;
     let folder = path.parent().unwrap_or(path).display();
-    let cause = match e {
-        rusqlite::Error::SqliteFailure(f, Some(msg)) => (Some(f.code), msg.clone()),
-        rusqlite::Error::SqliteFailure(f, None) => (Some(f.code), f.to_string()),
-        other => (None, other.to_string()),
+    let code = match e {
+        rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
+        _ => None,
     };
+    let cause = (code, sqlite_cause(e));
     match cause {
         (Some(C::DatabaseCorrupt | C::NotADatabase), msg) => format!(
             "the index {} is damaged ({msg}); the notes are safe: run 'brain index --rebuild' to build it again from them (the search log is kept where it can be read)",
@@ -102,6 +102,15 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
             path.display()
         ),
         (_, msg) => format!("index {}: {msg}", path.display()),
+    }
+}
+
+/// SQLite's own words for `e`, once (its message when it has one, else the code's).
+pub(crate) fn sqlite_cause(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        rusqlite::Error::SqliteFailure(f, None) => f.to_string(),
+        other => other.to_string(),
     }
 }
 

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 
 use super::{set_meta, Index};
-use crate::error::{Error, Result};
+use crate::error::{sqlite_cause as cause, Error, Result};
 
 /// The suffix of the copy an index is moved to before it is rebuilt.
 pub const BACKUP_SUFFIX: &str = ".bak";
@@ -96,10 +96,10 @@ pub fn salvage(old: &Path, index: &Index) -> Result<Salvage> {
         &mut out.lost,
     )
     .map_err(|e| index.err(e))?;
-    match stored_model(&source) {
+    match super::vectors::stored_model(&source) {
         Ok(Some((model, dim))) => {
             set_meta(&tx, "embed_model", &model).map_err(|e| index.err(e))?;
-            set_meta(&tx, "embed_dim", &dim).map_err(|e| index.err(e))?;
+            set_meta(&tx, "embed_dim", &dim.to_string()).map_err(|e| index.err(e))?;
             out.vectors = copy_rows(&source, &tx, "vectors", "hash, vec", "hash", &mut out.lost)
                 .map_err(|e| index.err(e))?;
         }
@@ -123,18 +123,6 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
         r.get::<_, i64>(0)
     })?;
     Ok(conn)
-}
-
-/// The model the old vectors belong to, as stored (the dimension kept as text).
-fn stored_model(conn: &Connection) -> rusqlite::Result<Option<(String, String)>> {
-    let get = |k: &str| -> rusqlite::Result<Option<String>> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
-            .optional()
-    };
-    Ok(match (get("embed_model")?, get("embed_dim")?) {
-        (Some(m), Some(d)) if d.parse::<usize>().is_ok() => Some((m, d)),
-        _ => None,
-    })
 }
 
 /// Copies `columns` of `table` from `source` into the same table of `tx`, scanning by `key`
@@ -212,15 +200,6 @@ fn is_new_index_error(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(C::DiskFull | C::ReadOnly | C::PermissionDenied | C::CannotOpen | C::SystemIoFailure)
     )
-}
-
-/// SQLite's own words for `e`, once.
-fn cause(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
-        rusqlite::Error::SqliteFailure(f, None) => f.to_string(),
-        other => other.to_string(),
-    }
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
