@@ -21,7 +21,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         (Engine::open(config)?, None, None)
     };
     let report = engine.sync()?;
-    let notes = engine.status()?.notes;
+    let notes = engine.note_count()?;
     let mut err = io::stderr().lock();
     for lost in salvage.iter().flat_map(|s| &s.lost) {
         writeln!(err, "warning: not kept from the old index: {lost}")?;

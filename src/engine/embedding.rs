@@ -49,14 +49,35 @@ impl Engine {
         let started = Instant::now();
         let index = &self.index;
         let Some(embedder) = self.embedder()? else {
+            let conn = index.conn()?;
+            let pending = match vectors::recorded(&conn).map_err(|e| index.err(e))? {
+                Some(n) => n,
+                None => {
+                    let before = vectors::version(&conn).map_err(|e| index.err(e))?;
+                    let n = vectors::scan_pending(&conn).map_err(|e| index.err(e))?;
+                    // Only a shortcut for the next call: a busy or read-only index can skip it.
+                    let _ = index.write(|tx| vectors::record(tx, before, n));
+                    n
+                }
+            };
             return Ok(EmbedReport {
-                pending: index.read()?.pending_count()?,
+                pending,
                 ..Default::default()
             });
         };
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
+        if vectors::recorded(&conn).map_err(|e| index.err(e))? == Some(0) {
+            return Ok(EmbedReport {
+                model: Some(embedder.name().to_string()),
+                took_ms: started.elapsed().as_millis() as u64,
+                ..Default::default()
+            });
+        }
+        // The version before each scan, plus one per store since: what `record` expects.
+        let version = || vectors::version(&conn).map_err(|e| index.err(e));
+        let mut expected = version()?;
         // Finding what is pending scans every passage (at 100k notes, most of a pass that
         // embeds one edit), so it is asked once per window of batches, and counted apart
         // only when the first window is full.
@@ -71,6 +92,7 @@ impl Engine {
         'window: while (done as usize) < max {
             if done > 0 {
                 let want = PENDING_WINDOW.min(max - done as usize);
+                expected = version()?;
                 window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
             }
             if window.is_empty() {
@@ -89,6 +111,7 @@ impl Engine {
                 }
                 let hashes: Vec<Vec<u8>> = batch.iter().map(|p| p.hash.clone()).collect();
                 index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
+                expected += 1;
                 done += hashes.len() as u64;
                 if !progress(done, total) {
                     break 'window;
@@ -100,7 +123,13 @@ impl Engine {
                 break;
             }
         }
-        index.write(|tx| vectors::collect_garbage(tx).map(drop))?;
+        index.write(|tx| {
+            vectors::collect_garbage(tx)?;
+            if finished {
+                vectors::record(tx, expected, 0)?;
+            }
+            Ok(())
+        })?;
         let pending = match finished {
             // Anything a concurrent sync added meanwhile is the next pass's (it wakes one).
             true => 0,
@@ -113,5 +142,79 @@ impl Engine {
             reembedded_all,
             took_ms: started.elapsed().as_millis() as u64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::vectors;
+    use crate::{Config, Engine};
+
+    fn engine(model: &str) -> (tempfile::TempDir, std::path::PathBuf, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(root.join("lore")).unwrap();
+        std::fs::write(
+            root.join("lore/a.md"),
+            "# Tar\n\nExtract a tar archive with xzf.\n",
+        )
+        .unwrap();
+        let mut config = Config::for_root(&root, dir.path().join("data"));
+        config.model = model.into();
+        let engine = Engine::open(config).unwrap();
+        engine.sync().unwrap();
+        (dir, root, engine)
+    }
+
+    #[test]
+    fn an_emptied_queue_is_remembered_until_a_passage_changes() {
+        let (_dir, root, engine) = engine("stand-in-hash-64");
+        let conn = engine.index.conn().unwrap();
+        assert_eq!(vectors::recorded(&conn).unwrap(), None);
+        let first = engine.embed_pending().unwrap();
+        assert!(first.embedded > 0 && first.pending == 0, "{first:?}");
+        assert_eq!(vectors::recorded(&conn).unwrap(), Some(0));
+        assert_eq!(engine.embed_pending().unwrap().embedded, 0);
+
+        std::fs::write(
+            root.join("lore/b.md"),
+            "# Tunnels\n\nForward a port over ssh.\n",
+        )
+        .unwrap();
+        assert_eq!(engine.sync().unwrap().added, 1);
+        assert_eq!(
+            vectors::recorded(&conn).unwrap(),
+            None,
+            "the sync moved the version"
+        );
+        assert_eq!(engine.status().unwrap().pending_chunks, 1);
+        assert_eq!(engine.embed_pending().unwrap().embedded, 1);
+        assert_eq!(vectors::recorded(&conn).unwrap(), Some(0));
+    }
+
+    #[test]
+    fn a_count_is_not_recorded_when_another_writer_moved_the_version() {
+        let (_dir, _root, engine) = engine("stand-in-hash-64");
+        let conn = engine.index.conn().unwrap();
+        let before = vectors::version(&conn).unwrap();
+        let kept = engine
+            .index
+            .write(|tx| {
+                vectors::bump_version(tx)?;
+                vectors::record(tx, before, 0)
+            })
+            .unwrap();
+        assert!(!kept);
+        assert_eq!(vectors::recorded(&conn).unwrap(), None);
+        assert_eq!(vectors::pending_count(&conn).unwrap(), 1);
+    }
+
+    #[test]
+    fn without_a_model_the_pending_count_is_recorded_once() {
+        let (_dir, _root, engine) = engine("not-installed");
+        let conn = engine.index.conn().unwrap();
+        assert_eq!(engine.embed_pending().unwrap().pending, 1);
+        assert_eq!(vectors::recorded(&conn).unwrap(), Some(1));
+        assert_eq!(engine.embed_pending().unwrap().pending, 1);
     }
 }

@@ -45,6 +45,11 @@ pub struct Status {
 }
 
 impl Engine {
+    /// How many notes are indexed: one count, for callers that need no more of the status.
+    pub fn note_count(&self) -> Result<u64> {
+        self.index.read()?.note_count()
+    }
+
     /// Counts and paths for `brain status`, read in one transaction.
     pub fn status(&self) -> Result<Status> {
         let reader = self.index.read()?;

@@ -3,7 +3,6 @@
 //! rewritten. Writes go in batches, one transaction each, so a crash leaves the last good
 //! state and the next sync carries on from it.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -150,24 +149,29 @@ fn reconcile(
     };
 
     let mut writer = index.writer()?;
-    let known = load_known(&writer.conn).map_err(|e| index.err(e))?;
+    let known = load_known(&writer.conn, scope).map_err(|e| index.err(e))?;
 
-    let mut seen = std::collections::HashSet::with_capacity(walked.files.len());
-    let mut candidates = Vec::new();
+    // Both lists are sorted by path (walk order, and byte order here, which is SQLite's
+    // BINARY order too), so one merge pairs every file with its row: no map of 100k paths.
+    let mut candidates: Vec<(FileStat, Option<Known>)> = Vec::new();
+    let mut removed: Vec<i64> = Vec::new();
+    let mut rows = known.into_iter().peekable();
     for stat in walked.files {
-        seen.insert(stat.rel.clone());
-        match known.get(&stat.rel) {
-            Some(k) if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size => {
+        while let Some((path, row)) = rows.next_if(|(p, _)| p.as_str() < stat.rel.as_str()) {
+            if scope.contains(&path) {
+                removed.push(row.id);
+            }
+        }
+        match rows.next_if(|(p, _)| *p == stat.rel) {
+            Some((_, k))
+                if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size =>
+            {
                 report.unchanged += 1
             }
-            _ => candidates.push(stat),
+            row => candidates.push((stat, row.map(|(_, k)| k))),
         }
     }
-    let removed: Vec<i64> = known
-        .iter()
-        .filter(|(p, _)| scope.contains(p) && !seen.contains(*p))
-        .map(|(_, k)| k.id)
-        .collect();
+    removed.extend(rows.filter(|(p, _)| scope.contains(p)).map(|(_, k)| k.id));
 
     let now_ns = now_secs() as i128 * 1_000_000_000;
     for batch in candidates.chunks(BATCH) {
@@ -176,14 +180,20 @@ fn reconcile(
         }
         let reads: Vec<Outcome> = batch
             .par_iter()
-            .map(|stat| read_one(stat, known.get(&stat.rel), config, options.force))
+            .map(|(stat, known)| read_one(stat, known.as_ref(), config, options.force))
             .collect();
         let tx = writer
             .conn
             .transaction_with_behavior(Immediate)
             .map_err(|e| index.err(e))?;
+        let changed = changes(&report);
         for r in reads {
             apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
+        }
+        // In the batch's own transaction: a sync killed before its last one (which moves
+        // the version) must not leave a recorded "nothing pending" behind its new passages.
+        if changes(&report) != changed {
+            super::vectors::forget_record(&tx).map_err(|e| index.err(e))?;
         }
         tx.commit().map_err(|e| index.err(e))?;
     }
@@ -199,6 +209,7 @@ fn reconcile(
             delete_note(&tx, id).map_err(|e| index.err(e))?;
             report.removed += 1;
         }
+        super::vectors::forget_record(&tx).map_err(|e| index.err(e))?;
         tx.commit().map_err(|e| index.err(e))?;
     }
     report.took_ms = started.elapsed().as_millis() as u64;
@@ -217,6 +228,11 @@ fn reconcile(
         tx.commit().map_err(|e| index.err(e))?;
     }
     Ok(report)
+}
+
+/// Notes added, updated or removed so far.
+fn changes(r: &SyncReport) -> u64 {
+    r.added + r.updated + r.removed
 }
 
 /// The counts of the last sync, as kept in `meta`.
@@ -246,10 +262,13 @@ impl From<&SyncReport> for SyncSummary {
     }
 }
 
-fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
-    let mut stmt = conn.prepare("SELECT id, path, mtime_ns, size, sha256 FROM notes")?;
-    let rows = stmt.query_map([], |r| {
-        let sha: Vec<u8> = r.get(4)?;
+/// The path and stat columns of every indexed note in `scope`, sorted by path. A watcher's
+/// scope reads only its own rows (through the unique index on `path`), so one edit at 100k
+/// notes costs what it costs at 100.
+fn load_known(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<(String, Known)>> {
+    const SELECT: &str = "SELECT id, path, mtime_ns, size, sha256 FROM notes";
+    fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
+        let sha = r.get_ref(4)?.as_blob()?;
         Ok((
             r.get::<_, String>(1)?,
             Known {
@@ -259,8 +278,30 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
                 sha: sha.try_into().unwrap_or([0; 32]),
             },
         ))
-    })?;
-    rows.collect()
+    }
+    let mut known = Vec::new();
+    if scope.is_everything() {
+        let mut stmt = conn.prepare(SELECT)?;
+        for k in stmt.query_map([], row)? {
+            known.push(k?);
+        }
+    } else {
+        let mut exact = conn.prepare_cached(&format!("{SELECT} WHERE path = ?1"))?;
+        // Everything inside the folder `p`: from `p/` up to `p0`, the byte after `/`.
+        let mut inside =
+            conn.prepare_cached(&format!("{SELECT} WHERE path >= ?1 AND path < ?2"))?;
+        // Scope paths never lie inside one another, so no row is read twice.
+        for p in scope.paths() {
+            for k in exact.query_map([p], row)? {
+                known.push(k?);
+            }
+            for k in inside.query_map([format!("{p}/"), format!("{p}0")], row)? {
+                known.push(k?);
+            }
+        }
+    }
+    known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(known)
 }
 
 fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {
@@ -487,6 +528,44 @@ mod tests {
     }
 
     #[test]
+    fn adds_and_removals_interleaved_in_path_order_are_all_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str| {
+            let p = dir.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, format!("# {rel}\n\nbody of {rel}\n")).unwrap();
+        };
+        // `a/b.md` sorts after `a.md` and before `a0.md`: byte order, as SQLite's.
+        for rel in ["a.md", "a/b.md", "c.md", "e/f.md", "g.md"] {
+            write(rel);
+        }
+        let cfg = config(dir.path());
+        let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
+        assert_eq!(sync(&index, &cfg).unwrap().added, 5);
+        fs::remove_file(dir.path().join("a/b.md")).unwrap();
+        fs::remove_file(dir.path().join("g.md")).unwrap();
+        for rel in ["a0.md", "b.md", "d.md", "z/z.md"] {
+            write(rel);
+        }
+        let r = sync(&index, &cfg).unwrap();
+        assert_eq!((r.added, r.removed, r.unchanged), (4, 2, 3), "{r:?}");
+        let paths: Vec<String> = index
+            .conn()
+            .unwrap()
+            .prepare("SELECT path FROM notes ORDER BY path")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            paths,
+            ["a.md", "a0.md", "b.md", "c.md", "d.md", "e/f.md", "z/z.md"]
+        );
+        assert!(sync(&index, &cfg).unwrap().is_noop());
+    }
+
+    #[test]
     fn unchanged_content_is_not_rewritten() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.md"), "# A\nsame\n").unwrap();
@@ -590,6 +669,34 @@ mod tests {
         .unwrap();
         assert_eq!((r.added, r.updated, r.removed), (0, 1, 1));
         assert_eq!(paths(&index), ["idea/d.md", "new.md"]);
+    }
+
+    #[test]
+    fn a_folder_scope_reads_no_sibling_that_shares_its_name() {
+        let (_dir, config, index) = brain(&[
+            ("lore.md", "1"),
+            ("lore-old/x.md", "2"),
+            ("lore/b.md", "3"),
+            ("lore0/y.md", "4"),
+        ]);
+        sync(&index, &config).unwrap();
+        for p in ["lore.md", "lore-old", "lore", "lore0"] {
+            let p = config.root.join(p);
+            if p.is_dir() {
+                fs::remove_dir_all(p).unwrap();
+            } else {
+                fs::remove_file(p).unwrap();
+            }
+        }
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["lore"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.removed, 1, "{r:?}");
+        assert_eq!(paths(&index), ["lore-old/x.md", "lore.md", "lore0/y.md"]);
     }
 
     #[test]

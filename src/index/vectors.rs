@@ -60,8 +60,17 @@ pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Pending>
     rows.collect()
 }
 
-/// How many distinct chunk texts have no vector.
+/// How many distinct chunk texts have no vector: the [`recorded`] count when there is one
+/// for the current version, else a scan of every passage.
 pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {
+    if let Some(n) = recorded(conn)? {
+        return Ok(n);
+    }
+    scan_pending(conn)
+}
+
+/// Counts the distinct chunk texts without a vector, always by a scan.
+pub fn scan_pending(conn: &Connection) -> rusqlite::Result<u64> {
     conn.query_row(
         "SELECT COUNT(DISTINCT c.hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)",
         [],
@@ -98,6 +107,45 @@ pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
     )
     .optional()
     .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// The pending count recorded at the current [`version`], if any. Every change to
+/// passages or vectors moves the version, so a record is never stale; it is how a
+/// no-change `brain index` at 100k notes skips two scans of every passage.
+pub fn recorded(conn: &Connection) -> rusqlite::Result<Option<u64>> {
+    let at: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'vectors_pending'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some((v, n)) = at.as_deref().and_then(|a| a.split_once(' ')) else {
+        return Ok(None);
+    };
+    match (v.parse::<i64>(), n.parse::<u64>()) {
+        (Ok(v), Ok(n)) if v == version(conn)? => Ok(Some(n)),
+        _ => Ok(None),
+    }
+}
+
+/// Records `pending` as the count at version `expected`, if the version is still that:
+/// `expected` is the version read before the count (plus one for each store since). Any
+/// other value means another writer changed passages meanwhile, and the next one counts.
+pub fn record(tx: &Transaction, expected: i64, pending: u64) -> rusqlite::Result<bool> {
+    if version(tx)? != expected {
+        return Ok(false);
+    }
+    set_meta(tx, "vectors_pending", &format!("{expected} {pending}"))?;
+    Ok(true)
+}
+
+/// Drops the [`record`]: what a sync does in each batch that changes passages, before the
+/// version moves at its end.
+pub fn forget_record(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM meta WHERE key = 'vectors_pending'")?
+        .execute([])?;
+    Ok(())
 }
 
 /// Moves [`version`] on.

@@ -200,47 +200,69 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .follow_links(true)
         .add_custom_ignore_filename(".brainignore")
         .overrides(overrides);
-    let mut out = Walk::default();
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                out.warnings.push(format!("skipped: {e}"));
-                continue;
+    // Two or more threads: at 100k notes a walk is mostly `stat` calls, which the kernel
+    // answers in parallel, and every `brain search` without a backend walks first.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+    let found = std::sync::Mutex::new(Walk::default());
+    builder.threads(threads).build_parallel().run(|| {
+        let (found, root) = (&found, root.as_path());
+        Box::new(move |entry| {
+            if let Some(seen) = visit(root, entry) {
+                let mut out = found.lock().unwrap_or_else(|p| p.into_inner());
+                match seen {
+                    Ok(file) => out.files.push(file),
+                    Err(warning) => out.warnings.push(warning),
+                }
             }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "md") {
-            continue;
-        }
-        let Some(rel) = relative(root, path) else {
-            continue;
-        };
-        if is_kb_file(&rel) {
-            continue;
-        }
-        match entry.metadata() {
-            Ok(meta) => out.files.push(FileStat {
-                rel,
-                abs: path.to_path_buf(),
-                mtime_ns: mtime_ns(&meta),
-                size: meta.len(),
-            }),
-            // Deleted between the directory listing and the stat: it is simply not there.
-            Err(e)
-                if e.io_error()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {}
-            Err(e) => out.warnings.push(format!("{rel}: skipped: {e}")),
-        }
-    }
-    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+            ignore::WalkState::Continue
+        })
+    });
+    let mut out = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Threads finish folders in any order; sorted warnings read the same on every run.
+    out.warnings.sort();
+    out.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
     let outside = std::mem::take(&mut *outside.lock().unwrap_or_else(|p| p.into_inner()));
     out.warnings.extend(outside);
     Ok(out)
+}
+
+/// What one walked entry is: a note file, a warning, or nothing worth keeping.
+fn visit(
+    root: &Path,
+    entry: std::result::Result<ignore::DirEntry, ignore::Error>,
+) -> Option<std::result::Result<FileStat, String>> {
+    let entry = match entry {
+        Ok(e) => e,
+        Err(e) => return Some(Err(format!("skipped: {e}"))),
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let path = entry.path();
+    if path.extension().is_none_or(|e| e != "md") {
+        return None;
+    }
+    let rel = relative(root, path)?;
+    if is_kb_file(&rel) {
+        return None;
+    }
+    match entry.metadata() {
+        Ok(meta) => Some(Ok(FileStat {
+            mtime_ns: mtime_ns(&meta),
+            size: meta.len(),
+            abs: path.to_path_buf(),
+            rel,
+        })),
+        // Deleted between the directory listing and the stat: it is simply not there.
+        Err(e)
+            if e.io_error()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) =>
+        {
+            None
+        }
+        Err(e) => Some(Err(format!("{rel}: skipped: {e}"))),
+    }
 }
 
 /// A type folder's `SCHEMA.md` or `INDEX.md`: the knowledge base's own files, never notes,
@@ -252,6 +274,15 @@ pub(crate) fn is_kb_file(rel: &str) -> bool {
 /// `path` relative to `root` with `/` separators, or `None` when it is not valid UTF-8.
 pub fn relative(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
+    // Where `/` is the separator the path is already in shape: one copy, no split and join
+    // (this runs once per note on every sync). `.` and doubled separators never come from
+    // a walk, but callers may pass them, so those take the general path.
+    if std::path::MAIN_SEPARATOR == '/' {
+        let s = rel.to_str()?;
+        if !s.contains("//") && !s.starts_with("./") && !s.contains("/./") && !s.ends_with('/') {
+            return Some(s.to_owned());
+        }
+    }
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
 }
