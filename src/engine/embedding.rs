@@ -53,8 +53,7 @@ impl Engine {
             let pending = match vectors::recorded(&conn).map_err(|e| index.err(e))? {
                 Some(n) => n,
                 None => {
-                    let before = vectors::version(&conn).map_err(|e| index.err(e))?;
-                    let n = vectors::scan_pending(&conn).map_err(|e| index.err(e))?;
+                    let (before, n) = vectors::count_pending(&conn).map_err(|e| index.err(e))?;
                     // Only a shortcut for the next call: a busy or read-only index can skip it.
                     let _ = index.write(|tx| vectors::record(tx, before, n));
                     n

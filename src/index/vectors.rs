@@ -69,6 +69,13 @@ pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {
     scan_pending(conn)
 }
 
+/// Scans for the pending count and returns it with the version read before the scan:
+/// what [`record`] needs to store it safely.
+pub fn count_pending(conn: &Connection) -> rusqlite::Result<(i64, u64)> {
+    let before = version(conn)?;
+    Ok((before, scan_pending(conn)?))
+}
+
 /// Counts the distinct chunk texts without a vector, always by a scan.
 pub fn scan_pending(conn: &Connection) -> rusqlite::Result<u64> {
     conn.query_row(
