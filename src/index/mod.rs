@@ -190,14 +190,33 @@ impl Index {
         )
         .map_err(|e| self.err(e))?;
         // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode.
+        use_wal(&conn).map_err(|e| self.err(e))?;
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = NORMAL;
+            "PRAGMA synchronous = NORMAL;
              PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY;",
         )
         .map_err(|e| self.err(e))?;
         Ok(conn)
+    }
+}
+
+/// Switches a connection's database to WAL. Leaving the rollback journal of a new file needs
+/// an exclusive lock that SQLite takes without calling the busy handler, so when several
+/// processes open a brain that has no index yet (the app, a CLI call, `brain mcp`) all but
+/// one get "database is locked" at once; they retry here for as long as a write would wait.
+fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            done => return done,
+        }
     }
 }
 
@@ -245,6 +264,29 @@ mod tests {
         );
         drop(index);
         Index::open(&path).unwrap();
+    }
+
+    #[test]
+    fn many_first_opens_at_once_all_succeed() {
+        // The app, a CLI call and `brain mcp` can all open a brain that has no index yet.
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("brain.sqlite");
+            let start = std::sync::Barrier::new(6);
+            std::thread::scope(|s| {
+                let opens: Vec<_> = (0..6)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            Index::open(&path).map(|_| ())
+                        })
+                    })
+                    .collect();
+                for open in opens {
+                    open.join().unwrap().unwrap();
+                }
+            });
+        }
     }
 
     #[test]

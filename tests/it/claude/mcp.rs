@@ -436,25 +436,12 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
 }
 
 /// With `brain serve` running on the brain, the MCP tools are answered by it: `status`
-/// shows the serving backend's pid, and a note written after the server indexed is found
-/// without any sync by the MCP process itself.
+/// shows the serving backend's pid.
 #[tokio::test(flavor = "current_thread")]
 async fn the_tools_are_answered_by_a_running_backend() {
     let b = Brain::example();
-    let mut serve = b
-        .command()
-        .args(["serve", "--no-watch"])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !b.run(&["status", "--json"]).json()["backend"].is_object() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "brain serve did not come up"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The harness waits on the socket's own `hello`, and names the exit if serve dies.
+    let serve = b.serve(&["--no-watch"]);
 
     let mut cmd = b.command();
     cmd.arg("mcp");
@@ -462,10 +449,10 @@ async fn the_tools_are_answered_by_a_running_backend() {
     let client = ().serve(transport).await.expect("initialize");
     let status = client.call_tool(call("status", json!({}))).await.unwrap();
     let text_of_status = text(&status);
-    let _ = serve.kill();
-    let _ = serve.wait();
+    let pid = serve.pid();
+    drop(serve);
     assert!(
-        text_of_status.contains(&format!("running (pid {}", serve.id())),
+        text_of_status.contains(&format!("running (pid {pid}")),
         "status should come from the backend:\n{text_of_status}"
     );
     client.cancel().await.unwrap();
