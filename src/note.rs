@@ -173,8 +173,8 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
     if yaml.trim().is_empty() {
         return Ok(Map::new());
     }
-    let value: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
+    let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml)
+        .map_err(|e| format!("invalid YAML: {}", in_file_lines(&e)))?;
     match yaml_to_json(value) {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
@@ -183,6 +183,28 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
             json_kind(&other)
         )),
     }
+}
+
+/// The parser counts lines from the first line of YAML, which is line 2 of the file (after
+/// the opening `---`): every line it names (the error's, and the "while parsing" one) is
+/// moved on by one, to the line a person opens.
+fn in_file_lines(e: &serde_yaml_ng::Error) -> String {
+    const AT: &str = "at line ";
+    let message = e.to_string();
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message.as_str();
+    while let Some(i) = rest.find(AT) {
+        let (before, after) = rest.split_at(i + AT.len());
+        out.push_str(before);
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match after[..digits].parse::<u64>() {
+            Ok(line) => out.push_str(&(line + 1).to_string()),
+            Err(_) => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -388,6 +410,36 @@ mod tests {
                 text: "Heading".into(),
                 line: 7
             }]
+        );
+    }
+
+    #[test]
+    fn a_yaml_error_names_the_lines_of_the_file() {
+        let lines_named = |src: &str| -> Vec<String> {
+            let (n, w) = parse("a.md", src.as_bytes());
+            assert_eq!(n.title, "a");
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert!(
+                w[0].starts_with("a.md: frontmatter ignored: invalid YAML"),
+                "{w:?}"
+            );
+            w[0].split("at line ")
+                .skip(1)
+                .map(|rest| {
+                    let n: usize = rest.split(' ').next().unwrap().parse().unwrap();
+                    src.lines().nth(n - 1).unwrap().to_string()
+                })
+                .collect()
+        };
+        // line 1 is `---`, line 2 is fine, line 3 is the bad one
+        assert_eq!(
+            lines_named("---\ntitle: ok\nkey: value: more\n---\nbody\n"),
+            ["key: value: more"]
+        );
+        // an unclosed list is found at the end of the block, opened where it was opened
+        assert_eq!(
+            lines_named("---\ntitle: ok\ntags: [unclosed\n---\nbody\n"),
+            ["---", "tags: [unclosed"]
         );
     }
 
