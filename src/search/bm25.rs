@@ -3,9 +3,11 @@
 //! (`git commit` -> `git commit`, not `git commits-since`), and identifiers found literally
 //! (`wal_checkpoint` in the text, not just `wal` near `checkpoint`).
 
+use std::collections::HashSet;
+
 use super::query::Query;
 use crate::error::Result;
-use crate::index::{Filters, FtsQuery, FtsRow, Reader};
+use crate::index::{Filters, FtsQuery, Reader};
 use crate::note::name_key;
 
 /// BM25 column weights: title, tags, body.
@@ -44,40 +46,55 @@ pub(crate) struct Bm25Hit {
 /// BM25 candidates considered for the exact-evidence re-rank, at least.
 const MIN_POOL: usize = 50;
 
-/// Runs `query` and returns up to `limit` hits, best first.
+/// Every note the keyword query matches, with its BM25 score, by note id: hybrid completes
+/// the notes only meaning found from it, instead of a second pass over the matches.
+#[derive(Debug, Default)]
+pub(crate) struct KeywordScores(Vec<(i64, f64)>);
+
+impl KeywordScores {
+    /// The BM25 score of note `id`; `None` when it does not match.
+    pub fn get(&self, id: i64) -> Option<f64> {
+        self.0
+            .binary_search_by_key(&id, |&(n, _)| n)
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+}
+
+/// Best first; equal scores by note id, so the order never depends on the scan.
+fn best_first(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Runs `query` and returns up to `limit` hits, best first, and the score of every note
+/// it matches. `allowed` is the filters' notes (`None`: every note), as the caller has it.
 pub(crate) fn search(
     reader: &Reader<'_>,
     query: &Query,
     filters: &Filters,
+    allowed: Option<&HashSet<i64>>,
     limit: usize,
-) -> Result<Vec<Bm25Hit>> {
+) -> Result<(Vec<Bm25Hit>, KeywordScores)> {
     let Some(expr) = query.to_match() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), KeywordScores::default()));
     };
     let literals = query.literals();
-    let fts = |named| FtsQuery {
-        expr: &expr,
-        weights: WEIGHTS,
-        named,
-        // The literal check reads the body, so only ask for it when the query has literals.
-        with_body: !literals.is_empty(),
-        limit: limit.max(MIN_POOL),
-    };
-    let classify = |row: FtsRow, named: bool| -> Bm25Hit {
+    let pool = limit.max(MIN_POOL);
+    let classify = |note_id: i64, score: f64, title: &str, body: &str, named: bool| {
         let exact = if named {
             Exact::Title
         } else if !literals.is_empty()
             && literals
                 .iter()
-                .all(|l| contains_literal(&row.body, l) || contains_literal(&row.title, l))
+                .all(|l| contains_literal(body, l) || contains_literal(title, l))
         {
             Exact::Identifier
         } else {
             Exact::None
         };
         Bm25Hit {
-            note_id: row.note_id,
-            score: row.score,
+            note_id,
+            score,
             exact,
         }
     };
@@ -87,21 +104,47 @@ pub(crate) fn search(
     let wanted = name_key(&query.words().join(" "));
     let mut hits: Vec<Bm25Hit> = Vec::new();
     if !wanted.is_empty() {
+        let named = FtsQuery {
+            expr: &expr,
+            weights: WEIGHTS,
+            named: Some(wanted.as_str()),
+            with_body: false,
+            limit: pool,
+        };
         hits = reader
-            .fts_match(&fts(Some(wanted.as_str())), filters)?
+            .fts_match(&named, filters)?
             .into_iter()
-            .map(|row| classify(row, true))
+            .map(|row| classify(row.note_id, row.score, &row.title, &row.body, true))
             .collect();
     }
-    for row in reader.fts_match(&fts(None), filters)? {
-        if !hits.iter().any(|h| h.note_id == row.note_id) {
-            hits.push(classify(row, false));
+
+    let mut all = reader.fts_all_scores(&expr, WEIGHTS)?;
+    if let Some(allowed) = allowed {
+        all.retain(|(id, _)| allowed.contains(id));
+    }
+    if !all.is_sorted_by_key(|&(id, _)| id) {
+        all.sort_unstable_by_key(|&(id, _)| id);
+    }
+    let mut best = all.clone();
+    if best.len() > pool {
+        best.select_nth_unstable_by(pool, best_first);
+        best.truncate(pool);
+    }
+    best.sort_unstable_by(best_first);
+    // The literal check reads the body, so only ask for it when the query has literals.
+    let with_body = !literals.is_empty();
+    for (id, score) in best {
+        if hits.iter().any(|h| h.note_id == id) {
+            continue;
+        }
+        if let Some((title, body)) = reader.lower_texts(id, with_body)? {
+            hits.push(classify(id, score, &title, &body, false));
         }
     }
     // Stable: within a tier, BM25 order stands.
     hits.sort_by_key(|h| std::cmp::Reverse(h.exact));
     hits.truncate(limit);
-    Ok(hits)
+    Ok((hits, KeywordScores(all)))
 }
 
 /// Whether `text` holds `literal` as written, not inside a longer word: `-la` is in
@@ -170,6 +213,18 @@ mod tests {
         assert!(contains_literal("use tokio::select!", "tokio::select"));
         assert!(contains_literal("edit ~/.ssh/config now", "~/.ssh/config"));
         assert!(!contains_literal("--no-verify-all", "--no-verify"));
+    }
+
+    #[test]
+    fn keyword_scores_are_found_by_id_and_ties_go_by_id() {
+        let scores = KeywordScores(vec![(2, 1.5), (7, 0.5), (9, 3.0)]);
+        assert_eq!(scores.get(7), Some(0.5));
+        assert_eq!(scores.get(9), Some(3.0));
+        assert_eq!(scores.get(3), None);
+        assert_eq!(KeywordScores::default().get(1), None);
+        let mut v = vec![(5, 1.0), (3, 2.0), (1, 1.0), (4, 2.0)];
+        v.sort_by(best_first);
+        assert_eq!(v, [(3, 2.0), (4, 2.0), (1, 1.0), (5, 1.0)]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::bm25::{Bm25Hit, Exact, WEIGHTS};
+use super::bm25::{Bm25Hit, Exact, KeywordScores, WEIGHTS};
 use super::semantic::{NoteScores, SemHit};
 use crate::error::Result;
 use crate::index::Reader;
@@ -56,14 +56,13 @@ pub(crate) fn term_presence(
 }
 
 /// The union of `bm25` (the keyword list) and `sem_top` (the semantic list), completed from
-/// `scores` (every note's similarity) and the index (BM25 of the notes only meaning found).
+/// `scores` (every note's similarity) and `keyword` (every matching note's BM25).
 pub(crate) fn gather(
-    reader: &Reader<'_>,
-    expr: Option<&str>,
+    keyword: &KeywordScores,
     bm25: &[Bm25Hit],
     sem_top: &[SemHit],
     scores: &NoteScores<'_>,
-) -> Result<Vec<Candidate>> {
+) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::with_capacity(bm25.len() + sem_top.len());
     let mut at: HashMap<i64, usize> = HashMap::new();
     for (i, h) in bm25.iter().enumerate() {
@@ -79,16 +78,14 @@ pub(crate) fn gather(
             exact: h.exact,
         });
     }
-    let mut missing = Vec::new();
     for (i, h) in sem_top.iter().enumerate() {
         match at.get(&h.note_id) {
             Some(&k) => out[k].sem_rank = Some(i as u32 + 1),
             None => {
                 at.insert(h.note_id, out.len());
-                missing.push(h.note_id);
                 out.push(Candidate {
                     note_id: h.note_id,
-                    bm25: 0.0,
+                    bm25: keyword.get(h.note_id).unwrap_or(0.0),
                     bm25_rank: None,
                     cos: Some(h.score),
                     sem_rank: Some(i as u32 + 1),
@@ -98,12 +95,5 @@ pub(crate) fn gather(
             }
         }
     }
-    if let (Some(expr), false) = (expr, missing.is_empty()) {
-        for (id, score) in reader.fts_scores(expr, WEIGHTS, &missing)? {
-            if let Some(&k) = at.get(&id) {
-                out[k].bm25 = score;
-            }
-        }
-    }
-    Ok(out)
+    out
 }

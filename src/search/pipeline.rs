@@ -1,7 +1,8 @@
-//! One search, stage by stage, over a read transaction: the keyword list, the query
-//! embedding and the semantic scan, the evidence, the fusion, then presentation (and the
-//! explanation when asked). The engine supplies the transaction and, when a model is
-//! ready, the embedder and the vector matrix; everything that decides an order is here.
+//! One search, stage by stage, over a read transaction: the keyword list (with the query
+//! embedding and the semantic scan on a thread of their own), the evidence, the fusion,
+//! then presentation (and the explanation when asked). The engine supplies the transaction
+//! and, when a model is ready, the embedder and the vector matrix; everything that decides
+//! an order is here.
 
 use std::path::Path;
 
@@ -60,25 +61,48 @@ pub(crate) fn parse(
     Ok((query, excluded))
 }
 
-/// The int8 scan of every passage, with its best [`RERANK_ROWS`] rows scored again with
-/// their exact vectors: the ranked list is then the exact one, and the scores of the notes
-/// deeper down (used only as evidence) are within about 0.002 of it.
-fn exact_scores<'a>(
-    reader: &Reader<'_>,
-    matrix: &'a Matrix,
-    query: &[f32],
-    allowed: Option<&std::collections::HashSet<i64>>,
-) -> Result<NoteScores<'a>> {
-    let mut scores = matrix.scores(query);
-    let best = matrix.best_rows(&scores, RERANK_ROWS, allowed);
-    let ids: Vec<i64> = best.iter().map(|&r| matrix.chunk_ids()[r]).collect();
-    let exact = reader.vectors_of(&ids)?;
-    for (&row, id) in best.iter().zip(&ids) {
-        if let Some(v) = exact.get(id).filter(|v| v.len() == query.len()) {
-            scores[row] = super::semantic::dot(v, query);
-        }
+/// The query's vector and the int8 scan of every passage: what needs no read transaction,
+/// so it runs on its own thread while the keyword list is read.
+struct Scan {
+    query: Vec<f32>,
+    scores: Vec<f32>,
+    best: Vec<usize>,
+}
+
+impl Scan {
+    fn run(
+        semantic: &Semantic<'_>,
+        text: &str,
+        allowed: Option<&std::collections::HashSet<i64>>,
+    ) -> Result<Scan> {
+        let query = semantic.embedder.embed_query(text)?;
+        let scores = semantic.matrix.scores(&query);
+        let best = semantic.matrix.best_rows(&scores, RERANK_ROWS, allowed);
+        Ok(Scan {
+            query,
+            scores,
+            best,
+        })
     }
-    Ok(matrix.note_scores(&scores, allowed))
+
+    /// The scan's best [`RERANK_ROWS`] rows scored again with their exact vectors: the
+    /// ranked list is then the exact one, and the scores of the notes deeper down (used
+    /// only as evidence) are within about 0.002 of it.
+    fn exact<'a>(
+        mut self,
+        reader: &Reader<'_>,
+        matrix: &'a Matrix,
+        allowed: Option<&std::collections::HashSet<i64>>,
+    ) -> Result<NoteScores<'a>> {
+        let ids: Vec<i64> = self.best.iter().map(|&r| matrix.chunk_ids()[r]).collect();
+        let exact = reader.vectors_of(&ids)?;
+        for (&row, id) in self.best.iter().zip(&ids) {
+            if let Some(v) = exact.get(id).filter(|v| v.len() == self.query.len()) {
+                self.scores[row] = super::semantic::dot(v, &self.query);
+            }
+        }
+        Ok(matrix.note_scores(&self.scores, allowed))
+    }
 }
 
 /// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
@@ -123,29 +147,32 @@ pub(crate) fn run(
     } else {
         req.top
     };
-    let bm25_hits = match mode {
-        Mode::Semantic => Vec::new(),
-        _ => bm25::search(reader, &query, &req.filters, pool)?,
-    };
-    let sem_scores = match &semantic {
-        Some(s) => {
-            let qv = s.embedder.embed_query(text)?;
-            let allowed = reader.allowed(&req.filters)?;
-            exact_scores(reader, s.matrix, &qv, allowed.as_ref())?
-        }
-        None => NoteScores::default(),
+    let allowed = reader.allowed(&req.filters)?;
+    // The query embedding and the scan overlap the keyword list: at 100k notes each
+    // takes tens of milliseconds, and hybrid would otherwise pay their sum.
+    let (bm25_hits, scan) = std::thread::scope(|threads| {
+        let scan = semantic.as_ref().map(|s| {
+            let allowed = allowed.as_ref();
+            threads.spawn(move || Scan::run(s, text, allowed))
+        });
+        let bm25_hits = match mode {
+            Mode::Semantic => Ok(Default::default()),
+            _ => bm25::search(reader, &query, &req.filters, allowed.as_ref(), pool),
+        };
+        // A panic there is one here, as it was before the scan had its own thread.
+        let scan = scan.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        (bm25_hits, scan.transpose())
+    });
+    let ((bm25_hits, keyword_scores), scan) = (bm25_hits?, scan?);
+    let sem_scores = match (&semantic, scan) {
+        (Some(s), Some(scan)) => scan.exact(reader, s.matrix, allowed.as_ref())?,
+        _ => NoteScores::default(),
     };
     let mut sem_hits = sem_scores.top(pool + excluded.len());
     sem_hits.retain(|h| !excluded.contains(&h.note_id));
     sem_hits.truncate(pool);
     let candidates = match mode {
-        Mode::Hybrid => candidates::gather(
-            reader,
-            query.to_match().as_deref(),
-            &bm25_hits,
-            &sem_hits,
-            &sem_scores,
-        )?,
+        Mode::Hybrid => candidates::gather(&keyword_scores, &bm25_hits, &sem_hits, &sem_scores),
         _ => Vec::new(),
     };
 
