@@ -111,7 +111,7 @@ PY
   result[$n,db]=$(du -sm "$data/indexes" | cut -f1)
   "$bin" serve >"$work/serve-$n.log" 2>&1 &
   spid=$!
-  for _ in $(seq 1 100); do "$bin" status --json 2>/dev/null | grep -q '"backend":{' && break; sleep 0.2; done
+  for _ in $(seq 1 100); do "$bin" status --json 2>/dev/null | grep -q '"backend": *{' && break; sleep 0.2; done
   result[$n,bm25_warm]=$(queries --mode bm25 | pct)
   result[$n,sem_warm]=$(queries --mode semantic | pct)
   result[$n,hyb_warm]=$(queries | pct)
