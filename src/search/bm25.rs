@@ -3,8 +3,6 @@
 //! (`git commit` -> `git commit`, not `git commits-since`), and identifiers found literally
 //! (`wal_checkpoint` in the text, not just `wal` near `checkpoint`).
 
-use std::collections::HashSet;
-
 use super::query::Query;
 use crate::error::Result;
 use crate::index::{Filters, FtsQuery, Reader};
@@ -67,12 +65,11 @@ fn best_first(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
 }
 
 /// Runs `query` and returns up to `limit` hits, best first, and the score of every note
-/// it matches. `allowed` is the filters' notes (`None`: every note), as the caller has it.
+/// it matches (among those `filters` allow).
 pub(crate) fn search(
     reader: &Reader<'_>,
     query: &Query,
     filters: &Filters,
-    allowed: Option<&HashSet<i64>>,
     limit: usize,
 ) -> Result<(Vec<Bm25Hit>, KeywordScores)> {
     let Some(expr) = query.to_match() else {
@@ -118,10 +115,7 @@ pub(crate) fn search(
             .collect();
     }
 
-    let mut all = reader.fts_all_scores(&expr, WEIGHTS)?;
-    if let Some(allowed) = allowed {
-        all.retain(|(id, _)| allowed.contains(id));
-    }
+    let mut all = reader.fts_all_scores(&expr, WEIGHTS, filters)?;
     if !all.is_sorted_by_key(|&(id, _)| id) {
         all.sort_unstable_by_key(|&(id, _)| id);
     }
@@ -132,13 +126,14 @@ pub(crate) fn search(
     }
     best.sort_unstable_by(best_first);
     // The literal check reads the body, so only ask for it when the query has literals.
-    let with_body = !literals.is_empty();
+    let ids: Vec<i64> = best.iter().map(|&(id, _)| id).collect();
+    let texts = reader.lower_texts(&ids, !literals.is_empty())?;
     for (id, score) in best {
         if hits.iter().any(|h| h.note_id == id) {
             continue;
         }
-        if let Some((title, body)) = reader.lower_texts(id, with_body)? {
-            hits.push(classify(id, score, &title, &body, false));
+        if let Some((title, body)) = texts.get(&id) {
+            hits.push(classify(id, score, title, body, false));
         }
     }
     // Stable: within a tier, BM25 order stands.

@@ -147,7 +147,10 @@ pub(crate) fn run(
     } else {
         req.top
     };
-    let allowed = reader.allowed(&req.filters)?;
+    let allowed = match &semantic {
+        Some(_) => reader.allowed(&req.filters)?,
+        None => None,
+    };
     // The query embedding and the scan overlap the keyword list: at 100k notes each
     // takes tens of milliseconds, and hybrid would otherwise pay their sum.
     let (bm25_hits, scan) = std::thread::scope(|threads| {
@@ -157,7 +160,7 @@ pub(crate) fn run(
         });
         let bm25_hits = match mode {
             Mode::Semantic => Ok(Default::default()),
-            _ => bm25::search(reader, &query, &req.filters, allowed.as_ref(), pool),
+            _ => bm25::search(reader, &query, &req.filters, pool),
         };
         // A panic there is one here, as it was before the scan had its own thread.
         let scan = scan.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
