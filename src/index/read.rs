@@ -41,18 +41,13 @@ pub(crate) struct ChunkRow {
     pub line: u32,
 }
 
-/// One full-text match before ranking: BM25 score (higher is better) and, when asked for,
-/// the lowercase title and body an exact-evidence check reads.
-#[derive(Debug, Clone)]
+/// One full-text match: its note and BM25 score (higher is better).
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FtsRow {
     /// `notes.id`.
     pub note_id: i64,
     /// BM25 with the column weights, negated so that higher is better.
     pub score: f64,
-    /// The title, lowercased.
-    pub title: String,
-    /// The body, lowercased (empty unless asked for).
-    pub body: String,
 }
 
 /// What `brain status` counts.
@@ -74,8 +69,6 @@ pub(crate) struct FtsQuery<'q> {
     pub weights: (f64, f64, f64),
     /// Only notes whose title or file name, as a name key, is this.
     pub named: Option<&'q str>,
-    /// Read the lowercase body too (for literal checks).
-    pub with_body: bool,
     /// At most this many rows, best first.
     pub limit: usize,
 }
@@ -378,9 +371,8 @@ impl<'a> Reader<'a> {
     pub fn fts_match(&self, q: &FtsQuery<'_>, filters: &Filters) -> Result<Vec<FtsRow>> {
         let (w_title, w_tags, w_body) = q.weights;
         let rank = format!("bm25(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})");
-        let body = if q.with_body { "lower(f.body)" } else { "''" };
         let mut sql = format!(
-            "SELECT f.rowid, -{rank}, lower(n.title), {body} FROM notes_fts f JOIN notes n ON n.id = f.rowid
+            "SELECT f.rowid, -{rank} FROM notes_fts f JOIN notes n ON n.id = f.rowid
          WHERE notes_fts MATCH ?1"
         );
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(q.expr.to_string())];
@@ -397,8 +389,6 @@ impl<'a> Reader<'a> {
             Ok(FtsRow {
                 note_id: r.get(0)?,
                 score: r.get(1)?,
-                title: r.get(2)?,
-                body: r.get(3)?,
             })
         })
         .and_then(|rows| rows.collect())
@@ -449,8 +439,8 @@ impl<'a> Reader<'a> {
     }
 
     /// Every note matching `expr` and `filters` with its BM25 score (higher is better), in
-    /// rowid order. The pass neither sorts nor, without filters, joins: at 100k notes a
-    /// common word matches most of them, and a join or a sort per match costs more than
+    /// rowid order. The pass neither sorts in SQL nor, without filters, joins: at 100k notes
+    /// a common word matches most of them, and a join or a sort per match costs more than
     /// the score itself. (With filters the join keeps `bm25()` to the notes they allow.)
     pub fn fts_all_scores(
         &self,
@@ -472,11 +462,17 @@ impl<'a> Reader<'a> {
             sql
         };
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        stmt.query_map(params_from_iter(args), |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err(e))
+        let mut out: Vec<(i64, f64)> = stmt
+            .query_map(params_from_iter(args), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.err(e))?;
+        // FTS5 yields rowid order; a plan that puts the join first might not.
+        if !out.is_sorted_by_key(|&(id, _)| id) {
+            out.sort_unstable_by_key(|&(id, _)| id);
+        }
+        Ok(out)
     }
 
     /// The lowercase title of each of `ids` and, when `with_body`, its lowercase body (else

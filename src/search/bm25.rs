@@ -77,24 +77,6 @@ pub(crate) fn search(
     };
     let literals = query.literals();
     let pool = limit.max(MIN_POOL);
-    let classify = |note_id: i64, score: f64, title: &str, body: &str, named: bool| {
-        let exact = if named {
-            Exact::Title
-        } else if !literals.is_empty()
-            && literals
-                .iter()
-                .all(|l| contains_literal(body, l) || contains_literal(title, l))
-        {
-            Exact::Identifier
-        } else {
-            Exact::None
-        };
-        Bm25Hit {
-            note_id,
-            score,
-            exact,
-        }
-    };
 
     // Notes whose title or file name is the query, wherever BM25 ranks them: with many
     // `systemctl-*` pages, `systemctl` itself can sit below the top 50.
@@ -105,20 +87,20 @@ pub(crate) fn search(
             expr: &expr,
             weights: WEIGHTS,
             named: Some(wanted.as_str()),
-            with_body: false,
             limit: pool,
         };
         hits = reader
             .fts_match(&named, filters)?
             .into_iter()
-            .map(|row| classify(row.note_id, row.score, &row.title, &row.body, true))
+            .map(|row| Bm25Hit {
+                note_id: row.note_id,
+                score: row.score,
+                exact: Exact::Title,
+            })
             .collect();
     }
 
-    let mut all = reader.fts_all_scores(&expr, WEIGHTS, filters)?;
-    if !all.is_sorted_by_key(|&(id, _)| id) {
-        all.sort_unstable_by_key(|&(id, _)| id);
-    }
+    let all = reader.fts_all_scores(&expr, WEIGHTS, filters)?;
     let mut best = all.clone();
     if best.len() > pool {
         best.select_nth_unstable_by(pool, best_first);
@@ -133,7 +115,19 @@ pub(crate) fn search(
             continue;
         }
         if let Some((title, body)) = texts.get(&id) {
-            hits.push(classify(id, score, title, body, false));
+            let literal = !literals.is_empty()
+                && literals
+                    .iter()
+                    .all(|l| contains_literal(body, l) || contains_literal(title, l));
+            hits.push(Bm25Hit {
+                note_id: id,
+                score,
+                exact: if literal {
+                    Exact::Identifier
+                } else {
+                    Exact::None
+                },
+            });
         }
     }
     // Stable: within a tier, BM25 order stands.

@@ -71,7 +71,6 @@ pub(crate) fn run(
             expr: &expr,
             weights: BM25_WEIGHTS,
             named: None,
-            with_body: false,
             limit: BY_WORDS + 1,
         };
         for row in reader.fts_match(&q, &Filters::default())? {
