@@ -48,7 +48,7 @@ pub fn expected() -> Expected {
         return cpu(gpu_build.then(|| "BRAIN_DEVICE=cpu".to_string()));
     }
     if cfg!(feature = "cuda") {
-        if candle_core::utils::cuda_is_available() {
+        if cuda_present() {
             return Expected {
                 label: "cuda:0".into(),
                 note: None,
@@ -59,7 +59,7 @@ pub fn expected() -> Expected {
         ));
     }
     if cfg!(target_os = "macos") {
-        if candle_core::utils::metal_is_available() {
+        if metal_present() {
             return Expected {
                 label: "metal".into(),
                 note: None,
@@ -70,6 +70,32 @@ pub fn expected() -> Expected {
         ));
     }
     cpu(None)
+}
+
+// candle's `cuda_is_available` and `metal_is_available` only say whether the feature was
+// compiled in; whether a device is there is known only by opening one. Done once per
+// process: it costs milliseconds, and listings ask for every model.
+
+#[cfg(feature = "cuda")]
+fn cuda_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PRESENT.get_or_init(|| Device::new_cuda(0).is_ok())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_present() -> bool {
+    false
+}
+
+#[cfg(target_os = "macos")]
+fn metal_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PRESENT.get_or_init(|| Device::new_metal(0).is_ok())
+}
+
+#[cfg(not(target_os = "macos"))]
+fn metal_present() -> bool {
+    false
 }
 
 fn forced_cpu() -> bool {

@@ -168,6 +168,9 @@ impl Brain {
             .env("BRAIN_DIR", &self.root)
             .env("BRAIN_DATA_DIR", &self.data)
             .env("BRAIN_MODEL", TEST_MODEL)
+            // The expected outputs (golden files, `device: cpu`, 1e-5 tolerances) are the
+            // CPU's; on a Mac the model would otherwise run on Metal. The GPU test removes it.
+            .env("BRAIN_DEVICE", "cpu")
             .current_dir(self.tmp.path())
             .stdin(Stdio::null());
         cmd
@@ -196,11 +199,22 @@ impl Brain {
         Run(child.wait_with_output().expect("wait for brain"))
     }
 
-    /// Writes the config file the binary reads (`$XDG_CONFIG_HOME/brain/config.toml`).
+    /// The config file the binary reads: `brain/config.toml` in the platform's config
+    /// folder (`$XDG_CONFIG_HOME` on Linux, `~/Library/Application Support` on macOS).
+    pub fn config_file(&self) -> PathBuf {
+        let dir = if cfg!(target_os = "macos") {
+            self.home.join("Library/Application Support")
+        } else {
+            self.home.join(".config")
+        };
+        dir.join("brain/config.toml")
+    }
+
+    /// Writes the config file the binary reads ([`Brain::config_file`]).
     pub fn write_config(&self, toml: &str) {
-        let dir = self.home.join(".config/brain");
-        std::fs::create_dir_all(&dir).expect("mkdir config");
-        std::fs::write(dir.join("config.toml"), toml).expect("write config");
+        let file = self.config_file();
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir config");
+        std::fs::write(file, toml).expect("write config");
     }
 
     /// Runs `brain ARGS`, asserting success.
@@ -353,7 +367,8 @@ impl Server {
         self.child.try_wait().expect("wait").is_none()
     }
 
-    /// Peak resident memory in MiB.
+    /// Peak resident memory in MiB (read from `/proc`, so Linux only).
+    #[cfg(target_os = "linux")]
     pub fn peak_rss_mib(&self) -> u64 {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("status");

@@ -122,7 +122,7 @@ fn install_sets_everything_up_once_and_check_agrees() {
     for folder in ["lore", "idea", "research-link"] {
         assert!(b.root.join(folder).is_dir(), "{folder}");
     }
-    let config = std::fs::read_to_string(b.home.join(".config/brain/config.toml")).unwrap();
+    let config = std::fs::read_to_string(b.config_file()).unwrap();
     assert!(
         config
             .lines()
@@ -315,7 +315,7 @@ fn uninstall_reverses_install_and_leaves_the_notes_alone() {
     let data_after: Vec<PathBuf> = walk(&b.data);
     assert_eq!(data_after, data_before, "index untouched");
     assert!(
-        b.home.join(".config/brain/config.toml").is_file(),
+        b.config_file().is_file(),
         "config kept"
     );
 
@@ -383,4 +383,53 @@ fn a_file_where_the_brain_should_be_is_not_touched() {
     let out = failed(brain(&b, &["install"]));
     assert!(row(&out, "brain").starts_with("not a folder "), "{out}");
     assert_eq!(std::fs::read_to_string(&b.root).unwrap(), "not a folder");
+}
+
+/// Issue #15: the CLI inside Brain.app, linked onto PATH by `Install Command Line Tool...`,
+/// installs a skill and an MCP line that reach that very binary: `brain` through the link,
+/// or the bundle's own path when the link is not on PATH.
+#[test]
+fn the_cli_inside_an_app_bundle_installs_itself() {
+    let b = fresh();
+    let macos = b.home.join("Apps/Brain.app/Contents/MacOS");
+    std::fs::create_dir_all(&macos).unwrap();
+    let cli = macos.join("brain");
+    std::fs::copy(env!("CARGO_BIN_EXE_brain"), &cli).unwrap();
+    let bin = b.home.join(".local/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&cli, bin.join("brain")).unwrap();
+
+    // `program` with the brain's environment and `path` as PATH.
+    let run = |program: &Path, path: &std::ffi::OsStr, args: &[&str]| {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .envs(
+                b.command()
+                    .get_envs()
+                    .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+            )
+            .env("PATH", path)
+            .current_dir(&b.home)
+            .args(args);
+        Run(cmd.output().unwrap())
+    };
+    let path = std::env::join_paths([bin.clone(), "/usr/bin".into(), "/bin".into()]).unwrap();
+    let out = ok(run(&bin.join("brain"), &path, &["install"]));
+    assert!(
+        out.contains("\n    claude mcp add --scope user brain -- brain mcp\n"),
+        "{out}"
+    );
+    let check = ok(run(&bin.join("brain"), &path, &["install", "--check"]));
+    assert!(row(&check, "path").starts_with("ok"), "{check}");
+
+    // Without the link on PATH, the bundle's own CLI is named by its real path.
+    let out = ok(run(&cli, "/usr/bin:/bin".as_ref(), &["install"]));
+    let real = std::fs::canonicalize(&cli).unwrap();
+    assert!(
+        out.contains(&format!(
+            "claude mcp add --scope user brain -- {} mcp",
+            real.display()
+        )),
+        "{out}"
+    );
 }
