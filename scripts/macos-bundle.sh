@@ -31,6 +31,12 @@ for v in APPLE_CERTIFICATE APPLE_CERTIFICATE_PASSWORD APPLE_SIGNING_IDENTITY APP
   APPLE_PASSWORD APPLE_TEAM_ID APPLE_API_KEY APPLE_API_ISSUER APPLE_API_KEY_PATH; do
   [[ -n ${!v:-} ]] || unset "$v"
 done
+# tauri imports the certificate only with its password; one without the other would leave
+# the app unsigned and fail at `codesign --verify` below, far from the cause.
+if [[ -n ${APPLE_CERTIFICATE:-} && -z ${APPLE_CERTIFICATE_PASSWORD:-} ]]; then
+  notice "APPLE_CERTIFICATE is set but APPLE_CERTIFICATE_PASSWORD is not: signing ad hoc instead"
+  unset APPLE_CERTIFICATE
+fi
 if [[ -n ${APPLE_CERTIFICATE:-} ]]; then
   if [[ -n ${APPLE_ID:-} || -n ${APPLE_API_KEY:-} ]]; then
     echo "macos-bundle: signing with the Developer ID certificate, then notarizing" >&2

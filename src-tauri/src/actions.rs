@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Context};
 use brain::desktop::copy::{self, CopyKind};
 use brain::desktop::launch::{self, Launch, Platform};
 use brain::desktop::status_line::Activity;
+use brain::desktop::login_item::LoginItemRecord;
 use brain::desktop::{cli_path, first_run};
 use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_autostart::AutoLaunchManager;
@@ -180,12 +181,21 @@ pub fn toggle_launch_at_login(app: &AppHandle) -> anyhow::Result<()> {
     if let Some(file) = &app.state::<AppState>().capture {
         return capture(file, "launch-at-login", if on { "off" } else { "on" });
     }
+    let record = LoginItemRecord::in_dir(&app.state::<AppState>().config().data_dir);
     if on {
         manager
             .disable()
             .context("could not remove the login item")?;
+        if let Err(e) = record.forget() {
+            tracing::warn!(error = %e, "could not forget the login item's path");
+        }
     } else {
         manager.enable().context("could not add the login item")?;
+        if let Ok(exe) = std::env::current_exe() {
+            if let Err(e) = record.remember(&exe) {
+                tracing::warn!(error = %e, "could not record the login item's path");
+            }
+        }
     }
     refresh_launch_at_login(app);
     status_changed(app);
@@ -214,11 +224,18 @@ pub fn follow_a_moved_app(app: &AppHandle) {
             tracing::info!(link = %link.display(), cli = %cli.display(), "repaired the CLI link");
         }
     }
-    // The login item records the app's path; enabling it again writes the current one.
+    // The login item holds the app's path; enabling it again writes the current one, but
+    // only after a move (see `brain::desktop::login_item`).
     if let Some(manager) = app.try_state::<AutoLaunchManager>() {
-        if manager.is_enabled().unwrap_or(false) {
-            if let Err(e) = manager.enable() {
-                tracing::warn!(error = %e, "could not refresh the login item");
+        let record = LoginItemRecord::in_dir(&app.state::<AppState>().config().data_dir);
+        if manager.is_enabled().unwrap_or(false) && record.is_stale(&exe) {
+            match manager.enable() {
+                Ok(()) => {
+                    if let Err(e) = record.remember(&exe) {
+                        tracing::warn!(error = %e, "could not record the login item's path");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "could not refresh the login item"),
             }
         }
     }

@@ -53,8 +53,10 @@ pub struct Installed {
 }
 
 /// Links `brain` to `target` in the first of `dirs` that takes it. A missing folder is
-/// created only when it is the last choice (`~/.local/bin`); an existing `brain` link is
-/// replaced (atomically), a `brain` that is not a link is never touched.
+/// created only when it is the last choice (`~/.local/bin`). An existing `brain` link is
+/// replaced (atomically) only when it is ours to replace: it points into an app bundle (an
+/// older or moved Brain.app) or at nothing. Any other `brain` (a file, or a link to another
+/// install such as Homebrew's `../Cellar/...`) is never touched.
 pub fn install(target: &Path, dirs: &[PathBuf]) -> anyhow::Result<Installed> {
     let mut skipped = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
@@ -70,13 +72,23 @@ pub fn install(target: &Path, dirs: &[PathBuf]) -> anyhow::Result<Installed> {
         let link = dir.join(CLI_NAME);
         match std::fs::symlink_metadata(&link) {
             Ok(m) if m.file_type().is_symlink() => {
-                if std::fs::read_link(&link).is_ok_and(|t| t == target) {
+                let old = std::fs::read_link(&link).unwrap_or_default();
+                if old == target {
                     return Ok(Installed {
                         link,
                         target: target.to_path_buf(),
                         unchanged: true,
                         skipped,
                     });
+                }
+                // Relative links resolve from the link's folder; `exists` follows them.
+                let dangling = !link.exists();
+                if !in_app_bundle(&old) && !dangling {
+                    bail!(
+                        "{} already links to {}, another brain; remove that link first to use the app's",
+                        link.display(),
+                        old.display()
+                    );
                 }
             }
             Ok(_) => bail!(
@@ -308,6 +320,30 @@ mod tests {
         );
         let leftovers: Vec<_> = std::fs::read_dir(&bin).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary link left behind");
+    }
+
+    #[test]
+    fn a_link_to_another_install_is_kept_one_into_an_older_app_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let cli = dir.path().join("New.app/Contents/MacOS/brain");
+        executable(&cli);
+        let cellar = dir.path().join("Cellar/brain/0.1/bin/brain");
+        executable(&cellar);
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(&cellar, bin.join("brain")).unwrap();
+        let err = install(&cli, std::slice::from_ref(&bin))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("another brain"), "{err}");
+        assert_eq!(std::fs::read_link(bin.join("brain")).unwrap(), cellar);
+
+        let old = dir.path().join("Old.app/Contents/MacOS/brain");
+        executable(&old);
+        std::fs::remove_file(bin.join("brain")).unwrap();
+        std::os::unix::fs::symlink(&old, bin.join("brain")).unwrap();
+        let done = install(&cli, std::slice::from_ref(&bin)).unwrap();
+        assert_eq!(std::fs::read_link(done.link).unwrap(), cli);
     }
 
     #[test]

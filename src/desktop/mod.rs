@@ -1,7 +1,8 @@
 //! What the menu-bar app needs from the core, kept here so that it is tested without a
 //! window system: how a note is opened or revealed ([`launch`]), what the copy shortcuts put
 //! on the clipboard ([`copy`]), the tray's status line ([`status_line`]), where the `brain`
-//! command is ([`cli_path`]), and the first-run brain folder ([`first_run`]).
+//! command is ([`cli_path`]), the first-run brain folder ([`first_run`]), and where the
+//! login item last pointed ([`login_item`]).
 //!
 //! Nothing here starts a process or touches a window: functions return what to run, and
 //! the app runs it. The macOS variants are plain data, so they are tested on Linux too.
@@ -10,4 +11,5 @@ pub mod cli_path;
 pub mod copy;
 pub mod first_run;
 pub mod launch;
+pub mod login_item;
 pub mod status_line;
