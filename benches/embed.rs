@@ -272,6 +272,12 @@ fn big_file() -> tempfile::NamedTempFile {
     file
 }
 
+/// `BRAIN_BENCH_CPU=WORD` runs only the reports whose name holds WORD (`1`: all of them).
+fn wanted(name: &str) -> bool {
+    let only = std::env::var("BRAIN_BENCH_CPU").unwrap_or_default();
+    only == "1" || name.contains(&only)
+}
+
 /// CPU seconds this process has used (user + system, all threads).
 fn cpu_seconds() -> f64 {
     let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
@@ -288,6 +294,14 @@ fn cpu_seconds() -> f64 {
 /// time says little; the CPU time of a single-threaded run (RAYON_NUM_THREADS=1) is what an
 /// idle core would take.
 fn cpu_report(name: &str, runs: usize, mut f: impl FnMut()) {
+    if !wanted(name) {
+        return;
+    }
+    // BRAIN_BENCH_RUNS=N: more runs (for a profiler to see the loop, not the set-up).
+    let runs = std::env::var("BRAIN_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(runs);
     f();
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
@@ -309,7 +323,7 @@ fn cpu_report(name: &str, runs: usize, mut f: impl FnMut()) {
 }
 
 /// `BRAIN_BENCH_CPU=1 cargo bench --bench embed -- --list` prints CPU-time medians instead of
-/// running criterion's wall-clock measurements.
+/// running criterion's wall-clock measurements (`BRAIN_BENCH_CPU=query`: only those reports).
 fn cpu_reports() {
     let data = tempfile::tempdir().unwrap();
     let mut config = brain::Config::for_root(data.path(), data.path());
@@ -337,14 +351,18 @@ fn cpu_reports() {
     cpu_report("minilm 100 docs", 5, || {
         drop(model.embed_documents(&refs).unwrap())
     });
-    let file = big_file();
-    cpu_report("hash 547 MB mmap", 5, || {
-        let f = std::fs::File::open(file.path()).unwrap();
-        // SAFETY: a private read-only map of a temp file nobody else writes.
-        let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
-        brain::model::verify::sha256_hex(&map);
-    });
-    drop(file);
+    if wanted("hash 547 MB mmap") {
+        let file = big_file();
+        cpu_report("hash 547 MB mmap", 5, || {
+            let f = std::fs::File::open(file.path()).unwrap();
+            // SAFETY: a private read-only map of a temp file nobody else writes.
+            let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+            brain::model::verify::sha256_hex(&map);
+        });
+    }
+    if !wanted("nomic-sized") {
+        return;
+    }
     let nomic = nomic_sized();
     cpu_report("nomic-sized one query", 11, || {
         drop(

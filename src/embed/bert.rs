@@ -4,8 +4,8 @@ use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{fuse, Block, LayerNorm, Linear, Packed};
-use super::ops;
+use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed};
+use super::small::{self, Few};
 
 /// The fields of a BERT `config.json` this forward pass reads.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -124,8 +124,41 @@ impl Bert {
             .broadcast_add(&self.token_type)?;
         let mut x = self.emb_norm.forward(&x)?;
         for b in &self.blocks {
-            x = b.forward(&x, &batch.spans, self.heads, None, ops::gelu)?;
+            x = b.forward(&x, &batch.spans, self.heads, None, Activation::Gelu)?;
         }
         Ok(x)
+    }
+
+    /// Builds the half-precision weights of the few-token pass, once.
+    pub fn prepare_few(&self) -> Result<()> {
+        self.blocks.iter().try_for_each(Block::prepare_few)
+    }
+
+    /// Bytes [`Self::prepare_few`] would take.
+    pub fn few_bytes(&self) -> Result<usize> {
+        self.blocks.iter().map(Block::few_bytes).sum()
+    }
+
+    /// Token vectors of a few texts on the CPU without candle ([`super::small`]), rows of
+    /// `hidden` values end to end; `None` when the model was loaded on a GPU.
+    pub fn forward_small(&self, few: &Few) -> Result<Option<Vec<f32>>> {
+        let h = self.hidden();
+        let mut x = small::gather(&self.word, &few.ids, h)?;
+        let positions = small::gather(&self.position, &few.positions, h)?;
+        x.iter_mut().zip(&positions).for_each(|(a, b)| *a += b);
+        small::with_f32(&self.token_type, |tt| small::add_to_rows(&mut x, tt))?;
+        self.emb_norm.forward_small(&mut x)?;
+        for b in &self.blocks {
+            if b.forward_small(&mut x, &few.spans, self.heads, None, Activation::Gelu)?
+                .is_none()
+            {
+                return Ok(None);
+            }
+        }
+        Ok(Some(x))
+    }
+
+    fn hidden(&self) -> usize {
+        self.token_type.dims().last().copied().unwrap_or(0)
     }
 }

@@ -50,6 +50,10 @@ impl Embedder for CachedQueries {
         self.inner.embed_documents(texts)
     }
 
+    fn prepare_queries(&self) -> Result<()> {
+        self.inner.prepare_queries()
+    }
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let cached = self
             .queries

@@ -1,16 +1,29 @@
 //! The [`Embedder`] over a candle model: tokenise, pack by length, run the encoder, pool,
 //! normalise.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 
 use super::bert::{self, Bert};
 use super::layers::Packed;
+use super::small::{self, Few};
 use super::nomic::{self, NomicBert};
 use super::tokenize::TextTokenizer;
 use super::{device, Embedder};
 use crate::error::{Error, Result};
 use crate::model::{Architecture, Pooling};
+
+/// Queries of at most this many tokens take the few-token pass on the CPU
+/// ([`super::small`]); a longer text (a pasted paragraph) goes through candle's batched
+/// products, which are faster from about there.
+const FEW_TOKENS: usize = 64;
+
+/// The most memory the few-token pass's half-precision weights may take. MiniLM's take
+/// 21 MB; nomic-embed-text's would take 226 MB beside its 547 MB of f32, so on a CPU its
+/// queries stay with candle.
+const FEW_BYTES: usize = 64 << 20;
 
 /// Values in the widest activation of one forward pass (the MLP's): tokens per pass are
 /// chosen so it stays near 24 MB. That is plenty for the matrix products to run at full
@@ -60,6 +73,13 @@ pub struct LocalEmbedder {
     tokenizer: TextTokenizer,
     encoder: Encoder,
     batch_tokens: usize,
+    /// Whether queries may take the few-token pass (CPU, and the half-precision weights fit
+    /// [`FEW_BYTES`]).
+    few_allowed: bool,
+    /// Whether its weights are built ([`Embedder::prepare_queries`], or a second query).
+    few_ready: AtomicBool,
+    /// Queries embedded so far, up to 2.
+    queries: AtomicUsize,
 }
 
 impl LocalEmbedder {
@@ -107,6 +127,8 @@ impl LocalEmbedder {
         let tokenizer =
             TextTokenizer::from_bytes(files.tokenizer, spec.max_tokens.min(max_positions))
                 .map_err(|e| fail("tokenizer.json", &e))?;
+        let few_allowed = device.is_cpu()
+            && few_bytes(&encoder).map_err(|e| fail("model.safetensors", &e))? <= FEW_BYTES;
         Ok(LocalEmbedder {
             spec,
             hidden,
@@ -114,6 +136,9 @@ impl LocalEmbedder {
             tokenizer,
             encoder,
             batch_tokens,
+            few_allowed,
+            few_ready: AtomicBool::new(false),
+            queries: AtomicUsize::new(0),
         })
     }
 
@@ -145,6 +170,50 @@ impl LocalEmbedder {
         Ok(out)
     }
 
+    /// Builds the few-token pass's weights, when this model may have them.
+    fn prepare_few(&self) -> Result<()> {
+        if !self.few_allowed || self.few_ready.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        match &self.encoder {
+            Encoder::Bert(m) => m.prepare_few(),
+            Encoder::Nomic(m) => m.prepare_few(),
+        }
+        .map_err(|e| Error::Embed(e.to_string()))?;
+        self.few_ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// A query through the few-token pass, when this model has one and the query is
+    /// short enough; `None` sends it through candle. The pass's weights cost about three
+    /// queries to build, so a process builds them at its second query (or when asked
+    /// ahead, [`Embedder::prepare_queries`]): a one-shot search does not pay for them.
+    fn query_few(&self, text: &str) -> Result<Option<Vec<f32>>> {
+        if !self.few_allowed {
+            return Ok(None);
+        }
+        if !self.few_ready.load(Ordering::Acquire) {
+            if self.queries.fetch_add(1, Ordering::Relaxed) == 0 {
+                return Ok(None);
+            }
+            self.prepare_few()?;
+        }
+        let ids = self
+            .tokenizer
+            .encode(&[text.to_string()])
+            .map_err(Error::Embed)?;
+        if ids.iter().map(Vec::len).sum::<usize>() > FEW_TOKENS {
+            return Ok(None);
+        }
+        let few = Few::new(&ids);
+        let hidden = match &self.encoder {
+            Encoder::Bert(m) => m.forward_small(&few),
+            Encoder::Nomic(m) => m.forward_small(&few),
+        }
+        .map_err(|e| Error::Embed(e.to_string()))?;
+        Ok(hidden.map(|h| self.pool(&h, few.spans[0])))
+    }
+
     fn run(&self, batch: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
         let packed = Packed::new(batch, &self.device)?;
         let hidden = match &self.encoder {
@@ -173,6 +242,31 @@ impl LocalEmbedder {
         pooled.broadcast_div(&norm)?.to_vec2::<f32>()
     }
 
+    /// One text's vector from the few-token pass's rows (`hidden` values each): pooled,
+    /// truncated (Matryoshka) and normalised as [`Self::run`]'s candle path does it.
+    fn pool(&self, rows: &[f32], (start, len): (usize, usize)) -> Vec<f32> {
+        let h = self.hidden;
+        let rows = &rows[start * h..(start + len) * h];
+        let mut v = match self.spec.pooling {
+            Pooling::Mean => {
+                let mut sum = vec![0f32; h];
+                for row in rows.chunks_exact(h) {
+                    sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+                }
+                sum.iter_mut().for_each(|s| *s /= len.max(1) as f32);
+                sum
+            }
+            Pooling::Cls => rows.get(..h).map(<[f32]>::to_vec).unwrap_or(vec![0.0; h]),
+        };
+        if let Some(d) = self.spec.truncate_to.filter(|&d| d < h) {
+            small::layer_norm_rows(&mut v, &vec![1.0; h], &vec![0.0; h], 1e-5);
+            v.truncate(d);
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        v.iter_mut().for_each(|x| *x /= norm);
+        v
+    }
+
     /// The encoder's output for each token of `text` (no prefix added, special tokens
     /// included), `[tokens][hidden]`: for checking against reference implementations.
     pub fn token_vectors(&self, text: &str) -> Result<Vec<Vec<f32>>> {
@@ -194,6 +288,14 @@ impl LocalEmbedder {
     /// The model's window, in tokens.
     pub fn max_tokens(&self) -> usize {
         self.tokenizer.max_tokens()
+    }
+}
+
+/// Bytes the few-token pass's weights would take.
+fn few_bytes(encoder: &Encoder) -> candle_core::Result<usize> {
+    match encoder {
+        Encoder::Bert(m) => m.few_bytes(),
+        Encoder::Nomic(m) => m.few_bytes(),
     }
 }
 
@@ -237,8 +339,16 @@ impl Embedder for LocalEmbedder {
         self.embed_raw(&texts)
     }
 
+    fn prepare_queries(&self) -> Result<()> {
+        self.prepare_few()
+    }
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        let mut v = self.embed_raw(&[format!("{}{text}", self.spec.query_prefix)])?;
+        let text = format!("{}{text}", self.spec.query_prefix);
+        if let Some(v) = self.query_few(&text)? {
+            return Ok(v);
+        }
+        let mut v = self.embed_raw(&[text])?;
         v.pop()
             .ok_or_else(|| Error::Embed("no vector returned".into()))
     }

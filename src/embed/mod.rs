@@ -9,10 +9,12 @@
 mod bert;
 mod cache;
 mod device;
+mod half;
 mod layers;
 mod local;
 mod nomic;
 mod ops;
+mod small;
 pub mod stand_in;
 mod tokenize;
 
@@ -37,6 +39,11 @@ pub trait Embedder: Send + Sync {
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
     /// Embeds a search query (adds the model's query prefix, if any).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
+    /// Makes later queries faster at a one-time cost, for a process that will ask many
+    /// (the backend calls it off the query path). Nothing by default.
+    fn prepare_queries(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Choices made when loading.

@@ -5,8 +5,8 @@ use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{fuse, Block, LayerNorm, Linear, Packed, Rotary};
-use super::ops;
+use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed, Rotary};
+use super::small::{self, Few};
 
 /// The fields of a nomic `config.json` this forward pass reads (the original key names).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -178,9 +178,39 @@ impl NomicBert {
                 &batch.spans,
                 self.heads,
                 Some(&self.rotary),
-                ops::swiglu,
+                Activation::SwiGlu,
             )?;
         }
         Ok(x)
+    }
+
+    /// Builds the half-precision weights of the few-token pass, once.
+    pub fn prepare_few(&self) -> Result<()> {
+        self.blocks.iter().try_for_each(Block::prepare_few)
+    }
+
+    /// Bytes [`Self::prepare_few`] would take.
+    pub fn few_bytes(&self) -> Result<usize> {
+        self.blocks.iter().map(Block::few_bytes).sum()
+    }
+
+    /// Token vectors of a few texts on the CPU without candle ([`super::small`]), rows of
+    /// `hidden` values end to end; `None` when the model was loaded on a GPU.
+    pub fn forward_small(&self, few: &Few) -> Result<Option<Vec<f32>>> {
+        let h = self.word.dims2()?.1;
+        let mut x = small::gather(&self.word, &few.ids, h)?;
+        if let Some(tt) = &self.token_type {
+            small::with_f32(tt, |tt| small::add_to_rows(&mut x, tt))?;
+        }
+        self.emb_norm.forward_small(&mut x)?;
+        for b in &self.blocks {
+            let rotary = Some(&self.rotary);
+            if b.forward_small(&mut x, &few.spans, self.heads, rotary, Activation::SwiGlu)?
+                .is_none()
+            {
+                return Ok(None);
+            }
+        }
+        Ok(Some(x))
     }
 }

@@ -108,25 +108,29 @@ impl InplaceOp2 for ResidualNorm {
         let y = &mut y[a0..a1];
         y.par_chunks_mut(n)
             .zip(residual.par_chunks(n))
-            .for_each(|(row, res)| {
-                #[cfg(target_arch = "x86_64")]
-                {
-                    #[target_feature(enable = "avx512f,avx2,fma")]
-                    unsafe fn wide(op: &ResidualNorm, row: &mut [f32], res: &[f32]) {
-                        op.row(row, res)
-                    }
-                    if std::is_x86_feature_detected!("avx512f") {
-                        // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
-                        return unsafe { wide(self, row, res) };
-                    }
-                }
-                self.row(row, res)
-            });
+            .for_each(|(row, res)| self.apply_row(row, res));
         Ok(())
     }
 }
 
 impl ResidualNorm {
+    /// `row <- layer_norm(row + bias + res)` for one token's row, on this thread (the
+    /// few-token pass of [`super::small`] calls it row by row; candle's op, row-parallel).
+    pub fn apply_row(&self, row: &mut [f32], res: &[f32]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn wide(op: &ResidualNorm, row: &mut [f32], res: &[f32]) {
+                op.row(row, res)
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU was just checked for every feature `wide` is compiled with.
+                return unsafe { wide(self, row, res) };
+            }
+        }
+        self.row(row, res)
+    }
+
     #[inline(always)]
     fn row(&self, row: &mut [f32], res: &[f32]) {
         match &self.bias {
@@ -220,6 +224,21 @@ macro_rules! dispatch {
     (@ty d) => { &mut [f32] };
     (@ty s) => { &[f32] };
     (@ty row) => { &[f32] };
+}
+
+/// Exact GELU of `d` in place, on this thread (for the few values of a short query).
+pub fn gelu_slice(d: &mut [f32]) {
+    dispatch!(gelu_kernel(d))
+}
+
+/// `d = value * silu(gate)` for one row `[value | gate]` (`row` is twice `d`'s length).
+pub fn swiglu_row(d: &mut [f32], row: &[f32]) {
+    dispatch!(swiglu_kernel(d, row))
+}
+
+/// Softmax of one row in place, on this thread.
+pub fn softmax_row(d: &mut [f32]) {
+    dispatch!(softmax_kernel(d))
 }
 
 struct Gelu;

@@ -101,10 +101,14 @@ impl Engine {
         Ok(Some((embedder, matrix)))
     }
 
-    /// Loads the model and the current vector matrix now, when they can be (the backend
-    /// does it after each embedding pass, so no search waits for the load).
+    /// Loads the model and the current vector matrix now, when they can be, and readies
+    /// the model for many queries (the backend does it after each embedding pass, so no
+    /// search waits for the load).
     pub fn warm_semantic(&self) -> Result<()> {
-        self.semantic_ready(false, &mut Vec::new()).map(drop)
+        if let Some((embedder, _)) = self.semantic_ready(false, &mut Vec::new())? {
+            embedder.prepare_queries()?;
+        }
+        Ok(())
     }
 
     /// Passages without a vector, recounted only when the vectors version moved (every

@@ -60,12 +60,13 @@ fn tiny_nomic_matches_transformers_with_prefixes() {
         let d = max_diff(got, &want);
         assert!(d < 1e-5, "document {i}: max diff {d}");
     }
+    // Queries after the first take the few-token pass (f16 weights): within 2e-4.
     for (q, want) in strings(&golden["queries"])
         .iter()
         .zip(vectors(&golden["query_vectors"]))
     {
         let d = max_diff(&model.embed_query(q).unwrap(), &want);
-        assert!(d < 1e-5, "query {q:?}: max diff {d}");
+        assert!(d < 2e-4, "query {q:?}: max diff {d}");
     }
 }
 
