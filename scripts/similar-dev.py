@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Measure `brain similar` on the judged drafts of eval/drafts/.
+"""Measure `brain similar` on a set of judged drafts: eval/drafts/ (over notes-mix) or
+eval/drafts-jaebradley/ (over jaebradley-notes).
 
-  BRAIN_DIR=<notes-mix copy> BRAIN_DATA_DIR=... BRAIN_MODEL=all-minilm-l6-v2 \
-      scripts/similar-dev.py [--brain target/release/brain] [--half tune|test]
+  BRAIN_DIR=<copy of the set's corpus> BRAIN_DATA_DIR=... BRAIN_MODEL=all-minilm-l6-v2 \
+      scripts/similar-dev.py [--set drafts|drafts-jaebradley] [--brain target/release/brain] [--half tune|test]
 
-The brain must hold the notes-mix corpus (see eval/README.md), indexed and embedded. Drafts
-with an even number are the tune half (the thresholds were set on them), odd ones the test
-half. Prints, per class, how many drafts got each verdict, how often a duplicate's original
+The brain must hold the set's corpus (see eval/README.md), indexed and embedded. Drafts
+with an even number are the tune half, odd ones the test half (the thresholds were set on
+the tune half of eval/drafts/; eval/drafts-jaebradley/ was written after, so both of its
+halves are unseen by them). Prints, per class, how many drafts got each verdict, how often a duplicate's original
 came first, and how often a related draft's related note was in the top 5.
 """
 import argparse
@@ -15,7 +17,7 @@ import os
 import subprocess
 import sys
 
-DRAFTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "eval", "drafts")
+EVAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "eval")
 
 
 def half(name):
@@ -26,15 +28,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brain", default="target/release/brain")
     ap.add_argument("--half", choices=["tune", "test"])
+    ap.add_argument("--set", default="drafts", choices=["drafts", "drafts-jaebradley"])
     a = ap.parse_args()
-    labels = [json.loads(l) for l in open(os.path.join(DRAFTS, "labels.jsonl")) if l.strip()]
+    drafts = os.path.join(EVAL, a.set)
+    labels = [json.loads(l) for l in open(os.path.join(drafts, "labels.jsonl")) if l.strip()]
     stats = {}
     for lab in labels:
         h = half(lab["draft"])
         if a.half and h != a.half:
             continue
         out = subprocess.run(
-            [a.brain, "similar", os.path.join(DRAFTS, lab["draft"]), "--json", "--no-sync", "--top", "5"],
+            [a.brain, "similar", os.path.join(drafts, lab["draft"]), "--json", "--no-sync", "--top", "5"],
             capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"{lab['draft']}: {out.stderr.strip()}")
