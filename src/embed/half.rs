@@ -14,10 +14,14 @@
 //! input row there, in blocks whose partial sums stay in vector registers (`pulp` compiles
 //! one generic kernel for AVX2, AVX-512 and NEON and picks at run time).
 
-use half::slice::HalfFloatSliceExt;
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
 use half::f16;
+use half::slice::HalfFloatSliceExt;
 use pulp::{Simd, WithSimd};
-use rayon::prelude::*;
+
+use super::team;
 
 /// Input rows multiplied together against the same weights.
 const MR: usize = 4;
@@ -25,8 +29,16 @@ const MR: usize = 4;
 /// Weight rows converted to f32 at a time: with MiniLM's widest rows (1,536 inputs) 48 KB.
 const CONVERTED_ROWS: usize = 8;
 
-/// The fewest outputs worth a rayon task of their own.
-const MIN_TASK_OUTPUTS: usize = 64;
+/// The fewest outputs worth a part of their own.
+const MIN_TASK_OUTPUTS: usize = 32;
+
+/// Parts per thread of the team.
+const PARTS_PER_THREAD: usize = 4;
+
+thread_local! {
+    /// Each thread's converted weight rows and block of sums.
+    static SCRATCH: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
 
 /// A `[out, in]` weight matrix in f16.
 pub struct HalfMatrix {
@@ -54,6 +66,17 @@ impl HalfMatrix {
 
     /// `x wᵀ (+ bias)` for `x` of whole rows of `in` values; rows of `out` values.
     pub fn matmul(&self, x: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
+        self.matmul_then(x, bias, None)
+    }
+
+    /// [`HalfMatrix::matmul`], then `elementwise` over every output, inside the parallel
+    /// parts (an activation such as GELU is otherwise a serial pass of its own).
+    pub fn matmul_then(
+        &self,
+        x: &[f32],
+        bias: Option<&[f32]>,
+        elementwise: Option<fn(&mut [f32])>,
+    ) -> Vec<f32> {
         let (k, n) = (self.k, self.n);
         assert!(k > 0 && x.len() % k == 0, "input rows of {k}");
         assert!(bias.is_none_or(|b| b.len() == n), "bias of {n}");
@@ -61,47 +84,59 @@ impl HalfMatrix {
         if m == 0 || n == 0 {
             return Vec::new();
         }
-        // One task per thread: waking a sleeping thread costs microseconds, and a query
-        // makes two dozen of these products.
+        // Several parts per thread, claimed one at a time (see [`super::team`]): a thread
+        // that starts late or runs slower takes fewer.
         let per = n
-            .div_ceil(rayon::current_num_threads().max(1))
+            .div_ceil(PARTS_PER_THREAD * team::threads())
             .max(MIN_TASK_OUTPUTS)
             .next_multiple_of(CONVERTED_ROWS);
-        let parts: Vec<Vec<f32>> = (0..n.div_ceil(per))
-            .into_par_iter()
-            .map(|t| {
-                let (j0, j1) = (t * per, ((t + 1) * per).min(n));
-                let mut out = vec![0f32; m * (j1 - j0)];
-                let mut rows = vec![0f32; CONVERTED_ROWS * k];
-                let mut block = vec![0f32; m * CONVERTED_ROWS];
+        let parts: Vec<OnceLock<Vec<f32>>> =
+            (0..n.div_ceil(per)).map(|_| OnceLock::new()).collect();
+        team::run(parts.len(), &|t| {
+            let (j0, j1) = (t * per, ((t + 1) * per).min(n));
+            let mut out = vec![0f32; m * (j1 - j0)];
+            // Reused from part to part: zeroing 48 KB per part cost a tenth of a query.
+            SCRATCH.with_borrow_mut(|(rows, block)| {
+                rows.resize(CONVERTED_ROWS * k, 0.0);
+                block.resize(m * CONVERTED_ROWS, 0.0);
                 for c0 in (j0..j1).step_by(CONVERTED_ROWS) {
                     let c1 = (c0 + CONVERTED_ROWS).min(j1);
                     let w = &mut rows[..(c1 - c0) * k];
                     widen(&self.data[c0 * k..c1 * k], w);
                     let block = &mut block[..m * (c1 - c0)];
-                    pulp::Arch::new().dispatch(Dots { x, k, w, out: block });
+                    pulp::Arch::new().dispatch(Dots {
+                        x,
+                        k,
+                        w,
+                        out: block,
+                    });
                     let width = c1 - c0;
-                    for (dst, src) in out
-                        .chunks_exact_mut(j1 - j0)
-                        .zip(block.chunks_exact(width))
-                    {
+                    for (dst, src) in out.chunks_exact_mut(j1 - j0).zip(block.chunks_exact(width)) {
                         dst[c0 - j0..c1 - j0].copy_from_slice(src);
                     }
                 }
-                out
-            })
-            .collect();
-        let mut y = vec![0f32; m * n];
-        for (t, part) in parts.iter().enumerate() {
-            let j0 = t * per;
-            let width = part.len() / m;
-            for (row, src) in y.chunks_exact_mut(n).zip(part.chunks_exact(width)) {
-                row[j0..j0 + width].copy_from_slice(src);
+            });
+            if let Some(b) = bias {
+                for row in out.chunks_exact_mut(j1 - j0) {
+                    row.iter_mut().zip(&b[j0..j1]).for_each(|(y, b)| *y += b);
+                }
             }
-        }
-        if let Some(b) = bias {
-            for row in y.chunks_exact_mut(n) {
-                row.iter_mut().zip(b).for_each(|(y, b)| *y += b);
+            if let Some(f) = elementwise {
+                f(&mut out);
+            }
+            // Each part is run exactly once, so its slot is empty.
+            let _ = parts[t].set(out);
+        });
+        let parts: Vec<&[f32]> = parts
+            .iter()
+            .map(|p| p.get().map_or(&[][..], Vec::as_slice))
+            .collect();
+        // Row by row, each part's stretch of the row appended.
+        let mut y = Vec::with_capacity(m * n);
+        for r in 0..m {
+            for part in &parts {
+                let width = part.len() / m;
+                y.extend_from_slice(&part[r * width..(r + 1) * width]);
             }
         }
         y
@@ -111,8 +146,7 @@ impl HalfMatrix {
 /// `src` widened to f32 into `dst` (of the same length).
 fn widen(src: &[f16], dst: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
-    {
+    if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU was just checked for every feature `widen_f16c` is compiled with.
         unsafe { widen_f16c(src, dst) };
         return;
@@ -307,7 +341,9 @@ mod tests {
 
     #[test]
     fn widening_is_exact() {
-        let halves: Vec<f16> = (0..1003u16).map(|i| f16::from_bits(i.wrapping_mul(61))).collect();
+        let halves: Vec<f16> = (0..1003u16)
+            .map(|i| f16::from_bits(i.wrapping_mul(61)))
+            .collect();
         let mut got = vec![0f32; halves.len()];
         widen(&halves, &mut got);
         for (h, g) in halves.iter().zip(&got) {

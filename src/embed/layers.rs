@@ -117,6 +117,16 @@ impl Linear {
         Some(few.weight.matmul(x, b))
     }
 
+    /// [`Linear::forward_small`] with its bias, then `elementwise` over every output in
+    /// the same parallel parts.
+    fn forward_small_then(&self, x: &[f32], elementwise: fn(&mut [f32])) -> Option<Vec<f32>> {
+        let few = self.few.get()?;
+        Some(
+            few.weight
+                .matmul_then(x, few.bias.as_deref(), Some(elementwise)),
+        )
+    }
+
     /// Outputs of the layer.
     fn outputs_count(&self) -> Result<usize> {
         self.weight_t.dim(1)
@@ -396,7 +406,14 @@ impl Block {
         for &span in spans {
             match rotary {
                 Some(r) => r.with_tables(|cos, sin| {
-                    small::attention(&qkv, span, heads, hidden / heads, Some((cos, sin)), &mut ctx)
+                    small::attention(
+                        &qkv,
+                        span,
+                        heads,
+                        hidden / heads,
+                        Some((cos, sin)),
+                        &mut ctx,
+                    )
                 })?,
                 None => small::attention(&qkv, span, heads, hidden / heads, None, &mut ctx),
             }
@@ -408,10 +425,17 @@ impl Block {
             tail1.apply_row(row, res);
         }
         let up_width = self.up.outputs_count()?;
-        let Some(up) = self.up.forward_small(&y, true) else {
+        let mlp = match act {
+            // Elementwise: applied inside the product's parts.
+            Activation::Gelu => self.up.forward_small_then(&y, ops::gelu_slice),
+            Activation::SwiGlu => self
+                .up
+                .forward_small(&y, true)
+                .map(|up| act.rows(up, up_width)),
+        };
+        let Some(mlp) = mlp else {
             return Ok(None);
         };
-        let mlp = act.rows(up, up_width);
         let Some(mut out) = self.down.forward_small(&mlp, false) else {
             return Ok(None);
         };

@@ -8,8 +8,8 @@ use candle_nn::VarBuilder;
 
 use super::bert::{self, Bert};
 use super::layers::Packed;
-use super::small::{self, Few};
 use super::nomic::{self, NomicBert};
+use super::small::{self, Few};
 use super::tokenize::TextTokenizer;
 use super::{device, Embedder};
 use crate::error::{Error, Result};

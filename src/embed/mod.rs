@@ -16,6 +16,7 @@ mod nomic;
 mod ops;
 mod small;
 pub mod stand_in;
+mod team;
 mod tokenize;
 
 use std::sync::Arc;

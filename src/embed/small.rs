@@ -16,6 +16,8 @@
 //! note's vector never depends on what it was embedded with. A query's vector is within
 //! 2e-4 of the f32 one (cosine 0.9999998 at worst over the eval queries).
 
+use std::sync::OnceLock;
+
 use candle_core::{Result, Storage, Tensor};
 
 /// Texts laid end to end, as plain token ids (the few-token pass's [`super::layers::Packed`]).
@@ -110,45 +112,67 @@ pub fn rotate(head: &mut [f32], dim: usize, cos: &[f32], sin: &[f32]) {
 
 /// Self-attention of the tokens `start..start + len` of `qkv` (rows of `[q | k | v]`, each
 /// `heads * dim` wide, the query already scaled), written into the same rows of `ctx`.
-/// `rotary` gives the `cos` and `sin` tables when positions are rotary.
+/// `rotary` gives the `cos` and `sin` tables when positions are rotary. Heads run in
+/// parallel ([`super::team`]).
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     qkv: &[f32],
-    (start, len): (usize, usize),
+    span: (usize, usize),
     heads: usize,
     dim: usize,
     rotary: Option<(&[f32], &[f32])>,
     ctx: &mut [f32],
 ) {
+    let start = span.0;
+    let hidden = heads * dim;
+    let outs: Vec<OnceLock<Vec<f32>>> = (0..heads).map(|_| OnceLock::new()).collect();
+    super::team::run(heads, &|h| {
+        // Each head is run exactly once, so its slot is empty.
+        let _ = outs[h].set(head(qkv, span, h, heads, dim, rotary));
+    });
+    for (h, out) in outs.iter().enumerate() {
+        let Some(out) = out.get() else { continue };
+        for (t, o) in out.chunks_exact(dim).enumerate() {
+            ctx[(start + t) * hidden + h * dim..][..dim].copy_from_slice(o);
+        }
+    }
+}
+
+/// Head `h` of [`attention`]: its `[len, dim]` output.
+fn head(
+    qkv: &[f32],
+    (start, len): (usize, usize),
+    h: usize,
+    heads: usize,
+    dim: usize,
+    rotary: Option<(&[f32], &[f32])>,
+) -> Vec<f32> {
     let hidden = heads * dim;
     let mut q = vec![0f32; len * dim];
     let mut k = vec![0f32; len * dim];
     let mut v = vec![0f32; len * dim];
+    for t in 0..len {
+        let row = &qkv[(start + t) * 3 * hidden..][..3 * hidden];
+        q[t * dim..][..dim].copy_from_slice(&row[h * dim..][..dim]);
+        k[t * dim..][..dim].copy_from_slice(&row[hidden + h * dim..][..dim]);
+        v[t * dim..][..dim].copy_from_slice(&row[2 * hidden + h * dim..][..dim]);
+    }
+    if let Some((cos, sin)) = rotary {
+        rotate(&mut q, dim, cos, sin);
+        rotate(&mut k, dim, cos, sin);
+    }
     let mut scores = vec![0f32; len];
-    for h in 0..heads {
-        for t in 0..len {
-            let row = &qkv[(start + t) * 3 * hidden..][..3 * hidden];
-            q[t * dim..][..dim].copy_from_slice(&row[h * dim..][..dim]);
-            k[t * dim..][..dim].copy_from_slice(&row[hidden + h * dim..][..dim]);
-            v[t * dim..][..dim].copy_from_slice(&row[2 * hidden + h * dim..][..dim]);
+    let mut out = vec![0f32; len * dim];
+    for (qt, o) in q.chunks_exact(dim).zip(out.chunks_exact_mut(dim)) {
+        for (s, kj) in scores.iter_mut().zip(k.chunks_exact(dim)) {
+            *s = qt.iter().zip(kj).map(|(a, b)| a * b).sum();
         }
-        if let Some((cos, sin)) = rotary {
-            rotate(&mut q, dim, cos, sin);
-            rotate(&mut k, dim, cos, sin);
-        }
-        for t in 0..len {
-            let qt = &q[t * dim..][..dim];
-            for (s, kj) in scores.iter_mut().zip(k.chunks_exact(dim)) {
-                *s = qt.iter().zip(kj).map(|(a, b)| a * b).sum();
-            }
-            super::ops::softmax_row(&mut scores);
-            let out = &mut ctx[(start + t) * hidden + h * dim..][..dim];
-            out.fill(0.0);
-            for (&p, vj) in scores.iter().zip(v.chunks_exact(dim)) {
-                out.iter_mut().zip(vj).for_each(|(o, x)| *o += p * x);
-            }
+        super::ops::softmax_row(&mut scores);
+        for (&p, vj) in scores.iter().zip(v.chunks_exact(dim)) {
+            o.iter_mut().zip(vj).for_each(|(o, x)| *o += p * x);
         }
     }
+    out
 }
 
 #[cfg(test)]
