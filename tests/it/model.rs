@@ -81,7 +81,10 @@ fn vectors_match_sentence_transformers_documents_to_1e_5_queries_to_2e_4() {
     }
     model.prepare_queries().unwrap();
     let few = model.embed_query(&texts[0]).unwrap();
-    let exact = model.embed_documents(&[texts[0].as_str()]).unwrap().remove(0);
+    let exact = model
+        .embed_documents(&[texts[0].as_str()])
+        .unwrap()
+        .remove(0);
     assert!(
         max_diff(&few, &exact) < 2e-4 && max_diff(&few, &exact) > 0.0,
         "a short query takes the few-token pass once prepared"

@@ -314,10 +314,7 @@ fn uninstall_reverses_install_and_leaves_the_notes_alone() {
     assert_eq!(walk(&b.root), notes_before, "notes untouched");
     let data_after: Vec<PathBuf> = walk(&b.data);
     assert_eq!(data_after, data_before, "index untouched");
-    assert!(
-        b.config_file().is_file(),
-        "config kept"
-    );
+    assert!(b.config_file().is_file(), "config kept");
 
     assert!(row(&failed(brain(&b, &["install", "--check"])), "skill").starts_with("missing "));
     let again = ok(brain(&b, &["uninstall"]));
