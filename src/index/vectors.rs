@@ -165,11 +165,19 @@ pub fn bump_version(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Bytes of the index file SQLite may map when the vectors are read (more than any brain's
+/// index; SQLite clamps it to its compile-time limit).
+const VECTORS_MMAP: u64 = 1 << 34;
+
 /// Every chunk that has a vector: (chunk id, note id, vector), in chunk id order.
 pub fn for_each_vector(
     conn: &Connection,
     mut f: impl FnMut(i64, i64, &[u8]),
 ) -> rusqlite::Result<()> {
+    // Read the blobs through a memory map: with one `pread` per page, loading tldr's 8k
+    // vectors was a third of a search without a backend (230 -> 158 ms). Only here: for a
+    // keyword search, which touches few pages, setting up the map cost more than it saved.
+    conn.execute_batch(&format!("PRAGMA mmap_size = {VECTORS_MMAP};"))?;
     let mut stmt = conn.prepare_cached(
         "SELECT c.id, c.note_id, v.vec FROM chunks c JOIN vectors v ON v.hash = c.hash ORDER BY c.id",
     )?;
