@@ -176,4 +176,4 @@ row "backend RSS, MB" rss
 row "save to searchable (watcher), ms" fresh
 echo
 echo "stand-in-hash-768: hashed words, no meaning; its query embedding is ~0 ms, so a real model's"
-echo "query embedding (MiniLM ~10 ms here) adds to its semantic and hybrid rows."
+echo "query embedding (MiniLM ~3 ms here) adds to its semantic and hybrid rows."
