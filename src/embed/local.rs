@@ -78,6 +78,8 @@ pub struct LocalEmbedder {
     few_allowed: bool,
     /// Whether its weights are built ([`Embedder::prepare_queries`], or a second query).
     few_ready: AtomicBool,
+    /// Whether building them failed (then never tried again).
+    few_failed: AtomicBool,
     /// Queries embedded so far, up to 2.
     queries: AtomicUsize,
 }
@@ -138,6 +140,7 @@ impl LocalEmbedder {
             batch_tokens,
             few_allowed,
             few_ready: AtomicBool::new(false),
+            few_failed: AtomicBool::new(false),
             queries: AtomicUsize::new(0),
         })
     }
@@ -172,14 +175,21 @@ impl LocalEmbedder {
 
     /// Builds the few-token pass's weights, when this model may have them.
     fn prepare_few(&self) -> Result<()> {
-        if !self.few_allowed || self.few_ready.load(Ordering::Acquire) {
+        if !self.few_allowed
+            || self.few_ready.load(Ordering::Acquire)
+            || self.few_failed.load(Ordering::Relaxed)
+        {
             return Ok(());
         }
         match &self.encoder {
             Encoder::Bert(m) => m.prepare_few(),
             Encoder::Nomic(m) => m.prepare_few(),
         }
-        .map_err(|e| Error::Embed(e.to_string()))?;
+        .map_err(|e| {
+            // Tried once: queries keep candle's path from then on.
+            self.few_failed.store(true, Ordering::Relaxed);
+            Error::Embed(e.to_string())
+        })?;
         self.few_ready.store(true, Ordering::Release);
         Ok(())
     }
@@ -196,7 +206,10 @@ impl LocalEmbedder {
             if self.queries.fetch_add(1, Ordering::Relaxed) == 0 {
                 return Ok(None);
             }
-            self.prepare_few()?;
+            // The pass only saves time: if its weights cannot be built, candle answers.
+            if self.prepare_few().is_err() || self.few_failed.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
         }
         let ids = self
             .tokenizer

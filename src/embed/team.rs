@@ -13,9 +13,10 @@
 //! One product at a time: a caller that finds the team busy (two queries in two threads of
 //! the backend, or a product started from inside a part) runs its parts itself.
 
+use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex, OnceLock, TryLockError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -36,10 +37,21 @@ struct Job<'a> {
     next: AtomicUsize,
     /// Parts run to their end (or to a panic).
     finished: AtomicUsize,
-    panicked: AtomicBool,
+    /// The first part's panic, raised again by the caller once every part is over.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
+    fn new(parts: usize, work: &'a (dyn Fn(usize) + Sync)) -> Job<'a> {
+        Job {
+            work,
+            parts,
+            next: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+        }
+    }
+
     /// Claims and runs parts until none is left.
     fn help(&self) {
         loop {
@@ -47,10 +59,25 @@ impl Job<'_> {
             if part >= self.parts {
                 return;
             }
-            if panic::catch_unwind(AssertUnwindSafe(|| (self.work)(part))).is_err() {
-                self.panicked.store(true, SeqCst);
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.work)(part))) {
+                let mut first = self.panic.lock().unwrap_or_else(|p| p.into_inner());
+                if first.is_none() {
+                    *first = Some(payload);
+                } else {
+                    // Dropping a payload may itself panic, outside any catch_unwind: a
+                    // second panic's payload is leaked instead.
+                    std::mem::forget(payload);
+                }
             }
             self.finished.fetch_add(1, SeqCst);
+        }
+    }
+
+    /// Raises the first part's panic again, if one panicked.
+    fn raise(self) {
+        let payload = self.panic.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(payload) = payload {
+            panic::resume_unwind(payload);
         }
     }
 }
@@ -114,25 +141,20 @@ pub fn threads() -> usize {
 }
 
 /// Runs `work(0)`, ..., `work(parts - 1)` across the caller and the helpers; returns when
-/// all have run. A panic in a part is raised again here, after every part has finished.
+/// all have run. A panic in a part is raised again here (the first one, as it was), after
+/// every part has finished.
 pub fn run(parts: usize, work: &(dyn Fn(usize) + Sync)) {
     let team = team();
+    let job = Job::new(parts, work);
     let _running = match team.running.try_lock() {
         Ok(guard) => guard,
         // A poisoned lock only means a caller panicked after its job was over.
         Err(TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(TryLockError::WouldBlock) => return (0..parts).for_each(work),
+        Err(TryLockError::WouldBlock) => return serially(job),
     };
     if team.helpers == 0 || parts < 2 {
-        return (0..parts).for_each(work);
+        return serially(job);
     }
-    let job = Job {
-        work,
-        parts,
-        next: AtomicUsize::new(0),
-        finished: AtomicUsize::new(0),
-        panicked: AtomicBool::new(false),
-    };
     let s = team.shared;
     // SAFETY (the lifetime erased here): the pointer is cleared below, and this function
     // does not return before every helper that could have read it has left it (`busy`).
@@ -145,15 +167,29 @@ pub fn run(parts: usize, work: &(dyn Fn(usize) + Sync)) {
         s.wake.notify_all();
     }
     job.help();
-    while job.finished.load(SeqCst) < parts {
-        std::hint::spin_loop();
-    }
+    wait_until(|| job.finished.load(SeqCst) == parts);
     s.job.store(ptr::null_mut(), SeqCst);
-    while s.busy.load(SeqCst) > 0 {
+    wait_until(|| s.busy.load(SeqCst) == 0);
+    job.raise();
+}
+
+/// Every part on this thread, with the same contract as [`run`]: all parts run, then the
+/// first panic is raised.
+fn serially(job: Job<'_>) {
+    job.help();
+    job.raise();
+}
+
+/// Spins until `done`, yielding now and then: the parts it waits for are microseconds
+/// away unless their thread lost its core, and then it should get it back.
+fn wait_until(done: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !done() {
         std::hint::spin_loop();
-    }
-    if job.panicked.load(SeqCst) {
-        panic!("a part of a parallel product panicked");
+        spins = spins.wrapping_add(1);
+        if spins % 1024 == 0 {
+            thread::yield_now();
+        }
     }
 }
 
@@ -166,7 +202,13 @@ fn helper(s: &'static Shared) {
         while s.generation.load(SeqCst) == seen {
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            if spins % 256 == 0 && start.elapsed() > SPIN {
+            if spins % 256 != 0 {
+                continue;
+            }
+            // Let a thread that has real work run first (a busy machine, the keyword
+            // list of the same hybrid search).
+            thread::yield_now();
+            if start.elapsed() > SPIN {
                 let mut lock = s.sleep.lock().unwrap_or_else(|p| p.into_inner());
                 s.sleeping.fetch_add(1, SeqCst);
                 while s.generation.load(SeqCst) == seen {
@@ -236,7 +278,8 @@ mod tests {
                 finished.fetch_add(1, SeqCst);
             })
         }));
-        assert!(caught.is_err());
+        let payload = caught.expect_err("the panic is raised");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"part 3"));
         assert_eq!(finished.load(SeqCst), 7);
         // The team still works afterwards.
         let after = AtomicUsize::new(0);

@@ -175,9 +175,18 @@ pub fn for_each_vector(
     mut f: impl FnMut(i64, i64, &[u8]),
 ) -> rusqlite::Result<()> {
     // Read the blobs through a memory map: with one `pread` per page, loading tldr's 8k
-    // vectors was a third of a search without a backend (230 -> 158 ms). Only here: for a
-    // keyword search, which touches few pages, setting up the map cost more than it saved.
-    conn.execute_batch(&format!("PRAGMA mmap_size = {VECTORS_MMAP};"))?;
+    // vectors was a third of a search without a backend (230 -> 158 ms). Only for this
+    // read, then unmapped: the connection goes back to its pool, and a keyword search,
+    // which touches few pages, gained nothing from the map. (The cost of a map: an I/O
+    // error on the index file is a SIGBUS instead of an error; the data dir is local.)
+    // Either pragma failing only loses the speed.
+    let _ = conn.execute_batch(&format!("PRAGMA mmap_size = {VECTORS_MMAP};"));
+    let read = read_vectors(conn, &mut f);
+    let _ = conn.execute_batch("PRAGMA mmap_size = 0;");
+    read
+}
+
+fn read_vectors(conn: &Connection, f: &mut impl FnMut(i64, i64, &[u8])) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.id, c.note_id, v.vec FROM chunks c JOIN vectors v ON v.hash = c.hash ORDER BY c.id",
     )?;
