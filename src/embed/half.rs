@@ -9,10 +9,11 @@
 //! (cosine 0.9999998 at worst), far below any difference a ranking sees.
 //!
 //! The product converts a few weight rows at a time to f32 in a scratch buffer that stays
-//! in the L1 cache, with the CPU's own conversion instruction (F16C on x86_64, through the
-//! `half` crate's FP16 path on Apple silicon), then takes their dot products with every
-//! input row there, in blocks whose partial sums stay in vector registers (`pulp` compiles
-//! one generic kernel for AVX2, AVX-512 and NEON and picks at run time).
+//! in the L1 cache (with F16C on x86_64; elsewhere, Apple silicon included, with plain bit
+//! operations the compiler vectorizes, exact for every finite half), then takes their dot
+//! products with every input row there, in blocks whose partial sums stay in vector
+//! registers (`pulp` compiles one generic kernel for AVX2, AVX-512 and NEON and picks at
+//! run time). The outputs are split in parts run by [`super::team`].
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -50,12 +51,16 @@ pub struct HalfMatrix {
 }
 
 impl HalfMatrix {
-    /// From `w`, `n` rows of `k` values (row-major `[out, in]`), rounded to the nearest half.
-    pub fn from_rows(w: &[f32], n: usize, k: usize) -> HalfMatrix {
+    /// From `w`, `n` rows of `k` values (row-major `[out, in]`), rounded to the nearest half;
+    /// `None` when a weight is beyond half precision's range (±65504), where the copy would
+    /// hold infinities.
+    pub fn from_rows(w: &[f32], n: usize, k: usize) -> Option<HalfMatrix> {
         assert_eq!(w.len(), n * k, "weight shape");
         let mut data = vec![f16::ZERO; n * k];
         data.convert_from_f32_slice(w);
-        HalfMatrix { k, n, data }
+        data.iter()
+            .all(|h| h.is_finite())
+            .then_some(HalfMatrix { k, n, data })
     }
 
     /// Bytes held.
@@ -151,7 +156,23 @@ fn widen(src: &[f16], dst: &mut [f32]) {
         unsafe { widen_f16c(src, dst) };
         return;
     }
-    src.convert_to_f32_slice(dst);
+    widen_finite(src, dst);
+}
+
+/// [`widen`] without a conversion instruction, for the targets without F16C (Apple
+/// silicon among them: `half`'s slice conversion calls a function per four values there,
+/// which cost as much as the product it fed on x86). Exact for every finite half, normal
+/// or subnormal, which is all a [`HalfMatrix`] holds: the half's exponent and mantissa
+/// bits put where an f32's go read as a value 2^112 too small, and multiplying by a power
+/// of two is exact. Plain integer and float operations, which the compiler vectorizes.
+fn widen_finite(src: &[f16], dst: &mut [f32]) {
+    assert_eq!(src.len(), dst.len(), "widen lengths");
+    const TWO_TO_112: f32 = f32::from_bits((127 + 112) << 23);
+    for (d, s) in dst.iter_mut().zip(src) {
+        let h = u32::from(s.to_bits());
+        let magnitude = f32::from_bits((h & 0x7fff) << 13) * TWO_TO_112;
+        *d = f32::from_bits(magnitude.to_bits() | ((h & 0x8000) << 16));
+    }
 }
 
 /// [`widen`] with F16C, eight values per instruction. (`half`'s own x86 path calls a
@@ -323,7 +344,7 @@ mod tests {
             let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.731).sin()).collect();
             let w: Vec<f32> = (0..k * n).map(|i| (i as f32 * 0.377).cos() * 0.1).collect();
             let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
-            let half = HalfMatrix::from_rows(&w, n, k);
+            let half = HalfMatrix::from_rows(&w, n, k).unwrap();
             let got = half.matmul(&x, Some(&bias));
             let mut want = naive(&x, k, &w, n);
             for row in want.chunks_exact_mut(n) {
@@ -352,9 +373,33 @@ mod tests {
     }
 
     #[test]
+    fn the_portable_widening_is_exact_for_every_finite_half() {
+        let halves: Vec<f16> = (0..=u16::MAX)
+            .map(f16::from_bits)
+            .filter(|h| h.is_finite())
+            .collect();
+        let mut got = vec![0f32; halves.len()];
+        widen_finite(&halves, &mut got);
+        for (h, g) in halves.iter().zip(&got) {
+            assert_eq!(
+                h.to_f32().to_bits(),
+                g.to_bits(),
+                "{h} ({:#06x})",
+                h.to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn a_weight_beyond_half_range_refuses_the_copy() {
+        assert!(HalfMatrix::from_rows(&[1.0, 7e4], 1, 2).is_none());
+        assert!(HalfMatrix::from_rows(&[1.0, -65504.0], 1, 2).is_some());
+    }
+
+    #[test]
     fn weights_keep_eleven_bits() {
         let w: Vec<f32> = (0..1000).map(|i| (i as f32 * 0.0137).sin() * 0.2).collect();
-        let half = HalfMatrix::from_rows(&w, 1000, 1);
+        let half = HalfMatrix::from_rows(&w, 1000, 1).unwrap();
         let got = half.matmul(&[1.0], None);
         for (g, w) in got.iter().zip(&w) {
             assert!((g - w).abs() <= w.abs() * 4.9e-4 + 6e-8, "{w} -> {g}");

@@ -91,7 +91,10 @@ impl Linear {
         let (k, n) = self.weight_t.dims2()?;
         // Rows per output, as the checkpoint had them: candle's strided copy transposes.
         let rows = self.weight_t.t()?.contiguous()?;
-        let weight = small::with_f32(&rows, |w| HalfMatrix::from_rows(w, n, k))?;
+        let weight =
+            small::with_f32(&rows, |w| HalfMatrix::from_rows(w, n, k))?.ok_or_else(|| {
+                candle_core::Error::Msg("a weight is beyond half precision's range".into())
+            })?;
         let bias = self
             .bias
             .as_ref()
