@@ -54,6 +54,10 @@ impl Embedder for CachedQueries {
         self.inner.prepare_queries()
     }
 
+    fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.inner.embed_unstored(texts)
+    }
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let cached = self
             .queries

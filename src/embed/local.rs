@@ -194,11 +194,11 @@ impl LocalEmbedder {
         Ok(())
     }
 
-    /// A query through the few-token pass, when this model has one and the query is
-    /// short enough; `None` sends it through candle. The pass's weights cost about three
-    /// queries to build, so a process builds them at its second query (or when asked
-    /// ahead, [`Embedder::prepare_queries`]): a one-shot search does not pay for them.
-    fn query_few(&self, text: &str) -> Result<Option<Vec<f32>>> {
+    /// A text (its prefix applied) through the few-token pass, when this model has one and
+    /// the text is short enough; `None` sends it through candle. The pass's weights cost
+    /// about three queries to build, so a process builds them at its second text (or when
+    /// asked ahead, [`Embedder::prepare_queries`]): a one-shot search does not pay for them.
+    fn few_pass(&self, text: &str) -> Result<Option<Vec<f32>>> {
         if !self.few_allowed {
             return Ok(None);
         }
@@ -356,9 +356,40 @@ impl Embedder for LocalEmbedder {
         self.prepare_few()
     }
 
+    fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let texts: Vec<String> = texts
+            .iter()
+            .map(|t| format!("{}{t}", self.spec.document_prefix))
+            .collect();
+        let mut out = Vec::with_capacity(texts.len());
+        for t in &texts {
+            out.push(self.few_pass(t)?);
+        }
+        // What the pass did not take (long passages, the first of a fresh process) goes
+        // through candle in one batch.
+        let rest: Vec<String> = texts
+            .iter()
+            .zip(&out)
+            .filter(|(_, v)| v.is_none())
+            .map(|(t, _)| t.clone())
+            .collect();
+        let mut rest = if rest.is_empty() {
+            Vec::new()
+        } else {
+            self.embed_raw(&rest)?
+        }
+        .into_iter();
+        out.into_iter()
+            .map(|v| {
+                v.or_else(|| rest.next())
+                    .ok_or_else(|| Error::Embed("no vector returned".into()))
+            })
+            .collect()
+    }
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let text = format!("{}{text}", self.spec.query_prefix);
-        if let Some(v) = self.query_few(&text)? {
+        if let Some(v) = self.few_pass(&text)? {
             return Ok(v);
         }
         let mut v = self.embed_raw(&[text])?;

@@ -45,6 +45,13 @@ pub trait Embedder: Send + Sync {
     fn prepare_queries(&self) -> Result<()> {
         Ok(())
     }
+    /// Embeds passages that are compared but never stored (a draft's, for `brain
+    /// similar`), with the document prefix. Short ones may take the queries' few-token
+    /// pass, within 2e-4 of [`Embedder::embed_documents`]; stored vectors never do, so a
+    /// note's vector never depends on the path. By default the same as `embed_documents`.
+    fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_documents(texts)
+    }
 }
 
 /// Choices made when loading.

@@ -158,7 +158,7 @@ fn draft_vectors(
     let mut embedded = if missing.is_empty() {
         Vec::new()
     } else {
-        embedder.embed_documents(&missing)?
+        embedder.embed_unstored(&missing)?
     }
     .into_iter();
     Ok(out

@@ -89,6 +89,17 @@ fn vectors_match_sentence_transformers_documents_to_1e_5_queries_to_2e_4() {
         max_diff(&few, &exact) < 2e-4 && max_diff(&few, &exact) > 0.0,
         "a short query takes the few-token pass once prepared"
     );
+    // A draft's passages (never stored): the short ones through the pass, any over 64
+    // tokens through candle, all in input order.
+    let unstored = model.embed_unstored(&refs).unwrap();
+    assert_eq!(unstored.len(), want.len());
+    let mut took_the_pass = 0;
+    for (i, (got, want)) in unstored.iter().zip(&want).enumerate() {
+        let d = max_diff(got, want);
+        assert!(d < 2e-4, "unstored text {i}: max diff {d}");
+        took_the_pass += usize::from(max_diff(got, &batch[i]) > 0.0);
+    }
+    assert!(took_the_pass > 0, "short passages of a draft take the pass");
 }
 
 #[test]
