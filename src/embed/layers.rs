@@ -108,7 +108,7 @@ impl Linear {
     /// Bytes [`Linear::prepare_few`] would take.
     pub fn few_bytes(&self) -> Result<usize> {
         let (k, n) = self.weight_t.dims2()?;
-        Ok(n * k.div_ceil(2) * 4)
+        Ok(n * k * std::mem::size_of::<half::f16>())
     }
 
     /// Applies the layer to `x`, rows of `in` values, in the few-token pass (see
@@ -347,25 +347,16 @@ impl Activation {
             Activation::SwiGlu => ops::swiglu(x),
         }
     }
+}
 
-    /// The same over rows of `width` values on the CPU (SwiGLU halves the width).
-    fn rows(self, x: Vec<f32>, width: usize) -> Vec<f32> {
-        match self {
-            Activation::Gelu => {
-                let mut x = x;
-                ops::gelu_slice(&mut x);
-                x
-            }
-            Activation::SwiGlu => {
-                let half = width / 2;
-                let mut out = vec![0f32; x.len() / 2];
-                for (d, row) in out.chunks_exact_mut(half).zip(x.chunks_exact(width)) {
-                    ops::swiglu_row(d, row);
-                }
-                out
-            }
-        }
+/// SwiGLU over rows of `width` values `[value | gate]` on the CPU: rows of `width / 2`.
+fn swiglu_rows(x: &[f32], width: usize) -> Vec<f32> {
+    let half = width / 2;
+    let mut out = vec![0f32; x.len() / 2];
+    for (d, row) in out.chunks_exact_mut(half).zip(x.chunks_exact(width)) {
+        ops::swiglu_row(d, row);
     }
+    out
 }
 
 impl Block {
@@ -380,11 +371,10 @@ impl Block {
 
     /// Bytes [`Block::prepare_few`] would take.
     pub fn few_bytes(&self) -> Result<usize> {
-        let mut bytes = 0;
-        for l in [&self.qkv, &self.out, &self.up, &self.down] {
-            bytes += l.few_bytes()?;
-        }
-        Ok(bytes)
+        [&self.qkv, &self.out, &self.up, &self.down]
+            .into_iter()
+            .map(Linear::few_bytes)
+            .sum()
     }
 
     /// The block over a few tokens on the CPU, without candle ([`super::small`]): `x` holds
@@ -434,7 +424,7 @@ impl Block {
             Activation::SwiGlu => self
                 .up
                 .forward_small(&y, true)
-                .map(|up| act.rows(up, up_width)),
+                .map(|up| swiglu_rows(&up, up_width)),
         };
         let Some(mlp) = mlp else {
             return Ok(None);
