@@ -1,7 +1,7 @@
 //! The [`Embedder`] over a candle model: tokenise, pack by length, run the encoder, pool,
 //! normalise.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -19,6 +19,13 @@ use crate::model::{Architecture, Pooling};
 /// ([`super::small`]); a longer text (a pasted paragraph) goes through candle's batched
 /// products, which are faster from about there.
 const FEW_TOKENS: usize = 64;
+
+/// The few-token pass's weights are not built yet.
+const FEW_UNBUILT: u8 = 0;
+/// They are built.
+const FEW_READY: u8 = 1;
+/// Building them failed.
+const FEW_FAILED: u8 = 2;
 
 /// The most memory the few-token pass's half-precision weights may take. MiniLM's take
 /// 21 MB; nomic-embed-text's would take 226 MB beside its 547 MB of f32, so on a CPU its
@@ -76,10 +83,9 @@ pub struct LocalEmbedder {
     /// Whether queries may take the few-token pass (CPU, and the half-precision weights fit
     /// [`FEW_BYTES`]).
     few_allowed: bool,
-    /// Whether its weights are built ([`Embedder::prepare_queries`], or a second query).
-    few_ready: AtomicBool,
-    /// Whether building them failed (then never tried again).
-    few_failed: AtomicBool,
+    /// Where its weights stand: [`FEW_UNBUILT`], [`FEW_READY`] (built by
+    /// [`Embedder::prepare_queries`] or a second text) or [`FEW_FAILED`] (never tried again).
+    few: AtomicU8,
     /// Queries embedded so far, up to 2.
     queries: AtomicUsize,
 }
@@ -139,8 +145,7 @@ impl LocalEmbedder {
             encoder,
             batch_tokens,
             few_allowed,
-            few_ready: AtomicBool::new(false),
-            few_failed: AtomicBool::new(false),
+            few: AtomicU8::new(FEW_UNBUILT),
             queries: AtomicUsize::new(0),
         })
     }
@@ -173,25 +178,19 @@ impl LocalEmbedder {
         Ok(out)
     }
 
-    /// Builds the few-token pass's weights, when this model may have them.
+    /// Builds the few-token pass's weights, when this model may have them (once; a
+    /// failure is reported once, and queries keep candle's path from then on).
     fn prepare_few(&self) -> Result<()> {
-        if !self.few_allowed
-            || self.few_ready.load(Ordering::Acquire)
-            || self.few_failed.load(Ordering::Relaxed)
-        {
+        if !self.few_allowed || self.few.load(Ordering::Acquire) != FEW_UNBUILT {
             return Ok(());
         }
-        match &self.encoder {
+        let built = match &self.encoder {
             Encoder::Bert(m) => m.prepare_few(),
             Encoder::Nomic(m) => m.prepare_few(),
-        }
-        .map_err(|e| {
-            // Tried once: queries keep candle's path from then on.
-            self.few_failed.store(true, Ordering::Relaxed);
-            Error::Embed(e.to_string())
-        })?;
-        self.few_ready.store(true, Ordering::Release);
-        Ok(())
+        };
+        let state = if built.is_ok() { FEW_READY } else { FEW_FAILED };
+        self.few.store(state, Ordering::Release);
+        built.map_err(|e| Error::Embed(e.to_string()))
     }
 
     /// A text (its prefix applied) through the few-token pass, when this model has one and
@@ -202,14 +201,15 @@ impl LocalEmbedder {
         if !self.few_allowed {
             return Ok(None);
         }
-        if !self.few_ready.load(Ordering::Acquire) {
+        if self.few.load(Ordering::Acquire) == FEW_UNBUILT {
             if self.queries.fetch_add(1, Ordering::Relaxed) == 0 {
                 return Ok(None);
             }
             // The pass only saves time: if its weights cannot be built, candle answers.
-            if self.prepare_few().is_err() || self.few_failed.load(Ordering::Relaxed) {
-                return Ok(None);
-            }
+            let _ = self.prepare_few();
+        }
+        if self.few.load(Ordering::Acquire) != FEW_READY {
+            return Ok(None);
         }
         let ids = self
             .tokenizer
