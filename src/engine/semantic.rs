@@ -106,7 +106,10 @@ impl Engine {
     /// search waits for the load).
     pub fn warm_semantic(&self) -> Result<()> {
         if let Some((embedder, _)) = self.semantic_ready(false, &mut Vec::new())? {
-            embedder.prepare_queries()?;
+            // Only speed is lost when this fails: queries then take the batched path.
+            if let Err(e) = embedder.prepare_queries() {
+                tracing::warn!(error = %e, "queries stay on the batched path");
+            }
         }
         Ok(())
     }
