@@ -10,21 +10,10 @@ model of nomic-embed-text's size with random weights. Prints medians.
 import statistics
 import sys
 import tempfile
-import time
 
 import torch
 
-from bench_docs import documents
-
-
-def median_time(fn, runs):
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+from bench_common import documents, median_time
 
 
 def main(model_dir):

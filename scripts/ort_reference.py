@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from bench_docs import documents
+from bench_common import documents, median_time
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "fixtures" / "minilm_golden.json"
@@ -155,17 +154,6 @@ class Embedder:
 
     def embed(self, texts, batch=32):
         return np.concatenate([self.run(*self.tokenize(texts[i:i + batch])) for i in range(0, len(texts), batch)])
-
-
-def median_time(fn, runs, warmup):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main():

@@ -1,6 +1,9 @@
-"""The synthetic documents benches/embed.rs embeds, for the Python reference scripts
-(bench_reference.py, ort_reference.py): the same xorshift over the same words, so every
-side measures the same texts."""
+"""What the Python reference scripts (bench_reference.py, ort_reference.py) share: the
+synthetic documents benches/embed.rs embeds (the same xorshift over the same words, so
+every side measures the same texts) and the median timer."""
+
+import statistics
+import time
 
 WORDS = """the index note search query model vector folder markdown heading rollout feature flag cleanup
 test deploy database migration schema latency cache embedding token window chunk passage ranking fusion
@@ -21,3 +24,15 @@ def documents(n, words):
             doc.append(WORDS[state % len(WORDS)])
         out.append(" ".join(doc))
     return out
+
+
+def median_time(fn, runs, warmup=1):
+    """Median seconds of `runs` calls of `fn`, after `warmup` calls not counted."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
