@@ -203,6 +203,7 @@ fn nomic_sized() -> LocalEmbedder {
             config: config.as_bytes(),
             tokenizer: &tokenizer,
             weights: &weights,
+            shared_weights: None,
         },
     )
     .unwrap()

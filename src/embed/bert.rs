@@ -1,11 +1,14 @@
 //! BERT (MiniLM, bge and kin): absolute positions, post-norm blocks, GELU MLP.
 
+use std::sync::Arc;
+
 use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed};
+use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed, TokenTable};
 use super::small::{self, Few};
+use crate::model::verify::Bytes;
 
 /// The fields of a BERT `config.json` this forward pass reads.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -51,7 +54,7 @@ fn absolute() -> String {
 
 /// A loaded BERT encoder.
 pub struct Bert {
-    word: Tensor,
+    word: TokenTable,
     position: Tensor,
     token_type: Tensor,
     emb_norm: LayerNorm,
@@ -62,8 +65,9 @@ pub struct Bert {
 }
 
 impl Bert {
-    /// Loads the weights (with or without a `bert.` prefix).
-    pub fn load(vb: VarBuilder, c: &Config) -> Result<Bert> {
+    /// Loads the weights (with or without a `bert.` prefix); the token table is read in place
+    /// from `shared` when given (see [`TokenTable`]).
+    pub fn load(vb: VarBuilder, c: &Config, shared: Option<&Arc<Bytes>>) -> Result<Bert> {
         if c.hidden_act != "gelu" || c.position_embedding_type != "absolute" {
             candle_core::bail!(
                 "unsupported BERT variant (hidden_act {:?}, position_embedding_type {:?})",
@@ -104,7 +108,7 @@ impl Bert {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Bert {
-            word: emb.get((c.vocab_size, h), "word_embeddings.weight")?,
+            word: TokenTable::load(&emb, "word_embeddings.weight", c.vocab_size, h, shared)?,
             position: emb.get((c.max_position_embeddings, h), "position_embeddings.weight")?,
             token_type: emb
                 .get((c.type_vocab_size, h), "token_type_embeddings.weight")?
@@ -119,7 +123,7 @@ impl Bert {
     /// Token vectors of the packed texts, `[tokens, hidden]`.
     pub fn forward(&self, batch: &Packed) -> Result<Tensor> {
         // Every text is a single segment, so the token type is row 0 for all tokens.
-        let x = self.word.index_select(&batch.ids, 0)?;
+        let x = self.word.select(&batch.ids)?;
         let x = (x + self.position.index_select(&batch.positions, 0)?)?
             .broadcast_add(&self.token_type)?;
         let mut x = self.emb_norm.forward(&x)?;
@@ -143,7 +147,7 @@ impl Bert {
     /// `hidden` values end to end; `None` when the model was loaded on a GPU.
     pub fn forward_small(&self, few: &Few) -> Result<Option<Vec<f32>>> {
         let h = self.hidden();
-        let mut x = small::gather(&self.word, &few.ids, h)?;
+        let mut x = self.word.gather(&few.ids)?;
         let positions = small::gather(&self.position, &few.positions, h)?;
         x.iter_mut().zip(&positions).for_each(|(a, b)| *a += b);
         small::with_f32(&self.token_type, |tt| small::add_to_rows(&mut x, tt))?;

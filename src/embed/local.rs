@@ -65,6 +65,9 @@ pub struct Files<'a> {
     pub tokenizer: &'a [u8],
     /// `model.safetensors`.
     pub weights: &'a [u8],
+    /// The bytes `weights` borrows, when they can be kept: the token table is then read
+    /// in place instead of copied (see [`super::layers::TokenTable`]).
+    pub shared_weights: Option<std::sync::Arc<crate::model::verify::Bytes>>,
 }
 
 enum Encoder {
@@ -109,14 +112,15 @@ impl LocalEmbedder {
             Architecture::Bert => {
                 let c: bert::Config =
                     serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
-                let m = Bert::load(vb, &c).map_err(|e| fail("model.safetensors", &e))?;
+                let m = Bert::load(vb, &c, files.shared_weights.as_ref())
+                    .map_err(|e| fail("model.safetensors", &e))?;
                 let max = m.max_positions;
                 (Encoder::Bert(m), c.hidden_size, max, c.intermediate_size)
             }
             Architecture::NomicBert => {
                 let c: nomic::Config =
                     serde_json::from_slice(files.config).map_err(|e| fail("config.json", &e))?;
-                let m = NomicBert::load(vb, &c, spec.max_tokens)
+                let m = NomicBert::load(vb, &c, spec.max_tokens, files.shared_weights.as_ref())
                     .map_err(|e| fail("model.safetensors", &e))?;
                 let max = m.max_positions();
                 (Encoder::Nomic(m), c.n_embd, max, 2 * c.n_inner)

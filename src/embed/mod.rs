@@ -122,6 +122,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
         config: get("config.json")?,
         tokenizer: get("tokenizer.json")?,
         weights: get("model.safetensors")?,
+        shared_weights: files.shared("model.safetensors"),
     };
     Ok(Arc::new(LocalEmbedder::from_files(spec, files)?))
 }

@@ -1,12 +1,15 @@
 //! NomicBert (nomic-embed-text): rotary positions, fused QKV, SwiGLU MLP, post-norm blocks.
 //! Reads the original nomic checkpoint layout; the hub's Python modelling code is never run.
 
+use std::sync::Arc;
+
 use candle_core::{Result, Tensor};
 use candle_nn::VarBuilder;
 use serde::Deserialize;
 
-use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed, Rotary};
+use super::layers::{fuse, Activation, Block, LayerNorm, Linear, Packed, Rotary, TokenTable};
 use super::small::{self, Few};
+use crate::model::verify::Bytes;
 
 /// The fields of a nomic `config.json` this forward pass reads (the original key names).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -76,7 +79,7 @@ fn swiglu() -> String {
 
 /// A loaded NomicBert encoder.
 pub struct NomicBert {
-    word: Tensor,
+    word: TokenTable,
     token_type: Option<Tensor>,
     emb_norm: LayerNorm,
     blocks: Vec<Block>,
@@ -86,8 +89,14 @@ pub struct NomicBert {
 
 impl NomicBert {
     /// Loads the weights (with or without a `nomic_bert.` prefix). `max_len` bounds the
-    /// rotary tables to the longest input brain will send.
-    pub fn load(vb: VarBuilder, c: &Config, max_len: usize) -> Result<NomicBert> {
+    /// rotary tables to the longest input brain will send; the token table is read in place
+    /// from `shared` when given (see [`TokenTable`]).
+    pub fn load(
+        vb: VarBuilder,
+        c: &Config,
+        max_len: usize,
+        shared: Option<&Arc<Bytes>>,
+    ) -> Result<NomicBert> {
         if c.rotary_emb_fraction != 1.0
             || c.rotary_emb_interleaved
             || c.rotary_scaling_factor.is_some()
@@ -146,7 +155,7 @@ impl NomicBert {
             None
         };
         Ok(NomicBert {
-            word: emb.get((c.vocab_size, h), "word_embeddings.weight")?,
+            word: TokenTable::load(&emb, "word_embeddings.weight", c.vocab_size, h, shared)?,
             token_type,
             emb_norm: LayerNorm::load(&vb, "emb_ln", h, c.layer_norm_epsilon)?,
             blocks,
@@ -167,7 +176,7 @@ impl NomicBert {
 
     /// Token vectors of the packed texts, `[tokens, hidden]`.
     pub fn forward(&self, batch: &Packed) -> Result<Tensor> {
-        let mut x = self.word.index_select(&batch.ids, 0)?;
+        let mut x = self.word.select(&batch.ids)?;
         if let Some(tt) = &self.token_type {
             x = x.broadcast_add(tt)?;
         }
@@ -197,8 +206,7 @@ impl NomicBert {
     /// Token vectors of a few texts on the CPU without candle ([`super::small`]), rows of
     /// `hidden` values end to end; `None` when the model was loaded on a GPU.
     pub fn forward_small(&self, few: &Few) -> Result<Option<Vec<f32>>> {
-        let h = self.word.dims2()?.1;
-        let mut x = small::gather(&self.word, &few.ids, h)?;
+        let mut x = self.word.gather(&few.ids)?;
         if let Some(tt) = &self.token_type {
             small::with_f32(tt, |tt| small::add_to_rows(&mut x, tt))?;
         }

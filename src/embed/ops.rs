@@ -21,6 +21,47 @@ pub fn gelu(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// The transpose of a 2-D tensor, contiguous. On the CPU the copy goes in square tiles
+/// split over rayon's threads: candle's strided copy reads one column at a time, which at
+/// load made transposing MiniLM's weights cost more than reading them (a tenth of a search
+/// without a backend). Elsewhere candle copies.
+pub fn transpose(w: &Tensor) -> Result<Tensor> {
+    let (rows, cols) = w.dims2()?;
+    if !w.device().is_cpu() || w.dtype() != candle_core::DType::F32 || !w.is_contiguous() {
+        return w.t()?.contiguous();
+    }
+    let (storage, layout) = w.storage_and_layout();
+    let candle_core::Storage::Cpu(cpu) = &*storage else {
+        return w.t()?.contiguous();
+    };
+    let src = contiguous_f32(cpu, layout, "transpose")?;
+    let out = transpose_slice(src, rows, cols);
+    drop(storage);
+    Tensor::from_vec(out, (cols, rows), w.device())
+}
+
+/// `src`, `rows` x `cols` row-major, as `cols` x `rows` row-major.
+fn transpose_slice(src: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    const TILE: usize = 32;
+    let mut out = vec![0.0f32; rows * cols];
+    // Each task writes TILE whole output rows (TILE source columns): no two share a row.
+    out.par_chunks_mut(TILE * rows)
+        .enumerate()
+        .for_each(|(block, dst)| {
+            let c0 = block * TILE;
+            let width = dst.len() / rows;
+            for r0 in (0..rows).step_by(TILE) {
+                for r in r0..(r0 + TILE).min(rows) {
+                    let row = &src[r * cols + c0..r * cols + c0 + width];
+                    for (c, &v) in row.iter().enumerate() {
+                        dst[c * rows + r] = v;
+                    }
+                }
+            }
+        });
+    out
+}
+
 /// SwiGLU over a fused projection: `x` is `[.., 2n]` holding `[value | gate]`; the result is
 /// `[.., n]` with `value * silu(gate)`.
 pub fn swiglu(x: &Tensor) -> Result<Tensor> {
@@ -378,6 +419,21 @@ fn erf(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_matches_candle_on_ragged_shapes() {
+        for (rows, cols) in [(1, 1), (3, 70), (33, 31), (64, 97)] {
+            let data: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5 - 7.0).collect();
+            let w = Tensor::from_vec(data, (rows, cols), &candle_core::Device::Cpu).unwrap();
+            let ours = transpose(&w).unwrap();
+            let theirs = w.t().unwrap().contiguous().unwrap();
+            assert_eq!(ours.dims(), &[cols, rows]);
+            assert_eq!(
+                ours.to_vec2::<f32>().unwrap(),
+                theirs.to_vec2::<f32>().unwrap()
+            );
+        }
+    }
     use candle_core::Device;
 
     fn max_diff(a: &Tensor, b: &Tensor) -> f32 {

@@ -39,6 +39,9 @@ pub struct Engine {
     config: Config,
     index: Index,
     semantic: Mutex<SemanticCache>,
+    /// Whether a matrix rebuilt from the index is written to its cache file (see
+    /// [`Engine::without_matrix_writes`]).
+    write_matrix_file: bool,
 }
 
 impl Engine {
@@ -50,7 +53,18 @@ impl Engine {
             config,
             index,
             semantic: Mutex::new(SemanticCache::default()),
+            write_matrix_file: true,
         })
+    }
+
+    /// The same engine, reading the matrix cache file (`matrix.bin`) but never writing it:
+    /// for the warm backend, which keeps the matrix in memory and reloads it after every
+    /// embedding pass. Writing it each time would put the whole matrix on disk per edit
+    /// (about 100 MB at 100k passages) for processes that ask the backend anyway; a
+    /// process without one writes it when it finds it stale.
+    pub fn without_matrix_writes(mut self) -> Engine {
+        self.write_matrix_file = false;
+        self
     }
 
     /// Builds the index for `config.root` again from the notes: the old file (damaged,
@@ -69,6 +83,7 @@ impl Engine {
             config,
             index,
             semantic: Mutex::new(SemanticCache::default()),
+            write_matrix_file: true,
         };
         Ok((engine, salvage))
     }

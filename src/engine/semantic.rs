@@ -8,7 +8,7 @@ use super::{Engine, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
 use crate::embed::{self, Embedder};
 use crate::error::Result;
 use crate::index::Reader;
-use crate::search::Matrix;
+use crate::search::{matrix_file, Matrix};
 
 /// The engine's warm semantic state.
 #[derive(Default)]
@@ -86,7 +86,33 @@ impl Engine {
                 return Ok(Some((embedder, m.clone())));
             }
         }
-        let mut matrix = Matrix::new(embedder.dim());
+        let key = matrix_file::Key {
+            model: embedder.name(),
+            dim: embedder.dim(),
+            version,
+        };
+        let file = self.index.matrix_path();
+        let matrix = match matrix_file::read(&file, key) {
+            Some(m) => m,
+            None => {
+                let m = self.matrix_from_index(&reader, embedder.dim())?;
+                // A process that cannot write it (a read-only data dir) only loses speed.
+                if self.write_matrix_file {
+                    if let Err(e) = matrix_file::write(&file, &m, key) {
+                        tracing::debug!(error = %e, path = %file.display(), "matrix file not written");
+                    }
+                }
+                m
+            }
+        };
+        let matrix = Arc::new(matrix);
+        self.cache().matrix = Some((version, matrix.clone()));
+        Ok(Some((embedder, matrix)))
+    }
+
+    /// Every stored vector of `dim` values, as an int8 matrix.
+    fn matrix_from_index(&self, reader: &Reader<'_>, dim: usize) -> Result<Matrix> {
+        let mut matrix = Matrix::new(dim);
         let mut bad = 0usize;
         reader.for_each_vector(|chunk, note, blob| {
             if !matrix.push_blob(chunk, note, blob) {
@@ -96,9 +122,7 @@ impl Engine {
         if bad > 0 {
             tracing::warn!(bad, "vectors of the wrong length skipped");
         }
-        let matrix = Arc::new(matrix);
-        self.cache().matrix = Some((version, matrix.clone()));
-        Ok(Some((embedder, matrix)))
+        Ok(matrix)
     }
 
     /// Loads the model and the current vector matrix now, when they can be, and readies

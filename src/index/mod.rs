@@ -117,15 +117,22 @@ impl Index {
         &self.path
     }
 
-    /// Total bytes on disk: the database plus its write-ahead log.
+    /// Where the int8 matrix is cached, next to the index file (see
+    /// `search::matrix_file`).
+    pub fn matrix_path(&self) -> PathBuf {
+        self.path.with_file_name("matrix.bin")
+    }
+
+    /// Total bytes on disk: the database, its write-ahead log and the matrix cache.
     pub fn size_on_disk(&self) -> u64 {
-        ["", "-wal"]
+        let wal = {
+            let mut p = self.path.clone().into_os_string();
+            p.push("-wal");
+            PathBuf::from(p)
+        };
+        [self.path.clone(), wal, self.matrix_path()]
             .iter()
-            .filter_map(|suffix| {
-                let mut p = self.path.clone().into_os_string();
-                p.push(suffix);
-                std::fs::metadata(p).ok().map(|m| m.len())
-            })
+            .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
             .sum()
     }
 

@@ -155,10 +155,13 @@ pub fn forget_record(tx: &Transaction) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Moves [`version`] on.
+/// Moves [`version`] on. A new index starts from a random number below 2^52, so two
+/// indexes (one rebuilt in place of the other, say) practically never share a version:
+/// the matrix file next to the index (`search::matrix_file`) is keyed by it.
 pub fn bump_version(conn: &Connection) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO meta(key, value) VALUES ('vectors_version', '1')
+        "INSERT INTO meta(key, value)
+         VALUES ('vectors_version', CAST(abs(random() % 4503599627370496) + 1 AS TEXT))
          ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
     )?
     .execute([])?;
@@ -249,5 +252,27 @@ mod tests {
         assert!(extend_from_blob(&mut back, &to_blob(&v)));
         assert_eq!(back, v);
         assert!(!extend_from_blob(&mut back, &[1, 2, 3]));
+    }
+
+    #[test]
+    fn versions_start_at_random_and_then_count() {
+        let start = |conn: &Connection| {
+            conn.execute_batch("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                .unwrap();
+            assert_eq!(
+                version(conn).unwrap(),
+                0,
+                "no version before the first change"
+            );
+            bump_version(conn).unwrap();
+            version(conn).unwrap()
+        };
+        let a = Connection::open_in_memory().unwrap();
+        let b = Connection::open_in_memory().unwrap();
+        let (va, vb) = (start(&a), start(&b));
+        assert!((1..=1 << 52).contains(&va) && vb >= 1, "{va} {vb}");
+        assert_ne!(va, vb, "two new indexes share a version");
+        bump_version(&a).unwrap();
+        assert_eq!(version(&a).unwrap(), va + 1);
     }
 }

@@ -38,7 +38,7 @@ impl std::ops::Deref for Bytes {
 
 /// The required files of a model, verified, by hub-relative path.
 pub struct VerifiedFiles {
-    files: Vec<(String, Bytes)>,
+    files: Vec<(String, std::sync::Arc<Bytes>)>,
 }
 
 impl VerifiedFiles {
@@ -47,7 +47,16 @@ impl VerifiedFiles {
         self.files
             .iter()
             .find(|(p, _)| p == path)
-            .map(|(_, b)| &**b)
+            .map(|(_, b)| &***b)
+    }
+
+    /// The bytes of `path`, shared: for a loader that keeps reading them after loading
+    /// (the token table is read in place, see `embed::layers::TokenTable`).
+    pub fn shared(&self, path: &str) -> Option<std::sync::Arc<Bytes>> {
+        self.files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| b.clone())
     }
 }
 
@@ -96,7 +105,10 @@ pub fn open_verified(manifest: &Manifest, dir: &Path) -> Result<VerifiedFiles, M
         }
     }
     Ok(VerifiedFiles {
-        files: opened.into_iter().map(|(p, b, _, _)| (p, b)).collect(),
+        files: opened
+            .into_iter()
+            .map(|(p, b, _, _)| (p, std::sync::Arc::new(b)))
+            .collect(),
     })
 }
 

@@ -11,6 +11,7 @@ mod candidates;
 mod evidence;
 mod explain;
 mod fuse;
+pub(crate) mod matrix_file;
 pub(crate) mod pipeline;
 mod present;
 pub(crate) mod query;

@@ -70,6 +70,44 @@ impl Matrix {
         true
     }
 
+    /// A matrix from the parts [`Matrix::parts`] gave (see [`super::matrix_file`]); `None`
+    /// when their lengths disagree.
+    pub(crate) fn from_parts(
+        dim: usize,
+        codes: Vec<i8>,
+        scales: Vec<f32>,
+        chunk_ids: Vec<i64>,
+        note_ids: Vec<i64>,
+    ) -> Option<Matrix> {
+        let rows = chunk_ids.len();
+        if note_ids.len() != rows || scales.len() != rows || codes.len() != rows.checked_mul(dim)? {
+            return None;
+        }
+        let mut slot_of: HashMap<i64, u32> = HashMap::new();
+        let slots = note_ids
+            .iter()
+            .map(|&n| {
+                let next = slot_of.len() as u32;
+                *slot_of.entry(n).or_insert(next)
+            })
+            .collect();
+        Some(Matrix {
+            dim,
+            codes,
+            scales,
+            chunk_ids,
+            note_ids,
+            slots,
+            slot_of,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Codes, scales, chunk ids and note ids, row by row: what identifies the matrix.
+    pub(crate) fn parts(&self) -> (&[i8], &[f32], &[i64], &[i64]) {
+        (&self.codes, &self.scales, &self.chunk_ids, &self.note_ids)
+    }
+
     /// Adds a vector stored as little-endian bytes.
     pub fn push_blob(&mut self, chunk_id: i64, note_id: i64, blob: &[u8]) -> bool {
         if blob.len() != self.dim * 4 {

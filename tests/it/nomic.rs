@@ -31,6 +31,7 @@ fn tiny(truncate_to: Option<usize>) -> LocalEmbedder {
             config: &config,
             tokenizer: &tokenizer,
             weights: &weights,
+            shared_weights: None,
         },
     )
     .unwrap()
@@ -125,6 +126,7 @@ fn real_nomic_weights_match_published_values() {
             config: get("config.json"),
             tokenizer: get("tokenizer.json"),
             weights: get("model.safetensors"),
+            shared_weights: files.shared("model.safetensors"),
         },
     )
     .unwrap();

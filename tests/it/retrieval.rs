@@ -155,6 +155,63 @@ fn touched_and_renamed_notes_are_not_re_embedded() {
 }
 
 #[test]
+fn the_matrix_file_is_a_cache_that_never_decides_results() {
+    let b = example_with_model();
+    let status = b.status();
+    let matrix =
+        std::path::Path::new(status["index_path"].as_str().unwrap()).with_file_name("matrix.bin");
+    let q = [
+        "search",
+        "keep old behaviour covered when a toggle is removed",
+        "--mode",
+        "semantic",
+        "--json",
+        "--no-daemon",
+    ];
+    let first = paths(&b.ok(&q).json());
+    assert_eq!(first[0], "lore/flag-cleanup-test-rework.md");
+    let written = std::fs::read(&matrix).expect("the search wrote the matrix file");
+    assert_eq!(paths(&b.ok(&q).json()), first, "read from the file");
+    assert_eq!(
+        std::fs::read(&matrix).unwrap(),
+        written,
+        "a fresh file is kept"
+    );
+    // A damaged file is rebuilt from the index: the same results, the same file again.
+    let mut bad = written.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x55;
+    std::fs::write(&matrix, &bad).unwrap();
+    assert_eq!(
+        paths(&b.ok(&q).json()),
+        first,
+        "results from a damaged file"
+    );
+    assert_eq!(std::fs::read(&matrix).unwrap(), written, "rewritten whole");
+    // So is a file of another index (one rebuilt in place): here, someone else's bytes.
+    std::fs::write(&matrix, b"BRAINMX1 not this index").unwrap();
+    assert_eq!(paths(&b.ok(&q).json()), first);
+    // A new note moves the vectors version: found at once, through a rewritten file.
+    b.write(
+        "lore/zebra-crossings.md",
+        "# Zebra crossings\n\nStriped pedestrian crossings slow the cars down near schools.\n",
+    );
+    let j = b
+        .ok(&[
+            "search",
+            "striped road markings where people walk across",
+            "--mode",
+            "semantic",
+            "--json",
+            "--no-daemon",
+        ])
+        .json();
+    assert_eq!(paths(&j)[0], "lore/zebra-crossings.md");
+    let now = std::fs::read(&matrix).unwrap();
+    assert!(now.len() > written.len(), "the new passage is in the file");
+}
+
+#[test]
 fn switching_models_re_embeds_everything() {
     let b = example_with_model();
     let status = b.ok(&["status", "--json"]).json();

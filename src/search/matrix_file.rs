@@ -1,0 +1,222 @@
+//! The int8 matrix on disk, next to the index, so that a process without a backend (a
+//! `brain search --no-daemon`, the CLI when the app is not running, a fresh `brain mcp`)
+//! reads it in one go instead of rebuilding it from every vector in SQLite: at 100k
+//! passages that rebuild was most of a cold search's 2.4 s. It is only a cache: it is
+//! keyed by the model, its dimension and the index's vectors version (which moves with
+//! every change to passages or vectors, from a random start in each new index), checked
+//! whole by a CRC-32, written by rename, and any mismatch or damage means "rebuild from
+//! SQLite", never an error.
+//!
+//! Layout, little-endian: magic `BRAINMX1`, version `i64`, dim `u32`, name length `u32`,
+//! rows `u64`, the model name (padded to 8 bytes), codes (`rows * dim` i8, padded to 8),
+//! scales (`rows` f32, padded to 8), chunk ids and note ids (`rows` i64 each), then the
+//! CRC-32 of everything before it (`u32`).
+
+use std::io::Write;
+use std::path::Path;
+
+use super::semantic::Matrix;
+
+const MAGIC: &[u8; 8] = b"BRAINMX1";
+
+/// What a matrix file must have been written for to be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key<'a> {
+    /// The model's name.
+    pub model: &'a str,
+    /// Its vector length.
+    pub dim: usize,
+    /// The index's vectors version when the matrix was read from it.
+    pub version: i64,
+}
+
+fn pad8(out: &mut Vec<u8>) {
+    out.resize(out.len().next_multiple_of(8), 0);
+}
+
+/// The file's bytes for `matrix` read at `key`.
+fn encode(matrix: &Matrix, key: Key<'_>) -> Vec<u8> {
+    let (codes, scales, chunk_ids, note_ids) = matrix.parts();
+    let rows = chunk_ids.len();
+    let mut out = Vec::with_capacity(40 + key.model.len() + codes.len() + rows * 20 + 32);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&key.version.to_le_bytes());
+    out.extend_from_slice(&(key.dim as u32).to_le_bytes());
+    out.extend_from_slice(&(key.model.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(rows as u64).to_le_bytes());
+    out.extend_from_slice(key.model.as_bytes());
+    pad8(&mut out);
+    out.extend(codes.iter().map(|&c| c as u8));
+    pad8(&mut out);
+    scales
+        .iter()
+        .for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+    pad8(&mut out);
+    chunk_ids
+        .iter()
+        .for_each(|i| out.extend_from_slice(&i.to_le_bytes()));
+    note_ids
+        .iter()
+        .for_each(|i| out.extend_from_slice(&i.to_le_bytes()));
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Reads fixed-size fields front to back; `None` past the end.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn skip_pad(&mut self) {
+        self.at = self.at.next_multiple_of(8);
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+/// The matrix in `bytes`, if they are a whole, undamaged file written at `key`.
+fn decode(bytes: &[u8], key: Key<'_>) -> Option<Matrix> {
+    let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
+    if crc32fast::hash(body).to_le_bytes() != crc {
+        return None;
+    }
+    let mut c = Cursor { bytes: body, at: 0 };
+    if c.take(8)? != MAGIC {
+        return None;
+    }
+    let version = c.u64()? as i64;
+    let dim = c.u32()? as usize;
+    let name_len = c.u32()? as usize;
+    let rows = usize::try_from(c.u64()?).ok()?;
+    let model = c.take(name_len)?;
+    if version != key.version || dim != key.dim || model != key.model.as_bytes() {
+        return None;
+    }
+    c.skip_pad();
+    let codes: Vec<i8> = c
+        .take(rows.checked_mul(dim)?)?
+        .iter()
+        .map(|&b| b as i8)
+        .collect();
+    c.skip_pad();
+    let scales: Vec<f32> = c
+        .take(rows.checked_mul(4)?)?
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    c.skip_pad();
+    let ids = |c: &mut Cursor<'_>| -> Option<Vec<i64>> {
+        Some(
+            c.take(rows.checked_mul(8)?)?
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default()))
+                .collect(),
+        )
+    };
+    let chunk_ids = ids(&mut c)?;
+    let note_ids = ids(&mut c)?;
+    if c.at != body.len() {
+        return None;
+    }
+    Matrix::from_parts(dim, codes, scales, chunk_ids, note_ids)
+}
+
+/// The matrix stored at `path` for `key`; `None` when there is none, or it was written for
+/// another model, dimension or version, or it is damaged.
+pub fn read(path: &Path, key: Key<'_>) -> Option<Matrix> {
+    let bytes = std::fs::read(path).ok()?;
+    let matrix = decode(&bytes, key);
+    if matrix.is_none() {
+        tracing::debug!(path = %path.display(), "matrix file is stale or damaged; rebuilding");
+    }
+    matrix
+}
+
+/// Stores `matrix` (read at `key`) at `path`, atomically: a reader sees the old file or
+/// the new one, never a part.
+pub fn write(path: &Path, matrix: &Matrix, key: Key<'_>) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&encode(matrix, key))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix() -> Matrix {
+        let mut m = Matrix::new(3);
+        assert!(m.push(10, 1, &[0.5, -0.25, 1.0]));
+        assert!(m.push(11, 1, &[0.0, 0.0, 0.0]));
+        assert!(m.push(12, 7, &[-1.0, 0.5, 0.25]));
+        m
+    }
+
+    const KEY: Key<'static> = Key {
+        model: "all-minilm-l6-v2",
+        dim: 3,
+        version: 1 << 45,
+    };
+
+    #[test]
+    fn a_matrix_comes_back_as_it_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("matrix.bin");
+        let m = matrix();
+        write(&path, &m, KEY).unwrap();
+        let back = read(&path, KEY).expect("read back");
+        assert_eq!(back.parts(), m.parts());
+        let q = [0.3, 0.1, -0.2];
+        assert_eq!(back.top_notes(&q, 5, None), m.top_notes(&q, 5, None));
+        // An empty matrix too.
+        write(&path, &Matrix::new(3), KEY).unwrap();
+        assert!(read(&path, KEY).unwrap().is_empty());
+    }
+
+    #[test]
+    fn another_key_or_any_damage_means_rebuild() {
+        let bytes = encode(&matrix(), KEY);
+        assert!(decode(&bytes, KEY).is_some());
+        for other in [
+            Key {
+                version: KEY.version + 1,
+                ..KEY
+            },
+            Key { dim: 4, ..KEY },
+            Key {
+                model: "nomic-embed-text-v1.5",
+                ..KEY
+            },
+        ] {
+            assert!(decode(&bytes, other).is_none(), "{other:?}");
+        }
+        for at in [0, 9, 40, bytes.len() / 2, bytes.len() - 5, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x40;
+            assert!(decode(&bad, KEY).is_none(), "flipped byte {at}");
+        }
+        for len in [0, 3, 4, 39, bytes.len() - 1] {
+            assert!(decode(&bytes[..len], KEY).is_none(), "cut at {len}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read(&dir.path().join("absent.bin"), KEY).is_none());
+    }
+}
