@@ -1,8 +1,11 @@
 //! Repeated queries skip the model: the last [`QUERY_CACHE`] query vectors, by text. An
 //! assistant asks the same question again across a session, the panel's history (Alt+Up)
 //! replays past queries, and backspacing over a query re-asks its earlier prefixes; each
-//! of those is ~10 ms of model time saved per call. Documents are never cached (each is
-//! embedded once anyway, and its vector is stored).
+//! of those is ~10 ms of model time saved per call. So do a draft's passages
+//! ([`Embedder::embed_unstored`], the last [`DRAFT_CACHE`]): a draft is checked again as
+//! it grows (`brain similar -` before and after an edit), and only the passages that
+//! changed need the model; a 30-line draft's passages are most of a check's time. Stored
+//! documents are never cached (each is embedded once anyway, and its vector is stored).
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -15,10 +18,20 @@ use crate::error::Result;
 /// Query vectors kept (384 or 768 floats each: at most ~800 KB).
 pub const QUERY_CACHE: usize = 256;
 
-/// An embedder whose query vectors are remembered.
+/// Draft passage vectors kept (at most ~200 KB of 768-float vectors).
+pub const DRAFT_CACHE: usize = 64;
+
+/// An embedder whose query and draft passage vectors are remembered.
 pub struct CachedQueries {
     inner: Arc<dyn Embedder>,
     queries: Mutex<LruCache<String, Vec<f32>>>,
+    drafts: Mutex<LruCache<String, Vec<f32>>>,
+}
+
+fn lru(n: usize) -> Mutex<LruCache<String, Vec<f32>>> {
+    Mutex::new(LruCache::new(
+        NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN),
+    ))
 }
 
 impl CachedQueries {
@@ -26,9 +39,8 @@ impl CachedQueries {
     pub fn new(inner: Arc<dyn Embedder>) -> CachedQueries {
         CachedQueries {
             inner,
-            queries: Mutex::new(LruCache::new(
-                NonZeroUsize::new(QUERY_CACHE).unwrap_or(NonZeroUsize::MIN),
-            )),
+            queries: lru(QUERY_CACHE),
+            drafts: lru(DRAFT_CACHE),
         }
     }
 }
@@ -55,7 +67,37 @@ impl Embedder for CachedQueries {
     }
 
     fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.inner.embed_unstored(texts)
+        let mut out: Vec<Option<Vec<f32>>> = {
+            let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());
+            texts.iter().map(|t| drafts.get(*t).cloned()).collect()
+        };
+        let missing: Vec<&str> = texts
+            .iter()
+            .zip(&out)
+            .filter(|(_, v)| v.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        if missing.is_empty() {
+            return Ok(out.into_iter().flatten().collect());
+        }
+        // The model runs outside the lock, on the missing passages only, in one call.
+        let embedded = self.inner.embed_unstored(&missing)?;
+        if embedded.len() != missing.len() {
+            return Err(crate::error::Error::Embed(format!(
+                "{} vectors for {} passages",
+                embedded.len(),
+                missing.len()
+            )));
+        }
+        let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fresh = missing.iter().zip(embedded);
+        for v in out.iter_mut().filter(|v| v.is_none()) {
+            if let Some((text, vector)) = fresh.next() {
+                drafts.put(text.to_string(), vector.clone());
+                *v = Some(vector);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
@@ -84,7 +126,7 @@ mod tests {
     use crate::embed::stand_in::StandIn;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    struct Counting(StandIn, AtomicUsize);
+    struct Counting(StandIn, AtomicUsize, AtomicUsize);
 
     impl Embedder for Counting {
         fn name(&self) -> &str {
@@ -103,12 +145,17 @@ mod tests {
             self.1.fetch_add(1, Ordering::Relaxed);
             self.0.embed_query(text)
         }
+        fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            self.2.fetch_add(texts.len(), Ordering::Relaxed);
+            self.0.embed_unstored(texts)
+        }
     }
 
     #[test]
     fn a_repeated_query_runs_the_model_once_and_old_ones_are_dropped() {
         let inner = Arc::new(Counting(
             StandIn::parse("stand-in-hash-64").unwrap(),
+            AtomicUsize::new(0),
             AtomicUsize::new(0),
         ));
         let cached = CachedQueries::new(inner.clone());
@@ -122,5 +169,36 @@ mod tests {
         assert_eq!(inner.1.load(Ordering::Relaxed), QUERY_CACHE + 2);
         cached.embed_documents(&["retry jitter"]).unwrap();
         assert_eq!(inner.1.load(Ordering::Relaxed), QUERY_CACHE + 2);
+    }
+
+    #[test]
+    fn a_grown_draft_embeds_only_its_new_passages_in_order() {
+        let inner = Arc::new(Counting(
+            StandIn::parse("stand-in-hash-64").unwrap(),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        ));
+        let cached = CachedQueries::new(inner.clone());
+        let first = cached.embed_unstored(&["intro", "body"]).unwrap();
+        assert_eq!(inner.2.load(Ordering::Relaxed), 2);
+        let grown = cached
+            .embed_unstored(&["intro", "new part", "body"])
+            .unwrap();
+        assert_eq!(inner.2.load(Ordering::Relaxed), 3, "only the new passage");
+        assert_eq!(grown[0], first[0]);
+        assert_eq!(grown[2], first[1]);
+        assert_eq!(grown[1], inner.0.embed_unstored(&["new part"]).unwrap()[0]);
+        // Drafts and queries are kept apart: a query of the same text still runs.
+        cached.embed_query("intro").unwrap();
+        assert_eq!(inner.1.load(Ordering::Relaxed), 1);
+        for i in 0..DRAFT_CACHE {
+            cached.embed_unstored(&[&format!("p{i}")]).unwrap();
+        }
+        cached.embed_unstored(&["intro"]).unwrap();
+        assert_eq!(
+            inner.2.load(Ordering::Relaxed),
+            3 + DRAFT_CACHE + 1,
+            "evicted"
+        );
     }
 }
