@@ -47,9 +47,10 @@ impl Packed {
 
 /// A model's token-embedding table. When the checkpoint is a shared mapping, rows are read
 /// from it in place: a query needs a dozen of its rows, and copying the whole table at load
-/// (47 MB for MiniLM, 94 MB for nomic) cost a fifth of a search without a backend, and
-/// as much resident memory in every process. Otherwise (or for a dtype read here not in
-/// place) it is an ordinary tensor.
+/// (47 MB for MiniLM, 94 MB for nomic) cost a fifth of a search without a backend, and as
+/// much anonymous memory in every process (the mapped pages are clean page cache, shared
+/// and reclaimable). Otherwise (no shared mapping, or a dtype other than f32, f16 and bf16)
+/// it is an ordinary tensor.
 pub struct TokenTable {
     source: TableSource,
     rows: usize,
