@@ -67,37 +67,19 @@ impl Embedder for CachedQueries {
     }
 
     fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut out: Vec<Option<Vec<f32>>> = {
+        let known: Vec<Option<Vec<f32>>> = {
             let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());
             texts.iter().map(|t| drafts.get(*t).cloned()).collect()
         };
-        let missing: Vec<&str> = texts
-            .iter()
-            .zip(&out)
-            .filter(|(_, v)| v.is_none())
-            .map(|(t, _)| *t)
-            .collect();
-        if missing.is_empty() {
-            return Ok(out.into_iter().flatten().collect());
-        }
         // The model runs outside the lock, on the missing passages only, in one call.
-        let embedded = self.inner.embed_unstored(&missing)?;
-        if embedded.len() != missing.len() {
-            return Err(crate::error::Error::Embed(format!(
-                "{} vectors for {} passages",
-                embedded.len(),
-                missing.len()
-            )));
-        }
-        let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());
-        let mut fresh = missing.iter().zip(embedded);
-        for v in out.iter_mut().filter(|v| v.is_none()) {
-            if let Some((text, vector)) = fresh.next() {
+        super::fill_missing(texts, known, |missing| {
+            let embedded = self.inner.embed_unstored(missing)?;
+            let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());
+            for (text, vector) in missing.iter().zip(&embedded) {
                 drafts.put(text.to_string(), vector.clone());
-                *v = Some(vector);
             }
-        }
-        Ok(out.into_iter().flatten().collect())
+            Ok(embedded)
+        })
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
@@ -126,7 +108,16 @@ mod tests {
     use crate::embed::stand_in::StandIn;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// The stand-in, counting query calls (`.1`) and draft passages embedded (`.2`).
     struct Counting(StandIn, AtomicUsize, AtomicUsize);
+
+    fn counting() -> Arc<Counting> {
+        Arc::new(Counting(
+            StandIn::parse("stand-in-hash-64").unwrap(),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        ))
+    }
 
     impl Embedder for Counting {
         fn name(&self) -> &str {
@@ -153,11 +144,7 @@ mod tests {
 
     #[test]
     fn a_repeated_query_runs_the_model_once_and_old_ones_are_dropped() {
-        let inner = Arc::new(Counting(
-            StandIn::parse("stand-in-hash-64").unwrap(),
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-        ));
+        let inner = counting();
         let cached = CachedQueries::new(inner.clone());
         let a = cached.embed_query("retry jitter").unwrap();
         assert_eq!(cached.embed_query("retry jitter").unwrap(), a);
@@ -173,11 +160,7 @@ mod tests {
 
     #[test]
     fn a_grown_draft_embeds_only_its_new_passages_in_order() {
-        let inner = Arc::new(Counting(
-            StandIn::parse("stand-in-hash-64").unwrap(),
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-        ));
+        let inner = counting();
         let cached = CachedQueries::new(inner.clone());
         let first = cached.embed_unstored(&["intro", "body"]).unwrap();
         assert_eq!(inner.2.load(Ordering::Relaxed), 2);

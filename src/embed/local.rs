@@ -371,24 +371,9 @@ impl Embedder for LocalEmbedder {
         }
         // What the pass did not take (long passages, the first of a fresh process) goes
         // through candle in one batch.
-        let rest: Vec<String> = texts
-            .iter()
-            .zip(&out)
-            .filter(|(_, v)| v.is_none())
-            .map(|(t, _)| t.clone())
-            .collect();
-        let mut rest = if rest.is_empty() {
-            Vec::new()
-        } else {
-            self.embed_raw(&rest)?
-        }
-        .into_iter();
-        out.into_iter()
-            .map(|v| {
-                v.or_else(|| rest.next())
-                    .ok_or_else(|| Error::Embed("no vector returned".into()))
-            })
-            .collect()
+        super::fill_missing(&texts, out, |rest| {
+            self.embed_raw(&rest.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        })
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {

@@ -54,6 +54,40 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// `known` (one entry per text of `texts`, `None` where a vector is still needed) completed
+/// in order by one call of `embed` on the texts still missing: what each layer that already
+/// holds some of the vectors (stored passages, the draft cache, the few-token pass) does
+/// with the rest.
+pub(crate) fn fill_missing<T: AsRef<str>>(
+    texts: &[T],
+    known: Vec<Option<Vec<f32>>>,
+    embed: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,
+) -> Result<Vec<Vec<f32>>> {
+    let missing: Vec<&str> = texts
+        .iter()
+        .zip(&known)
+        .filter(|(_, v)| v.is_none())
+        .map(|(t, _)| t.as_ref())
+        .collect();
+    let fresh = if missing.is_empty() {
+        Vec::new()
+    } else {
+        embed(&missing)?
+    };
+    if fresh.len() != missing.len() {
+        return Err(Error::Embed(format!(
+            "{} vectors returned for {} texts",
+            fresh.len(),
+            missing.len()
+        )));
+    }
+    let mut fresh = fresh.into_iter();
+    Ok(known
+        .into_iter()
+        .map(|v| v.or_else(|| fresh.next()).unwrap_or_default())
+        .collect())
+}
+
 /// Choices made when loading.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {

@@ -149,21 +149,11 @@ fn draft_vectors(
         });
         out.push(stored);
     }
-    let missing: Vec<&str> = chunks
-        .iter()
-        .zip(&out)
-        .filter(|(_, v)| v.is_none())
-        .map(|(c, _)| c.text.as_str())
-        .collect();
-    let mut embedded = if missing.is_empty() {
-        Vec::new()
-    } else {
-        embedder.embed_unstored(&missing)?
-    }
-    .into_iter();
-    Ok(out
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let vectors =
+        crate::embed::fill_missing(&texts, out, |missing| embedder.embed_unstored(missing))?;
+    Ok(vectors
         .into_iter()
-        .map(|v| v.or_else(|| embedded.next()).unwrap_or_default())
         .filter(|v| v.len() == embedder.dim())
         .collect())
 }
