@@ -42,6 +42,8 @@ pub struct Engine {
     /// Whether a matrix rebuilt from the index is written to its cache file (see
     /// [`Engine::without_matrix_writes`]).
     write_matrix_file: bool,
+    /// Single-term keyword scores kept between searches (see [`Engine::remembering_terms`]).
+    terms: Option<search::TermScores>,
 }
 
 impl Engine {
@@ -54,6 +56,7 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
+            terms: None,
         })
     }
 
@@ -64,6 +67,15 @@ impl Engine {
     /// process without one writes it when it finds it stale.
     pub fn without_matrix_writes(mut self) -> Engine {
         self.write_matrix_file = false;
+        self
+    }
+
+    /// The same engine, keeping each query word's keyword scores between searches until a
+    /// note changes: for the warm backend, where the panel searches again on every
+    /// keystroke with the words already typed. (A process that searches once would only
+    /// pay for scoring word by word.)
+    pub fn remembering_terms(mut self) -> Engine {
+        self.terms = Some(search::TermScores::default());
         self
     }
 
@@ -84,6 +96,7 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
+            terms: None,
         };
         Ok((engine, salvage))
     }
@@ -184,7 +197,15 @@ impl Engine {
             embedder: embedder.as_ref(),
             matrix,
         });
-        search::run(&reader, &self.config.root, req, text, semantic, fusion)
+        search::run(
+            &reader,
+            &self.config.root,
+            req,
+            text,
+            semantic,
+            fusion,
+            self.terms.as_ref(),
+        )
     }
 
     /// For each term of `found`'s query, which of its candidates hold it.
@@ -366,5 +387,130 @@ mod tests {
         assert_eq!(explain.bm25[0].path, "lore/wal.md");
         assert_eq!(explain.bm25[0].exact, crate::search::Exact::Identifier);
         assert!(explain.fused.is_none() && explain.semantic.is_empty());
+    }
+
+    /// A deterministic stream of small numbers.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n
+        }
+
+        fn words(&mut self, vocabulary: &[&str], n: usize) -> String {
+            (0..n)
+                .map(|_| vocabulary[self.below(vocabulary.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+
+    /// The warm backend's remembered single-term scores add up to FTS5's scores of the whole
+    /// query, to the last bit, for queries of every shape; and a changed note drops them.
+    #[test]
+    fn remembered_term_scores_are_fts5s_own_to_the_last_bit() {
+        use crate::search::query::Query;
+        use crate::search::{TermScores, BM25_WEIGHTS};
+        const VOCABULARY: &[&str] = &[
+            "tar",
+            "archive",
+            "extract",
+            "files",
+            "file",
+            "list",
+            "size",
+            "disk",
+            "usage",
+            "process",
+            "kill",
+            "name",
+            "self-signed",
+            "wal_checkpoint",
+            "docker",
+            "logs",
+            "compress",
+            "folder",
+            "network",
+            "port",
+            "ssh",
+            "tunnel",
+            "-xzf",
+            "rare",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(&root).unwrap();
+        let mut rng = Lcg(7);
+        for i in 0..300 {
+            let n = 1 + rng.below(3);
+            let title = rng.words(VOCABULARY, n);
+            let n = rng.below(3);
+            let tags = rng.words(&VOCABULARY[..8], n).replace(' ', ", ");
+            let n = 3 + rng.below(80);
+            let body = rng.words(VOCABULARY, n);
+            let text = format!("---\ntags: [{tags}]\n---\n# {title}\n\n{body}\n");
+            std::fs::write(root.join(format!("n{i}.md")), text).unwrap();
+        }
+        let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
+        engine.sync().unwrap();
+        let remembered = TermScores::default();
+        let same = |text: &str| {
+            let query = Query::parse(text);
+            let reader = engine.index.read().unwrap();
+            let expr = query.to_match().unwrap();
+            let want = reader
+                .fts_all_scores(&expr, BM25_WEIGHTS, &Filters::default())
+                .unwrap();
+            let got = remembered.all(&reader, &query).unwrap().unwrap();
+            let bits = |v: &[(i64, f64)]| {
+                v.iter()
+                    .map(|&(id, s)| (id, s.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&got), bits(&want), "{text:?} as {expr}");
+            want.len()
+        };
+        let mut matched = 0;
+        for _ in 0..150 {
+            let n = 1 + rng.below(5);
+            let mut text = rng.words(VOCABULARY, n);
+            match rng.below(4) {
+                0 => text.push_str(" fil*"),
+                1 => text.push_str(" \"extract files\""),
+                _ => {}
+            }
+            matched += same(&text);
+        }
+        assert!(matched > 150 * 50, "the queries match something: {matched}");
+        for text in [
+            "files files File",
+            "nothingmatcheszz",
+            "nothingmatcheszz rare",
+            "ta* -xzf",
+        ] {
+            same(text);
+        }
+        assert!(remembered
+            .all(
+                &engine.index.read().unwrap(),
+                &Query::parse("files -legacy")
+            )
+            .unwrap()
+            .is_none());
+
+        // Every score depends on every note: one more note with `files` changes them all.
+        let before = same("files");
+        std::fs::write(
+            root.join("new.md"),
+            "# zebra files\n\nfiles and more files\n",
+        )
+        .unwrap();
+        engine.sync().unwrap();
+        assert_eq!(same("files"), before + 1);
+        same("zebra files list");
     }
 }

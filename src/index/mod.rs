@@ -236,6 +236,32 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
     Ok(())
 }
 
+/// The [`counter`] that moves whenever a note's text in the full-text index changes.
+pub(crate) const NOTES_VERSION: &str = "notes_version";
+
+/// A `meta` counter that moves whenever what it counts changes, read in the caller's
+/// transaction (0 when it was never moved).
+pub fn counter(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key], |r| r.get::<_, String>(0))
+        .optional()
+        .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Moves [`counter`] `key` on, in the caller's transaction. A new index starts from a
+/// random number below 2^52, so two indexes (one rebuilt in place of the other, say)
+/// practically never share a value: what is cached under it elsewhere stays stale.
+pub fn bump_counter(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value)
+         VALUES (?1, CAST(abs(random() % 4503599627370496) + 1 AS TEXT))
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+    )?
+    .execute([key])?;
+    Ok(())
+}
+
 /// A note's date as SQL over the `notes n` alias, `YYYY-MM-DD` in local time: the date its
 /// text gives it, else its file's modification day (the sync day when the mtime was too
 /// fresh to trust, or past year 9999, where SQLite's `date` gives NULL).

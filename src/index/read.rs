@@ -339,6 +339,12 @@ impl<'a> Reader<'a> {
         vectors::stored_model(&self.conn).map_err(|e| self.err(e))
     }
 
+    /// The notes version (moves whenever a note's indexed text changes), as this read
+    /// transaction sees it.
+    pub fn notes_version(&self) -> Result<i64> {
+        super::counter(&self.conn, super::NOTES_VERSION).map_err(|e| self.err(e))
+    }
+
     /// The vectors version (moves whenever chunks or vectors change).
     pub fn vectors_version(&self) -> Result<i64> {
         vectors::version(&self.conn).map_err(|e| self.err(e))

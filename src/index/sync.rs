@@ -193,7 +193,7 @@ fn reconcile(
         // In the batch's own transaction: a sync killed before its last one (which moves
         // the version) must not leave a recorded "nothing pending" behind its new passages.
         if changes(&report) != changed {
-            super::vectors::forget_record(&tx).map_err(|e| index.err(e))?;
+            texts_changed(&tx).map_err(|e| index.err(e))?;
         }
         tx.commit().map_err(|e| index.err(e))?;
     }
@@ -209,7 +209,7 @@ fn reconcile(
             delete_note(&tx, id).map_err(|e| index.err(e))?;
             report.removed += 1;
         }
-        super::vectors::forget_record(&tx).map_err(|e| index.err(e))?;
+        texts_changed(&tx).map_err(|e| index.err(e))?;
         tx.commit().map_err(|e| index.err(e))?;
     }
     report.took_ms = started.elapsed().as_millis() as u64;
@@ -228,6 +228,15 @@ fn reconcile(
         tx.commit().map_err(|e| index.err(e))?;
     }
     Ok(report)
+}
+
+/// Marks, in the transaction that changed notes, that their texts changed: the record of
+/// pending vectors is void, and the notes version moves (the warm engine's remembered
+/// keyword scores are keyed by it; every score depends on every note through BM25's
+/// document frequencies and average length).
+fn texts_changed(tx: &Transaction) -> rusqlite::Result<()> {
+    super::vectors::forget_record(tx)?;
+    super::bump_counter(tx, super::NOTES_VERSION)
 }
 
 /// Notes added, updated or removed so far.

@@ -107,14 +107,11 @@ pub fn collect_garbage(tx: &Transaction) -> rusqlite::Result<usize> {
 /// A counter that moves whenever chunks or vectors change, so a cached matrix knows when
 /// it is stale without reloading anything.
 pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "SELECT value FROM meta WHERE key = 'vectors_version'",
-        [],
-        |r| r.get::<_, String>(0),
-    )
-    .optional()
-    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    super::counter(conn, VERSION_KEY)
 }
+
+/// Where [`version`] is kept in `meta`.
+const VERSION_KEY: &str = "vectors_version";
 
 /// The pending count recorded at the current [`version`], if any. Every change to
 /// passages or vectors moves the version, so a record is never stale; it is how a
@@ -155,17 +152,10 @@ pub fn forget_record(tx: &Transaction) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Moves [`version`] on. A new index starts from a random number below 2^52, so two
-/// indexes (one rebuilt in place of the other, say) practically never share a version:
-/// the matrix file next to the index (`search::matrix_file`) is keyed by it.
+/// Moves [`version`] on (from a random start in a new index: the matrix file next to the
+/// index, `search::matrix_file`, is keyed by it).
 pub fn bump_version(conn: &Connection) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO meta(key, value)
-         VALUES ('vectors_version', CAST(abs(random() % 4503599627370496) + 1 AS TEXT))
-         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-    )?
-    .execute([])?;
-    Ok(())
+    super::bump_counter(conn, VERSION_KEY)
 }
 
 /// Bytes of the index file SQLite may map when the vectors are read (more than any brain's

@@ -4,6 +4,7 @@
 //! (`wal_checkpoint` in the text, not just `wal` near `checkpoint`).
 
 use super::query::Query;
+use super::term_scores::TermScores;
 use crate::error::Result;
 use crate::index::{Filters, FtsQuery, Reader};
 use crate::note::name_key;
@@ -65,12 +66,14 @@ fn best_first(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
 }
 
 /// Runs `query` and returns up to `limit` hits, best first, and the score of every note
-/// it matches (among those `filters` allow).
+/// it matches (among those `filters` allow). With `remembered`, unfiltered scores come
+/// from its single-term lists (the same numbers).
 pub(crate) fn search(
     reader: &Reader<'_>,
     query: &Query,
     filters: &Filters,
     limit: usize,
+    remembered: Option<&TermScores>,
 ) -> Result<(Vec<Bm25Hit>, KeywordScores)> {
     let Some(expr) = query.to_match() else {
         return Ok((Vec::new(), KeywordScores::default()));
@@ -100,7 +103,14 @@ pub(crate) fn search(
             .collect();
     }
 
-    let all = reader.fts_all_scores(&expr, WEIGHTS, filters)?;
+    let merged = match remembered.filter(|_| filters.is_empty()) {
+        Some(r) => r.all(reader, query)?,
+        None => None,
+    };
+    let all = match merged {
+        Some(all) => all,
+        None => reader.fts_all_scores(&expr, WEIGHTS, filters)?,
+    };
     let mut best = all.clone();
     if best.len() > pool {
         best.select_nth_unstable_by(pool, best_first);

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::query::Query;
+use super::term_scores::TermScores;
 use crate::error::Result;
 use crate::index::Reader;
 
@@ -39,12 +40,14 @@ pub struct Evidence {
     pub terms: Vec<TermStat>,
 }
 
-/// Term statistics against the index, with `top` the keyword list's best note.
+/// Term statistics against the index, with `top` the keyword list's best note; read from
+/// `remembered` term lists when given (the same counts).
 pub(crate) fn term_stats(
     reader: &Reader<'_>,
     query: &Query,
     top: Option<i64>,
     total_notes: u64,
+    remembered: Option<&TermScores>,
 ) -> Result<Vec<TermStat>> {
     let mut out = Vec::new();
     let n = total_notes as f64;
@@ -56,10 +59,19 @@ pub(crate) fn term_stats(
         let Some(expr) = single.to_match() else {
             continue;
         };
-        let df = reader.fts_count(&expr)?;
-        let in_top = match top {
-            Some(id) => reader.fts_has(&expr, id)?,
-            None => false,
+        let (df, in_top) = match remembered {
+            Some(r) => {
+                let list = r.single(reader, term)?;
+                let has = |id| list.binary_search_by_key(&id, |&(n, _)| n).is_ok();
+                (list.len() as u64, top.is_some_and(has))
+            }
+            None => (
+                reader.fts_count(&expr)?,
+                match top {
+                    Some(id) => reader.fts_has(&expr, id)?,
+                    None => false,
+                },
+            ),
         };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
         out.push(TermStat {

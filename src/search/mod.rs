@@ -17,6 +17,7 @@ mod present;
 pub(crate) mod query;
 mod semantic;
 mod snippet;
+mod term_scores;
 
 use std::fmt;
 use std::str::FromStr;
@@ -33,6 +34,7 @@ pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
 pub use pipeline::MAX_QUERY_BYTES;
 pub(crate) use pipeline::{run, validate, Found, Semantic};
 pub(crate) use query::{is_stopword_word as is_stopword, term_expr};
+pub(crate) use term_scores::TermScores;
 
 /// Which fusion orders a hybrid search: the product's, or plain Reciprocal Rank Fusion
 /// over the same two lists (the baseline `brain eval` measures the product against).

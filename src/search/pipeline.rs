@@ -14,6 +14,7 @@ use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
 use super::semantic::{Matrix, NoteScores, SemHit, RERANK_ROWS};
+use super::term_scores::TermScores;
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -134,6 +135,7 @@ pub(crate) fn run(
     text: &str,
     semantic: Option<Semantic<'_>>,
     fusion: Fusion,
+    remembered: Option<&TermScores>,
 ) -> Result<Found> {
     let (query, excluded) = parse(reader, text)?;
     let mode = if semantic.is_some() {
@@ -160,7 +162,7 @@ pub(crate) fn run(
         });
         let bm25_hits = match mode {
             Mode::Semantic => Ok(Default::default()),
-            _ => bm25::search(reader, &query, &req.filters, pool),
+            _ => bm25::search(reader, &query, &req.filters, pool, remembered),
         };
         // A panic there is one here, as it was before the scan had its own thread.
         let scan = scan.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
@@ -184,7 +186,7 @@ pub(crate) fn run(
         Mode::Bm25 => bm25_hits.iter().enumerate().map(Ranked::keyword).collect(),
         Mode::Semantic => sem_hits.iter().enumerate().map(Ranked::semantic).collect(),
         Mode::Hybrid => {
-            let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits)?;
+            let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits, remembered)?;
             let weights = Weights::from_coverage(evidence.coverage);
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
@@ -251,9 +253,16 @@ fn gather_evidence(
     query: &Query,
     bm25: &[Bm25Hit],
     sem: &[SemHit],
+    remembered: Option<&TermScores>,
 ) -> Result<Evidence> {
     let total = reader.note_count()?;
-    let terms = evidence::term_stats(reader, query, bm25.first().map(|h| h.note_id), total)?;
+    let terms = evidence::term_stats(
+        reader,
+        query,
+        bm25.first().map(|h| h.note_id),
+        total,
+        remembered,
+    )?;
     let bm25_scores: Vec<f64> = bm25.iter().map(|h| h.score).collect();
     let sem_scores: Vec<f32> = sem.iter().map(|h| h.score).collect();
     Ok(Evidence {

@@ -282,7 +282,7 @@ fn starts_phrase(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
 
 impl Term {
     /// The term as an FTS5 string: quoted, inner quotes doubled, `*` outside the quotes.
-    fn to_fts(&self) -> String {
+    pub(crate) fn to_fts(&self) -> String {
         let quoted = format!("\"{}\"", self.text.replace('"', "\"\""));
         if self.prefix {
             format!("{quoted}*")

@@ -72,7 +72,11 @@ impl Backend {
         let lock = InstanceLock::for_backend(&config)?;
         ensure_private_dir(&runtime_dir(&config))?;
         clear_stale_socket(&socket, &root)?;
-        let engine = Arc::new(Engine::open(config)?.without_matrix_writes());
+        let engine = Arc::new(
+            Engine::open(config)?
+                .without_matrix_writes()
+                .remembering_terms(),
+        );
         let listener = bind(&socket)?;
 
         let live = Arc::new(Live::new(socket.clone(), options.watch));

@@ -74,6 +74,45 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
     assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
 }
 
+/// The backend remembers each word's keyword scores between searches; what it answers is
+/// still, to the last digit, what a process of its own computes, also after a note that
+/// moves every score (more notes, other frequencies) arrives through the watcher.
+#[test]
+fn remembered_keyword_scores_are_exact_and_follow_every_edit() {
+    let brain = Brain::example();
+    let _server = brain.serve_synced(&[]);
+    let query = [
+        "search",
+        "retry jitter backoff",
+        "--mode",
+        "bm25",
+        "--top",
+        "20",
+        "--json",
+    ];
+    let same = || {
+        let warm = without_recall_id(&brain.ok(&query).stdout());
+        let mut cold = query.to_vec();
+        cold.extend(["--no-daemon", "--no-sync"]);
+        assert_eq!(warm, without_recall_id(&brain.ok(&cold).stdout()));
+        warm
+    };
+    let first = same();
+    assert_eq!(same(), first, "asked again, from the remembered scores");
+    brain.write(
+        "lore/jitter-again.md",
+        "# Jitter again\n\nretry with jitter, backoff with jitter\n",
+    );
+    eventually(5 * SECOND, || {
+        let r = brain.json(&query[..query.len() - 1]);
+        hit_paths(&r)
+            .contains(&"lore/jitter-again.md".to_string())
+            .then_some(())
+    });
+    let after = same();
+    assert_ne!(after, first);
+}
+
 #[test]
 fn garbage_gets_an_error_and_ends_only_its_connection() {
     let brain = Brain::example();

@@ -1,0 +1,221 @@
+//! The BM25 scores of single query terms, remembered by the warm backend between searches.
+//!
+//! FTS5 scores every note a query matches (`bm25()` per row, about a microsecond each), so
+//! at 100k notes a query with a common word (`files` is in half of them) spends tens of
+//! milliseconds there, and the panel pays it again on every keystroke for the words already
+//! typed. The score of an OR query is the sum, phrase by phrase and in the query's order, of
+//! what each phrase alone scores (FTS5's `bm25()` adds the phrases' terms one after the
+//! other, a phrase a note lacks adding zero; the document frequencies, lengths and average
+//! length are the whole index's either way). So each term's list of scores is remembered,
+//! and a query is the merge of its terms' lists: the same numbers, bit for bit, with only
+//! the new words scored by FTS5.
+//!
+//! Every list is keyed by the index's notes version: any change to any note's text changes
+//! every score (document frequencies, average length), and drops them all.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::bm25::WEIGHTS;
+use super::query::{Query, Term};
+use crate::error::Result;
+use crate::index::{Filters, Reader};
+
+/// Note ids with their BM25 score, in id order.
+pub(crate) type Scores = Arc<[(i64, f64)]>;
+
+/// Scores remembered at most (16 bytes each: 16 MB); the least recently used term goes
+/// first. At 100k notes the most common words match 50k notes each, so this holds the
+/// words of a few queries.
+pub const BUDGET: usize = 1 << 20;
+
+/// Remembered single-term scores; shared by the searches of one engine.
+#[derive(Default)]
+pub(crate) struct TermScores {
+    inner: Mutex<Remembered>,
+}
+
+#[derive(Default)]
+struct Remembered {
+    /// The notes version the lists were scored at.
+    version: i64,
+    lists: HashMap<String, Entry>,
+    /// Scores held, over all lists.
+    held: usize,
+    /// Moves on every use; the entry with the oldest `used` is evicted first.
+    tick: u64,
+}
+
+struct Entry {
+    scores: Scores,
+    used: u64,
+}
+
+impl TermScores {
+    /// Every note `query` matches with its BM25 score, in id order: exactly what
+    /// `Reader::fts_all_scores` gives for `query.to_match()` without filters. `None` for a
+    /// query with exclusions (its `NOT` is left to FTS5).
+    pub fn all(&self, reader: &Reader<'_>, query: &Query) -> Result<Option<Vec<(i64, f64)>>> {
+        if !query.excludes.is_empty() {
+            return Ok(None);
+        }
+        let version = reader.notes_version()?;
+        let lists = query
+            .terms
+            .iter()
+            .map(|t| self.term(reader, t, version))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(sum_in_order(&lists)))
+    }
+
+    /// The notes `term` alone matches (in id order), with its score in each.
+    pub fn single(&self, reader: &Reader<'_>, term: &Term) -> Result<Scores> {
+        self.term(reader, term, reader.notes_version()?)
+    }
+
+    /// [`TermScores::single`] at notes `version`, scored by FTS5 the first time it is
+    /// asked for.
+    fn term(&self, reader: &Reader<'_>, term: &Term, version: i64) -> Result<Scores> {
+        let key = term.to_fts();
+        if let Some(found) = self.lock().get(&key, version) {
+            return Ok(found);
+        }
+        // Scored outside the lock: another search may use the lists meanwhile.
+        let scores: Scores = reader
+            .fts_all_scores(&key, WEIGHTS, &Filters::default())?
+            .into();
+        self.lock().put(key, scores.clone(), version);
+        Ok(scores)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Remembered> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Remembered {
+    fn get(&mut self, key: &str, version: i64) -> Option<Scores> {
+        if self.version != version {
+            // Another version of the notes: every remembered score is wrong now.
+            *self = Remembered {
+                version,
+                ..Remembered::default()
+            };
+            return None;
+        }
+        self.tick += 1;
+        let entry = self.lists.get_mut(key)?;
+        entry.used = self.tick;
+        Some(entry.scores.clone())
+    }
+
+    fn put(&mut self, key: String, scores: Scores, version: i64) {
+        // Scored in a read transaction older or newer than the lists held: not kept.
+        if self.version != version || scores.len() > BUDGET {
+            return;
+        }
+        self.tick += 1;
+        self.held += scores.len();
+        let old = self.lists.insert(
+            key,
+            Entry {
+                scores,
+                used: self.tick,
+            },
+        );
+        self.held -= old.map_or(0, |e| e.scores.len());
+        while self.held > BUDGET {
+            let Some(oldest) = self
+                .lists
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = self.lists.remove(&oldest) {
+                self.held -= e.scores.len();
+            }
+        }
+    }
+}
+
+/// The union of `lists` (each in id order), each note's scores added in the lists' order
+/// from 0.0, as FTS5 adds an OR query's phrases: the same sums to the last bit.
+fn sum_in_order(lists: &[Scores]) -> Vec<(i64, f64)> {
+    let mut at = vec![0usize; lists.len()];
+    let mut out = Vec::with_capacity(lists.iter().map(|l| l.len()).max().unwrap_or(0));
+    loop {
+        let next = lists
+            .iter()
+            .zip(&at)
+            .filter_map(|(l, &i)| l.get(i).map(|&(id, _)| id))
+            .min();
+        let Some(id) = next else {
+            return out;
+        };
+        let mut sum = 0.0;
+        for (l, i) in lists.iter().zip(at.iter_mut()) {
+            if let Some(&(here, score)) = l.get(*i) {
+                if here == id {
+                    sum += score;
+                    *i += 1;
+                }
+            }
+        }
+        out.push((id, sum));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(v: &[(i64, f64)]) -> Scores {
+        v.to_vec().into()
+    }
+
+    #[test]
+    fn sums_follow_the_lists_order_over_their_union() {
+        let a = list(&[(1, 0.1), (3, 0.2), (9, 1e16)]);
+        let b = list(&[(2, 0.5), (3, 0.7), (9, 1.0)]);
+        let c = list(&[(9, -1e16)]);
+        let got = sum_in_order(&[a, b, c]);
+        assert_eq!(
+            got,
+            vec![(1, 0.1), (2, 0.5), (3, 0.2 + 0.7), (9, 1e16 + 1.0 - 1e16)]
+        );
+        // Order matters in floating point, so the merge keeps it: (1e16 + 1) - 1e16 is 0.
+        assert_eq!(got[3].1, 0.0);
+        assert!(sum_in_order(&[]).is_empty());
+    }
+
+    #[test]
+    fn another_version_forgets_everything_and_the_budget_evicts_the_least_used() {
+        let mut r = Remembered::default();
+        r.put("a".into(), list(&[(1, 1.0)]), 0);
+        assert!(r.get("a", 0).is_some());
+        assert!(
+            r.get("a", 7).is_none(),
+            "a new notes version drops the lists"
+        );
+        assert!(r.get("a", 7).is_none());
+        r.put("old".into(), list(&[(1, 1.0)]), 6);
+        assert!(
+            r.get("old", 7).is_none(),
+            "a list scored at another version is not kept"
+        );
+
+        let half: Vec<(i64, f64)> = (0..BUDGET as i64 / 2).map(|i| (i, 1.0)).collect();
+        r.put("x".into(), half.clone().into(), 7);
+        r.put("y".into(), half.clone().into(), 7);
+        assert!(r.get("x", 7).is_some(), "x is now the most recently used");
+        r.put("z".into(), list(&[(1, 2.0)]), 7);
+        assert!(r.get("y", 7).is_none(), "y was least recently used");
+        assert!(r.get("x", 7).is_some() && r.get("z", 7).is_some());
+        assert_eq!(r.held, BUDGET / 2 + 1);
+        let too_big: Vec<(i64, f64)> = (0..BUDGET as i64 + 1).map(|i| (i, 1.0)).collect();
+        r.put("w".into(), too_big.into(), 7);
+        assert!(r.get("w", 7).is_none() && r.get("x", 7).is_some());
+    }
+}
