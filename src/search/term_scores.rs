@@ -13,8 +13,9 @@
 //! Every list is keyed by the index's notes version: any change to any note's text changes
 //! every score (document frequencies, average length), and drops them all.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
 
 use super::bm25::WEIGHTS;
 use super::query::{Query, Term};
@@ -24,31 +25,35 @@ use crate::index::{Filters, Reader};
 /// Note ids with their BM25 score, in id order.
 pub(crate) type Scores = Arc<[(i64, f64)]>;
 
-/// Scores remembered at most (16 bytes each: 16 MB); the least recently used term goes
-/// first. At 100k notes the most common words match 50k notes each, so this holds the
-/// words of a few queries.
+/// Scores remembered at most (16 bytes each: 16 MB), each list also charged
+/// [`LIST_COST`] for its key and bookkeeping; the least recently used list goes first. At
+/// 100k notes the most common words match 50k notes each, so this holds the words of a few
+/// queries, and at most 128k lists of rare words.
 pub const BUDGET: usize = 1 << 20;
 
+/// What one list costs beyond its scores, in scores (its key, map entry and `Arc`: ~128
+/// bytes), so that many short lists are bounded too.
+const LIST_COST: usize = 8;
+
 /// Remembered single-term scores; shared by the searches of one engine.
-#[derive(Default)]
 pub(crate) struct TermScores {
     inner: Mutex<Remembered>,
 }
 
-#[derive(Default)]
+impl Default for TermScores {
+    fn default() -> Self {
+        TermScores {
+            inner: Mutex::new(Remembered::new(0)),
+        }
+    }
+}
+
 struct Remembered {
     /// The notes version the lists were scored at.
     version: i64,
-    lists: HashMap<String, Entry>,
-    /// Scores held, over all lists.
+    lists: LruCache<String, Scores>,
+    /// What the lists cost, in scores (see [`LIST_COST`]).
     held: usize,
-    /// Moves on every use; the entry with the oldest `used` is evicted first.
-    tick: u64,
-}
-
-struct Entry {
-    scores: Scores,
-    used: u64,
 }
 
 impl TermScores {
@@ -94,48 +99,38 @@ impl TermScores {
 }
 
 impl Remembered {
+    fn new(version: i64) -> Remembered {
+        Remembered {
+            version,
+            lists: LruCache::unbounded(),
+            held: 0,
+        }
+    }
+
     fn get(&mut self, key: &str, version: i64) -> Option<Scores> {
         if self.version != version {
             // Another version of the notes: every remembered score is wrong now.
-            *self = Remembered {
-                version,
-                ..Remembered::default()
-            };
+            *self = Remembered::new(version);
             return None;
         }
-        self.tick += 1;
-        let entry = self.lists.get_mut(key)?;
-        entry.used = self.tick;
-        Some(entry.scores.clone())
+        self.lists.get(key).cloned()
     }
 
     fn put(&mut self, key: String, scores: Scores, version: i64) {
+        let cost = scores.len() + LIST_COST;
         // Scored in a read transaction older or newer than the lists held: not kept.
-        if self.version != version || scores.len() > BUDGET {
+        if self.version != version || cost > BUDGET {
             return;
         }
-        self.tick += 1;
-        self.held += scores.len();
-        let old = self.lists.insert(
-            key,
-            Entry {
-                scores,
-                used: self.tick,
-            },
-        );
-        self.held -= old.map_or(0, |e| e.scores.len());
+        self.held += cost;
+        if let Some(old) = self.lists.put(key, scores) {
+            self.held -= old.len() + LIST_COST;
+        }
         while self.held > BUDGET {
-            let Some(oldest) = self
-                .lists
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
+            let Some((_, evicted)) = self.lists.pop_lru() else {
                 break;
             };
-            if let Some(e) = self.lists.remove(&oldest) {
-                self.held -= e.scores.len();
-            }
+            self.held -= evicted.len() + LIST_COST;
         }
     }
 }
@@ -192,7 +187,7 @@ mod tests {
 
     #[test]
     fn another_version_forgets_everything_and_the_budget_evicts_the_least_used() {
-        let mut r = Remembered::default();
+        let mut r = Remembered::new(0);
         r.put("a".into(), list(&[(1, 1.0)]), 0);
         assert!(r.get("a", 0).is_some());
         assert!(
@@ -206,16 +201,26 @@ mod tests {
             "a list scored at another version is not kept"
         );
 
-        let half: Vec<(i64, f64)> = (0..BUDGET as i64 / 2).map(|i| (i, 1.0)).collect();
+        let half: Vec<(i64, f64)> = (0..(BUDGET / 2 - LIST_COST) as i64)
+            .map(|i| (i, 1.0))
+            .collect();
         r.put("x".into(), half.clone().into(), 7);
         r.put("y".into(), half.clone().into(), 7);
         assert!(r.get("x", 7).is_some(), "x is now the most recently used");
         r.put("z".into(), list(&[(1, 2.0)]), 7);
         assert!(r.get("y", 7).is_none(), "y was least recently used");
         assert!(r.get("x", 7).is_some() && r.get("z", 7).is_some());
-        assert_eq!(r.held, BUDGET / 2 + 1);
-        let too_big: Vec<(i64, f64)> = (0..BUDGET as i64 + 1).map(|i| (i, 1.0)).collect();
+        assert_eq!(r.held, BUDGET / 2 + 1 + LIST_COST);
+        let too_big: Vec<(i64, f64)> = (0..BUDGET as i64).map(|i| (i, 1.0)).collect();
         r.put("w".into(), too_big.into(), 7);
         assert!(r.get("w", 7).is_none() && r.get("x", 7).is_some());
+
+        // Many short lists are bounded by what each costs beyond its scores.
+        let mut r = Remembered::new(1);
+        for i in 0..BUDGET {
+            r.put(format!("w{i}"), list(&[(1, 1.0)]), 1);
+        }
+        assert_eq!(r.lists.len(), BUDGET / (1 + LIST_COST));
+        assert!(r.held <= BUDGET);
     }
 }
