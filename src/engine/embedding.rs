@@ -1,6 +1,7 @@
 //! The embedding pass: passages without a vector for the configured model get one, in
 //! batches, each committed on its own, so an interrupted pass resumes where it stopped.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,7 @@ impl Engine {
                 ..Default::default()
             });
         };
+        let _pass = Pass::begin(&self.embedding);
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
@@ -87,6 +89,7 @@ impl Engine {
             total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
         }
         let mut done = 0u64;
+        self.embedding_left.store(total, Ordering::Relaxed);
         let mut finished = false;
         'window: while (done as usize) < max {
             if done > 0 {
@@ -112,6 +115,8 @@ impl Engine {
                 index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
                 expected += 1;
                 done += hashes.len() as u64;
+                self.embedding_left
+                    .store(total.saturating_sub(done), Ordering::Relaxed);
                 if !progress(done, total) {
                     break 'window;
                 }
@@ -141,6 +146,22 @@ impl Engine {
             reembedded_all,
             took_ms: started.elapsed().as_millis() as u64,
         })
+    }
+}
+
+/// An embedding pass in progress, counted in the engine until it ends (however it ends).
+struct Pass<'a>(&'a AtomicUsize);
+
+impl<'a> Pass<'a> {
+    fn begin(passes: &'a AtomicUsize) -> Pass<'a> {
+        passes.fetch_add(1, Ordering::Relaxed);
+        Pass(passes)
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -215,5 +236,48 @@ mod tests {
         assert_eq!(engine.embed_pending().unwrap().pending, 1);
         assert_eq!(vectors::recorded(&conn).unwrap(), Some(1));
         assert_eq!(engine.embed_pending().unwrap().pending, 1);
+    }
+
+    /// A search during a long embedding pass keeps the matrix it has (each batch moves the
+    /// vectors version; reloading each time made every search reload the whole matrix),
+    /// and the first search after the pass loads the new vectors.
+    #[test]
+    fn searches_during_a_pass_keep_their_matrix_and_see_the_new_vectors_after() {
+        let (_dir, root, engine) = engine("stand-in-hash-64");
+        engine.embed_pending().unwrap();
+        let ready = || {
+            engine
+                .semantic_ready(false, &mut Vec::new())
+                .unwrap()
+                .unwrap()
+                .1
+        };
+        let before = ready();
+        for i in 0..100 {
+            let text = format!("# Note {i}\n\nPassage number {i} about ports.\n");
+            std::fs::write(root.join(format!("lore/n{i}.md")), text).unwrap();
+        }
+        engine.sync().unwrap();
+        let mut during = Vec::new();
+        let report = engine
+            .embed_pending_with(usize::MAX, &mut |done, total| {
+                assert!(engine.embedding_now());
+                let mut notices = Vec::new();
+                let ready = engine.semantic_ready(false, &mut notices).unwrap();
+                during.push((ready.unwrap().1, notices, total - done));
+                true
+            })
+            .unwrap();
+        assert_eq!(report.embedded, 100);
+        assert_eq!(during.len(), 2, "two batches");
+        for (m, notices, left) in &during {
+            assert!(std::sync::Arc::ptr_eq(m, &before), "no reload mid-pass");
+            let said = format!("{left} passages are still waiting");
+            let told = notices.iter().any(|n| n.contains(&said));
+            assert_eq!(told, *left > 0, "{notices:?}");
+        }
+        assert!(!engine.embedding_now());
+        let after = ready();
+        assert_eq!(after.len(), before.len() + 100);
     }
 }

@@ -11,6 +11,7 @@ mod similar;
 mod status;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -44,6 +45,10 @@ pub struct Engine {
     write_matrix_file: bool,
     /// Single-term keyword scores kept between searches (see [`Engine::remembering_terms`]).
     terms: Option<search::TermScores>,
+    /// Embedding passes of this engine in progress (see [`Engine::embedding_now`]).
+    embedding: AtomicUsize,
+    /// Passages the pass in progress has still to embed, as of its last batch.
+    embedding_left: AtomicU64,
 }
 
 impl Engine {
@@ -57,6 +62,8 @@ impl Engine {
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
             terms: None,
+            embedding: AtomicUsize::new(0),
+            embedding_left: AtomicU64::new(0),
         })
     }
 
@@ -97,8 +104,16 @@ impl Engine {
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
             terms: None,
+            embedding: AtomicUsize::new(0),
+            embedding_left: AtomicU64::new(0),
         };
         Ok((engine, salvage))
+    }
+
+    /// Whether this engine is in an embedding pass now: its searches then keep the vector
+    /// matrix they have a while longer, as each batch moves the vectors version.
+    pub(crate) fn embedding_now(&self) -> bool {
+        self.embedding.load(Ordering::Relaxed) > 0
     }
 
     /// The settings this engine was opened with.

@@ -2,7 +2,9 @@
 //! once), the vector matrix (reloaded only when the vectors version moves), and the count
 //! of passages still without a vector (counting scans every chunk: too slow per query).
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
+use std::time::{Duration, Instant};
 
 use super::{Engine, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
 use crate::embed::{self, Embedder};
@@ -14,10 +16,35 @@ use crate::search::{matrix_file, Matrix};
 #[derive(Default)]
 pub(super) struct SemanticCache {
     embedder: Option<Arc<dyn Embedder>>,
-    matrix: Option<(i64, Arc<Matrix>)>,
+    matrix: Option<Loaded>,
     /// Passages without a vector, at a vectors version.
     pending: Option<(i64, u64)>,
 }
+
+/// The vector matrix as loaded at a vectors version.
+struct Loaded {
+    version: i64,
+    matrix: Arc<Matrix>,
+    at: Instant,
+    took: Duration,
+}
+
+impl Loaded {
+    /// Whether a search may keep using this matrix at vectors `version`: always when it is
+    /// current; while this engine's embedding pass moves the version batch after batch, for
+    /// [`STALE_WHILE_EMBEDDING`] or ten loads' time, whichever is longer. Reloading on every
+    /// batch made each search during a long pass reload the whole matrix (at 100k passages,
+    /// seconds per keystroke); this way a search pays a reload at most a tenth of the time,
+    /// and misses only the newest passages, which the pending notice already says.
+    fn usable_at(&self, version: i64, embedding: bool) -> bool {
+        self.version == version
+            || (embedding && self.at.elapsed() < STALE_WHILE_EMBEDDING.max(10 * self.took))
+    }
+}
+
+/// How long a search keeps the matrix it has while this engine embeds (see
+/// [`Loaded::usable_at`]).
+const STALE_WHILE_EMBEDDING: Duration = Duration::from_secs(10);
 
 /// A loaded model and the vector matrix it can be searched with.
 pub(super) type SemanticReady = (Arc<dyn Embedder>, Arc<Matrix>);
@@ -81,11 +108,14 @@ impl Engine {
         }
         let reader = self.index.read()?;
         let version = reader.vectors_version()?;
-        if let Some((v, m)) = &self.cache().matrix {
-            if *v == version && m.dim() == embedder.dim() {
-                return Ok(Some((embedder, m.clone())));
+        if let Some(loaded) = &self.cache().matrix {
+            if loaded.usable_at(version, self.embedding_now())
+                && loaded.matrix.dim() == embedder.dim()
+            {
+                return Ok(Some((embedder, loaded.matrix.clone())));
             }
         }
+        let started = Instant::now();
         let key = matrix_file::Key {
             model: embedder.name(),
             dim: embedder.dim(),
@@ -106,7 +136,12 @@ impl Engine {
             }
         };
         let matrix = Arc::new(matrix);
-        self.cache().matrix = Some((version, matrix.clone()));
+        self.cache().matrix = Some(Loaded {
+            version,
+            matrix: matrix.clone(),
+            at: Instant::now(),
+            took: started.elapsed(),
+        });
         Ok(Some((embedder, matrix)))
     }
 
@@ -141,6 +176,11 @@ impl Engine {
     /// Passages without a vector, recounted only when the vectors version moved (every
     /// sync that changes chunks and every store of vectors moves it).
     pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {
+        // During this engine's own pass every batch moves the version, and counting scans
+        // every passage: the pass's own count stands in until it ends.
+        if self.embedding_now() {
+            return Ok(self.embedding_left.load(Ordering::Relaxed));
+        }
         let version = reader.vectors_version()?;
         if let Some((v, n)) = self.cache().pending {
             if v == version {
