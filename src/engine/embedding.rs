@@ -1,7 +1,7 @@
 //! The embedding pass: passages without a vector for the configured model get one, in
 //! batches, each committed on its own, so an interrupted pass resumes where it stopped.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -65,7 +65,7 @@ impl Engine {
                 ..Default::default()
             });
         };
-        let _pass = Pass::begin(&self.embedding);
+        let _pass = Pass::begin(&self.embedding, &self.embedding_left);
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
@@ -96,6 +96,8 @@ impl Engine {
                 let want = PENDING_WINDOW.min(max - done as usize);
                 expected = version()?;
                 window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+                // A sync during the pass may have added passages.
+                total = total.max(done + window.len() as u64);
             }
             if window.is_empty() {
                 finished = true;
@@ -152,8 +154,12 @@ impl Engine {
 /// An embedding pass in progress, counted in the engine until it ends (however it ends).
 struct Pass<'a>(&'a AtomicUsize);
 
+/// What [`Engine::embedding_left`](super::Engine) holds until a pass has counted its work.
+pub(super) const LEFT_UNKNOWN: u64 = u64::MAX;
+
 impl<'a> Pass<'a> {
-    fn begin(passes: &'a AtomicUsize) -> Pass<'a> {
+    fn begin(passes: &'a AtomicUsize, left: &AtomicU64) -> Pass<'a> {
+        left.store(LEFT_UNKNOWN, Ordering::Relaxed);
         passes.fetch_add(1, Ordering::Relaxed);
         Pass(passes)
     }

@@ -177,9 +177,10 @@ impl Engine {
     /// sync that changes chunks and every store of vectors moves it).
     pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {
         // During this engine's own pass every batch moves the version, and counting scans
-        // every passage: the pass's own count stands in until it ends.
-        if self.embedding_now() {
-            return Ok(self.embedding_left.load(Ordering::Relaxed));
+        // every passage: the pass's own count stands in, once it has one, until it ends.
+        let left = self.embedding_left.load(Ordering::Relaxed);
+        if self.embedding_now() && left != super::embedding::LEFT_UNKNOWN {
+            return Ok(left);
         }
         let version = reader.vectors_version()?;
         if let Some((v, n)) = self.cache().pending {
@@ -224,5 +225,39 @@ impl Engine {
             .map(|(id, _)| reader.path_of(id))
             .collect::<Result<Vec<_>>>()
             .map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(age: Duration, took: Duration) -> Loaded {
+        Loaded {
+            version: 5,
+            matrix: Arc::new(Matrix::new(4)),
+            at: Instant::now().checked_sub(age).unwrap(),
+            took,
+        }
+    }
+
+    #[test]
+    fn a_stale_matrix_serves_only_during_a_pass_and_only_for_a_while() {
+        let s = Duration::from_secs;
+        assert!(loaded(s(3600), s(0)).usable_at(5, false), "current");
+        assert!(loaded(s(1), s(0)).usable_at(6, true), "fresh, mid-pass");
+        assert!(
+            !loaded(s(1), s(0)).usable_at(6, false),
+            "no pass: reload at once"
+        );
+        assert!(
+            !loaded(s(11), s(0)).usable_at(6, true),
+            "mid-pass, but past 10 s"
+        );
+        assert!(
+            loaded(s(11), s(2)).usable_at(6, true),
+            "ten loads' time is 20 s"
+        );
+        assert!(!loaded(s(21), s(2)).usable_at(6, true));
     }
 }

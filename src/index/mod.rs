@@ -15,7 +15,7 @@ pub(crate) mod walk;
 
 pub(crate) use chunk::{chunk_note, Chunk};
 pub use filter::{Condition, Filters};
-pub(crate) use read::{FtsQuery, Reader};
+pub(crate) use read::{FtsQuery, NotesVersion, Reader};
 pub use rebuild::Salvage;
 pub use recall::RecallTotals;
 pub use sync::{SyncOptions, SyncReport, SyncSummary};

@@ -73,6 +73,27 @@ pub(crate) struct FtsQuery<'q> {
     pub limit: usize,
 }
 
+/// Where the notes' indexed texts stand: any change to any of them moves it (see
+/// [`Reader::notes_version`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NotesVersion {
+    /// brain's own counter, moved by every sync batch that changes notes.
+    counter: i64,
+    /// FTS5's structure record, which counts every segment it writes.
+    fts: Vec<u8>,
+}
+
+#[cfg(test)]
+impl NotesVersion {
+    /// A version for tests, `n` in brain's counter.
+    pub fn at(n: i64) -> NotesVersion {
+        NotesVersion {
+            counter: n,
+            fts: Vec::new(),
+        }
+    }
+}
+
 /// One read transaction; it ends when the reader is dropped.
 pub(crate) struct Reader<'a> {
     index: &'a Index,
@@ -341,8 +362,18 @@ impl<'a> Reader<'a> {
 
     /// The notes version (moves whenever a note's indexed text changes), as this read
     /// transaction sees it.
-    pub fn notes_version(&self) -> Result<i64> {
-        super::counter(&self.conn, super::NOTES_VERSION).map_err(|e| self.err(e))
+    pub fn notes_version(&self) -> Result<NotesVersion> {
+        let counter = super::counter(&self.conn, super::NOTES_VERSION).map_err(|e| self.err(e))?;
+        // FTS5's structure record (row 10 of its data table) counts every segment written,
+        // so it moves with every change to the full-text index, also one made by a brain
+        // older than the counter.
+        let fts = self
+            .conn
+            .prepare_cached("SELECT block FROM notes_fts_data WHERE id = 10")
+            .and_then(|mut s| s.query_row([], |r| r.get::<_, Vec<u8>>(0)).optional())
+            .map_err(|e| self.err(e))?
+            .unwrap_or_default();
+        Ok(NotesVersion { counter, fts })
     }
 
     /// The vectors version (moves whenever chunks or vectors change).

@@ -59,7 +59,7 @@ pub(crate) fn term_stats(
         let Some(expr) = single.to_match() else {
             continue;
         };
-        let (df, in_top) = match remembered {
+        let (df, in_top) = match remembered.filter(|_| super::term_scores::covers(query)) {
             Some(r) => {
                 let list = r.single(reader, term)?;
                 let has = |id| list.binary_search_by_key(&id, |&(n, _)| n).is_ok();

@@ -20,7 +20,7 @@ use lru::LruCache;
 use super::bm25::WEIGHTS;
 use super::query::{Query, Term};
 use crate::error::Result;
-use crate::index::{Filters, Reader};
+use crate::index::{Filters, NotesVersion, Reader};
 
 /// Note ids with their BM25 score, in id order.
 pub(crate) type Scores = Arc<[(i64, f64)]>;
@@ -35,6 +35,16 @@ pub const BUDGET: usize = 1 << 20;
 /// bytes), so that many short lists are bounded too.
 const LIST_COST: usize = 8;
 
+/// The most words a query may have to be answered from remembered lists: a pasted
+/// paragraph of common words would hold tens of full lists at once, evict its own words
+/// from the budget and never be answered from memory; FTS5 scores it in one pass instead.
+pub const MAX_TERMS: usize = 8;
+
+/// Whether remembered lists answer `query` (see [`MAX_TERMS`]).
+pub(crate) fn covers(query: &Query) -> bool {
+    query.terms.len() <= MAX_TERMS
+}
+
 /// Remembered single-term scores; shared by the searches of one engine.
 pub(crate) struct TermScores {
     inner: Mutex<Remembered>,
@@ -43,14 +53,14 @@ pub(crate) struct TermScores {
 impl Default for TermScores {
     fn default() -> Self {
         TermScores {
-            inner: Mutex::new(Remembered::new(0)),
+            inner: Mutex::new(Remembered::new(NotesVersion::default())),
         }
     }
 }
 
 struct Remembered {
     /// The notes version the lists were scored at.
-    version: i64,
+    version: NotesVersion,
     lists: LruCache<String, Scores>,
     /// What the lists cost, in scores (see [`LIST_COST`]).
     held: usize,
@@ -61,26 +71,26 @@ impl TermScores {
     /// `Reader::fts_all_scores` gives for `query.to_match()` without filters. `None` for a
     /// query with exclusions (its `NOT` is left to FTS5).
     pub fn all(&self, reader: &Reader<'_>, query: &Query) -> Result<Option<Vec<(i64, f64)>>> {
-        if !query.excludes.is_empty() {
+        if !query.excludes.is_empty() || !covers(query) {
             return Ok(None);
         }
         let version = reader.notes_version()?;
         let lists = query
             .terms
             .iter()
-            .map(|t| self.term(reader, t, version))
+            .map(|t| self.term(reader, t, &version))
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(sum_in_order(&lists)))
     }
 
     /// The notes `term` alone matches (in id order), with its score in each.
     pub fn single(&self, reader: &Reader<'_>, term: &Term) -> Result<Scores> {
-        self.term(reader, term, reader.notes_version()?)
+        self.term(reader, term, &reader.notes_version()?)
     }
 
     /// [`TermScores::single`] at notes `version`, scored by FTS5 the first time it is
     /// asked for.
-    fn term(&self, reader: &Reader<'_>, term: &Term, version: i64) -> Result<Scores> {
+    fn term(&self, reader: &Reader<'_>, term: &Term, version: &NotesVersion) -> Result<Scores> {
         let key = term.to_fts();
         if let Some(found) = self.lock().get(&key, version) {
             return Ok(found);
@@ -99,7 +109,7 @@ impl TermScores {
 }
 
 impl Remembered {
-    fn new(version: i64) -> Remembered {
+    fn new(version: NotesVersion) -> Remembered {
         Remembered {
             version,
             lists: LruCache::unbounded(),
@@ -107,32 +117,38 @@ impl Remembered {
         }
     }
 
-    fn get(&mut self, key: &str, version: i64) -> Option<Scores> {
-        if self.version != version {
+    fn get(&mut self, key: &str, version: &NotesVersion) -> Option<Scores> {
+        if self.version != *version {
             // Another version of the notes: every remembered score is wrong now.
-            *self = Remembered::new(version);
+            *self = Remembered::new(version.clone());
             return None;
         }
         self.lists.get(key).cloned()
     }
 
-    fn put(&mut self, key: String, scores: Scores, version: i64) {
-        let cost = scores.len() + LIST_COST;
+    fn put(&mut self, key: String, scores: Scores, version: &NotesVersion) {
+        let charged = cost(&key, &scores);
         // Scored in a read transaction older or newer than the lists held: not kept.
-        if self.version != version || cost > BUDGET {
+        if self.version != *version || charged > BUDGET {
             return;
         }
-        self.held += cost;
-        if let Some(old) = self.lists.put(key, scores) {
-            self.held -= old.len() + LIST_COST;
+        self.held += charged;
+        if let Some(old) = self.lists.put(key.clone(), scores) {
+            self.held -= cost(&key, &old);
         }
         while self.held > BUDGET {
-            let Some((_, evicted)) = self.lists.pop_lru() else {
+            let Some((key, evicted)) = self.lists.pop_lru() else {
                 break;
             };
-            self.held -= evicted.len() + LIST_COST;
+            self.held -= cost(&key, &evicted);
         }
     }
+}
+
+/// What a list costs against [`BUDGET`], in scores: its scores, its bookkeeping and its key
+/// (a quoted phrase may be long).
+fn cost(key: &str, scores: &Scores) -> usize {
+    scores.len() + LIST_COST + key.len() / 16
 }
 
 /// The union of `lists` (each in id order), each note's scores added in the lists' order
@@ -187,40 +203,46 @@ mod tests {
 
     #[test]
     fn another_version_forgets_everything_and_the_budget_evicts_the_least_used() {
-        let mut r = Remembered::new(0);
-        r.put("a".into(), list(&[(1, 1.0)]), 0);
-        assert!(r.get("a", 0).is_some());
+        let [v0, v1, v6, v7] = [0, 1, 6, 7].map(NotesVersion::at);
+        let mut r = Remembered::new(v0.clone());
+        r.put("a".into(), list(&[(1, 1.0)]), &v0);
+        assert!(r.get("a", &v0).is_some());
         assert!(
-            r.get("a", 7).is_none(),
+            r.get("a", &v7).is_none(),
             "a new notes version drops the lists"
         );
-        assert!(r.get("a", 7).is_none());
-        r.put("old".into(), list(&[(1, 1.0)]), 6);
+        assert!(r.get("a", &v7).is_none());
+        r.put("old".into(), list(&[(1, 1.0)]), &v6);
         assert!(
-            r.get("old", 7).is_none(),
+            r.get("old", &v7).is_none(),
             "a list scored at another version is not kept"
         );
 
         let half: Vec<(i64, f64)> = (0..(BUDGET / 2 - LIST_COST) as i64)
             .map(|i| (i, 1.0))
             .collect();
-        r.put("x".into(), half.clone().into(), 7);
-        r.put("y".into(), half.clone().into(), 7);
-        assert!(r.get("x", 7).is_some(), "x is now the most recently used");
-        r.put("z".into(), list(&[(1, 2.0)]), 7);
-        assert!(r.get("y", 7).is_none(), "y was least recently used");
-        assert!(r.get("x", 7).is_some() && r.get("z", 7).is_some());
+        r.put("x".into(), half.clone().into(), &v7);
+        r.put("y".into(), half.clone().into(), &v7);
+        assert!(r.get("x", &v7).is_some(), "x is now the most recently used");
+        r.put("z".into(), list(&[(1, 2.0)]), &v7);
+        assert!(r.get("y", &v7).is_none(), "y was least recently used");
+        assert!(r.get("x", &v7).is_some() && r.get("z", &v7).is_some());
         assert_eq!(r.held, BUDGET / 2 + 1 + LIST_COST);
         let too_big: Vec<(i64, f64)> = (0..BUDGET as i64).map(|i| (i, 1.0)).collect();
-        r.put("w".into(), too_big.into(), 7);
-        assert!(r.get("w", 7).is_none() && r.get("x", 7).is_some());
+        r.put("w".into(), too_big.into(), &v7);
+        assert!(r.get("w", &v7).is_none() && r.get("x", &v7).is_some());
 
         // Many short lists are bounded by what each costs beyond its scores.
-        let mut r = Remembered::new(1);
+        let mut r = Remembered::new(v1.clone());
         for i in 0..BUDGET {
-            r.put(format!("w{i}"), list(&[(1, 1.0)]), 1);
+            r.put(format!("w{i}"), list(&[(1, 1.0)]), &v1);
         }
         assert_eq!(r.lists.len(), BUDGET / (1 + LIST_COST));
         assert!(r.held <= BUDGET);
+        // A long key (a pasted phrase) is charged for its length.
+        assert_eq!(
+            cost(&"x".repeat(1600), &list(&[(1, 1.0)])),
+            1 + LIST_COST + 100
+        );
     }
 }
