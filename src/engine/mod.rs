@@ -82,7 +82,7 @@ impl Engine {
     /// keystroke with the words already typed. (A process that searches once would only
     /// pay for scoring word by word.)
     pub fn remembering_terms(mut self) -> Engine {
-        self.terms = Some(search::TermScores::default());
+        self.terms = Some(search::TermScores::new(search::BM25_WEIGHTS));
         self
     }
 
@@ -472,7 +472,7 @@ mod tests {
         }
         let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
         engine.sync().unwrap();
-        let remembered = TermScores::default();
+        let remembered = TermScores::new(BM25_WEIGHTS);
         let same = |text: &str| {
             let query = Query::parse(text);
             let reader = engine.index.read().unwrap();

@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
-use super::bm25::WEIGHTS;
 use super::query::{Query, Term};
 use crate::error::Result;
 use crate::index::{Filters, NotesVersion, Reader};
@@ -47,15 +46,9 @@ pub(crate) fn covers(query: &Query) -> bool {
 
 /// Remembered single-term scores; shared by the searches of one engine.
 pub(crate) struct TermScores {
+    /// The BM25 column weights every list is scored with.
+    weights: (f64, f64, f64),
     inner: Mutex<Remembered>,
-}
-
-impl Default for TermScores {
-    fn default() -> Self {
-        TermScores {
-            inner: Mutex::new(Remembered::new(NotesVersion::default())),
-        }
-    }
 }
 
 struct Remembered {
@@ -67,9 +60,18 @@ struct Remembered {
 }
 
 impl TermScores {
+    /// Nothing remembered yet; lists will be scored with column `weights` (title, tags, body).
+    pub fn new(weights: (f64, f64, f64)) -> TermScores {
+        TermScores {
+            weights,
+            inner: Mutex::new(Remembered::new(NotesVersion::default())),
+        }
+    }
+
     /// Every note `query` matches with its BM25 score, in id order: exactly what
-    /// `Reader::fts_all_scores` gives for `query.to_match()` without filters. `None` for a
-    /// query with exclusions (its `NOT` is left to FTS5).
+    /// `Reader::fts_all_scores` gives for `query.to_match()` with these weights and no
+    /// filters. `None` for a query with exclusions (its `NOT` is left to FTS5) or too many
+    /// words (see [`MAX_TERMS`]).
     pub fn all(&self, reader: &Reader<'_>, query: &Query) -> Result<Option<Vec<(i64, f64)>>> {
         if !query.excludes.is_empty() || !covers(query) {
             return Ok(None);
@@ -97,7 +99,7 @@ impl TermScores {
         }
         // Scored outside the lock: another search may use the lists meanwhile.
         let scores: Scores = reader
-            .fts_all_scores(&key, WEIGHTS, &Filters::default())?
+            .fts_all_scores(&key, self.weights, &Filters::default())?
             .into();
         self.lock().put(key, scores.clone(), version);
         Ok(scores)
