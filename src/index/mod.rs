@@ -227,6 +227,14 @@ fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// A `meta` value, read in the caller's transaction.
+pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()
+}
+
 /// Writes a `meta` value inside the caller's transaction.
 pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(
@@ -242,11 +250,7 @@ pub(crate) const NOTES_VERSION: &str = "notes_version";
 /// A `meta` counter that moves whenever what it counts changes, read in the caller's
 /// transaction (0 when it was never moved).
 pub fn counter(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
-    use rusqlite::OptionalExtension;
-    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
-        .query_row([key], |r| r.get::<_, String>(0))
-        .optional()
-        .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
 /// Moves [`counter`] `key` on, in the caller's transaction. A new index starts from a

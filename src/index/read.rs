@@ -349,10 +349,7 @@ impl<'a> Reader<'a> {
 
     /// A `meta` value.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
+        super::meta(&self.conn, key).map_err(|e| self.err(e))
     }
 
     /// The model and dimension the stored vectors belong to.

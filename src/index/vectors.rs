@@ -17,10 +17,7 @@ pub struct Pending {
 
 /// The model and dimension the stored vectors belong to, if any.
 pub fn stored_model(conn: &Connection) -> rusqlite::Result<Option<(String, usize)>> {
-    let get = |k: &str| -> rusqlite::Result<Option<String>> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
-            .optional()
-    };
+    let get = |k: &str| super::meta(conn, k);
     Ok(match (get("embed_model")?, get("embed_dim")?) {
         (Some(m), Some(d)) => d.parse().ok().map(|d| (m, d)),
         _ => None,

@@ -53,10 +53,7 @@ pub(crate) struct KeywordScores(Vec<(i64, f64)>);
 impl KeywordScores {
     /// The BM25 score of note `id`; `None` when it does not match.
     pub fn get(&self, id: i64) -> Option<f64> {
-        self.0
-            .binary_search_by_key(&id, |&(n, _)| n)
-            .ok()
-            .map(|i| self.0[i].1)
+        super::term_scores::score_of(&self.0, id)
     }
 }
 

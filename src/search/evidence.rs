@@ -62,7 +62,7 @@ pub(crate) fn term_stats(
         let (df, in_top) = match remembered.filter(|_| super::term_scores::covers(query)) {
             Some(r) => {
                 let list = r.single(reader, term)?;
-                let has = |id| list.binary_search_by_key(&id, |&(n, _)| n).is_ok();
+                let has = |id| super::term_scores::score_of(&list, id).is_some();
                 (list.len() as u64, top.is_some_and(has))
             }
             None => (

@@ -24,6 +24,15 @@ use crate::index::{Filters, NotesVersion, Reader};
 /// Note ids with their BM25 score, in id order.
 pub(crate) type Scores = Arc<[(i64, f64)]>;
 
+/// The score of note `id` in `scores` (note ids with their score, in id order); `None`
+/// when it is not there.
+pub(crate) fn score_of(scores: &[(i64, f64)], id: i64) -> Option<f64> {
+    scores
+        .binary_search_by_key(&id, |&(n, _)| n)
+        .ok()
+        .map(|i| scores[i].1)
+}
+
 /// Scores remembered at most (16 bytes each: 16 MB), each list also charged
 /// [`LIST_COST`] for its key and bookkeeping; the least recently used list goes first. At
 /// 100k notes the most common words match 50k notes each, so this holds the words of a few
