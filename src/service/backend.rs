@@ -72,9 +72,11 @@ impl Backend {
         let lock = InstanceLock::for_backend(&config)?;
         ensure_private_dir(&runtime_dir(&config))?;
         clear_stale_socket(&socket, &root)?;
-        // Not `.remembering_terms()` yet: with it, the end-to-end test's panel capture
-        // (Ctrl+N, Enter) did not write its note within a second, for a cause not found.
-        let engine = Arc::new(Engine::open(config)?.without_matrix_writes());
+        let engine = Arc::new(
+            Engine::open(config)?
+                .without_matrix_writes()
+                .remembering_terms(),
+        );
         let listener = bind(&socket)?;
 
         let live = Arc::new(Live::new(socket.clone(), options.watch));
