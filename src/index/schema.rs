@@ -120,13 +120,7 @@ pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
     if !has_meta {
         return Ok(0);
     }
-    let v: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let v = super::meta(conn, "schema_version")?;
     Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 

@@ -2,7 +2,7 @@
 //! named in `meta.embed_model` (dimension in `meta.embed_dim`). A different model clears
 //! them all; an unchanged chunk keeps its vector through renames and touches.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, Transaction};
 
 use super::set_meta;
 
@@ -114,13 +114,7 @@ const VERSION_KEY: &str = "vectors_version";
 /// passages or vectors moves the version, so a record is never stale; it is how a
 /// no-change `brain index` at 100k notes skips two scans of every passage.
 pub fn recorded(conn: &Connection) -> rusqlite::Result<Option<u64>> {
-    let at: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'vectors_pending'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let at = super::meta(conn, "vectors_pending")?;
     let Some((v, n)) = at.as_deref().and_then(|a| a.split_once(' ')) else {
         return Ok(None);
     };

@@ -74,9 +74,10 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
     assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
 }
 
-/// What the backend answers is, to the last digit, what a process of its own computes,
-/// asked twice, and again after a note that moves every score (more notes, other
-/// frequencies) arrives through the watcher: the contract remembered term scores must keep.
+/// The backend remembers each word's keyword scores between searches; what it answers is
+/// still, to the last digit, what a process of its own computes, asked twice, and again
+/// after a note that moves every score (more notes, other frequencies) arrives through the
+/// watcher.
 #[test]
 fn remembered_keyword_scores_are_exact_and_follow_every_edit() {
     let brain = Brain::example();
