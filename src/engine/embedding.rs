@@ -1,7 +1,8 @@
 //! The embedding pass: passages without a vector for the configured model get one, in
 //! batches, each committed on its own, so an interrupted pass resumes where it stopped.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -65,7 +66,7 @@ impl Engine {
                 ..Default::default()
             });
         };
-        let _pass = Pass::begin(&self.embedding, &self.embedding_left);
+        let _pass = self.passes.begin();
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
@@ -89,7 +90,7 @@ impl Engine {
             total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
         }
         let mut done = 0u64;
-        self.embedding_left.store(total, Ordering::Relaxed);
+        self.passes.counted(total);
         let mut finished = false;
         'window: while (done as usize) < max {
             if done > 0 {
@@ -117,8 +118,7 @@ impl Engine {
                 index.write(|tx| vectors::store(tx, &hashes, &vecs))?;
                 expected += 1;
                 done += hashes.len() as u64;
-                self.embedding_left
-                    .store(total.saturating_sub(done), Ordering::Relaxed);
+                self.passes.counted(total.saturating_sub(done));
                 if !progress(done, total) {
                     break 'window;
                 }
@@ -151,23 +151,54 @@ impl Engine {
     }
 }
 
-/// An embedding pass in progress, counted in the engine until it ends (however it ends).
-struct Pass<'a>(&'a AtomicUsize);
+/// This engine's embedding passes in progress, and what the latest one has left to embed.
+#[derive(Default)]
+pub(super) struct Passes {
+    running: AtomicUsize,
+    /// Passages the latest pass has still to embed, as of its last batch; `None` until it
+    /// has counted its work.
+    left: Mutex<Option<u64>>,
+}
 
-/// What [`Engine::embedding_left`](super::Engine) holds until a pass has counted its work.
-pub(super) const LEFT_UNKNOWN: u64 = u64::MAX;
+impl Passes {
+    /// Whether a pass is in progress.
+    pub(super) fn running(&self) -> bool {
+        self.running.load(Ordering::Relaxed) > 0
+    }
 
-impl<'a> Pass<'a> {
-    fn begin(passes: &'a AtomicUsize, left: &AtomicU64) -> Pass<'a> {
-        left.store(LEFT_UNKNOWN, Ordering::Relaxed);
-        passes.fetch_add(1, Ordering::Relaxed);
-        Pass(passes)
+    /// Passages the pass in progress has still to embed; `None` when no pass runs or it
+    /// has not counted yet.
+    pub(super) fn left(&self) -> Option<u64> {
+        match self.running() {
+            true => *self.lock_left(),
+            false => None,
+        }
+    }
+
+    /// A pass begins: counted until the returned guard drops, however the pass ends.
+    fn begin(&self) -> Pass<'_> {
+        *self.lock_left() = None;
+        self.running.fetch_add(1, Ordering::Relaxed);
+        Pass(self)
+    }
+
+    /// The pass in progress has `left` passages still to embed.
+    fn counted(&self, left: u64) {
+        *self.lock_left() = Some(left);
+    }
+
+    fn lock_left(&self) -> MutexGuard<'_, Option<u64>> {
+        // A number stays a number: a panic elsewhere cannot leave it half written.
+        self.left.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
+/// An embedding pass in progress (see [`Passes::begin`]).
+struct Pass<'a>(&'a Passes);
+
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.running.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -190,6 +221,25 @@ mod tests {
         let engine = Engine::open(config).unwrap();
         engine.sync().unwrap();
         (dir, root, engine)
+    }
+
+    #[test]
+    fn a_pass_says_what_it_has_left_only_while_it_runs_and_once_it_has_counted() {
+        let passes = super::Passes::default();
+        assert!(!passes.running() && passes.left().is_none());
+        passes.counted(7);
+        assert_eq!(passes.left(), None, "no pass runs");
+        let pass = passes.begin();
+        assert!(passes.running());
+        assert_eq!(
+            passes.left(),
+            None,
+            "a new pass forgets the last one's count"
+        );
+        passes.counted(5);
+        assert_eq!(passes.left(), Some(5));
+        drop(pass);
+        assert!(!passes.running() && passes.left().is_none());
     }
 
     #[test]

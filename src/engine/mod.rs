@@ -11,7 +11,6 @@ mod similar;
 mod status;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -46,9 +45,7 @@ pub struct Engine {
     /// Single-term keyword scores kept between searches (see [`Engine::remembering_terms`]).
     terms: Option<search::TermScores>,
     /// Embedding passes of this engine in progress (see [`Engine::embedding_now`]).
-    embedding: AtomicUsize,
-    /// Passages the pass in progress has still to embed, as of its last batch.
-    embedding_left: AtomicU64,
+    passes: embedding::Passes,
 }
 
 impl Engine {
@@ -62,8 +59,7 @@ impl Engine {
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
             terms: None,
-            embedding: AtomicUsize::new(0),
-            embedding_left: AtomicU64::new(0),
+            passes: embedding::Passes::default(),
         })
     }
 
@@ -104,8 +100,7 @@ impl Engine {
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
             terms: None,
-            embedding: AtomicUsize::new(0),
-            embedding_left: AtomicU64::new(0),
+            passes: embedding::Passes::default(),
         };
         Ok((engine, salvage))
     }
@@ -113,7 +108,7 @@ impl Engine {
     /// Whether this engine is in an embedding pass now: its searches then keep the vector
     /// matrix they have a while longer, as each batch moves the vectors version.
     pub(crate) fn embedding_now(&self) -> bool {
-        self.embedding.load(Ordering::Relaxed) > 0
+        self.passes.running()
     }
 
     /// The settings this engine was opened with.

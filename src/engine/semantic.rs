@@ -2,7 +2,6 @@
 //! once), the vector matrix (reloaded only when the vectors version moves), and the count
 //! of passages still without a vector (counting scans every chunk: too slow per query).
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -178,8 +177,7 @@ impl Engine {
     pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {
         // During this engine's own pass every batch moves the version, and counting scans
         // every passage: the pass's own count stands in, once it has one, until it ends.
-        let left = self.embedding_left.load(Ordering::Relaxed);
-        if self.embedding_now() && left != super::embedding::LEFT_UNKNOWN {
+        if let Some(left) = self.passes.left() {
             return Ok(left);
         }
         let version = reader.vectors_version()?;
