@@ -13,8 +13,11 @@
 //! CRC-32 of everything before it (`u32`).
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
+use super::codes::Codes;
 use super::semantic::Matrix;
 
 const MAGIC: &[u8; 8] = b"BRAINMX1";
@@ -90,8 +93,25 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The matrix in `bytes`, if they are a whole, undamaged file written at `key`.
-fn decode(bytes: &[u8], key: Key<'_>) -> Option<Matrix> {
+/// A matrix file's parts, checked whole, with its codes still in the file's bytes.
+struct Decoded {
+    dim: usize,
+    /// Where the codes lie in the file.
+    codes: Range<usize>,
+    scales: Vec<f32>,
+    chunk_ids: Vec<i64>,
+    note_ids: Vec<i64>,
+}
+
+impl Decoded {
+    /// The matrix, its codes read from `codes` (the file's bytes at [`Decoded::codes`]).
+    fn into_matrix(self, codes: Codes) -> Option<Matrix> {
+        Matrix::from_parts(self.dim, codes, self.scales, self.chunk_ids, self.note_ids)
+    }
+}
+
+/// The parts in `bytes`, if they are a whole, undamaged file written at `key`.
+fn decode(bytes: &[u8], key: Key<'_>) -> Option<Decoded> {
     let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
     if crc32fast::hash(body).to_le_bytes() != crc {
         return None;
@@ -109,11 +129,9 @@ fn decode(bytes: &[u8], key: Key<'_>) -> Option<Matrix> {
         return None;
     }
     c.skip_pad();
-    let codes: Vec<i8> = c
-        .take(rows.checked_mul(dim)?)?
-        .iter()
-        .map(|&b| b as i8)
-        .collect();
+    let start = c.at;
+    c.take(rows.checked_mul(dim)?)?;
+    let codes = start..c.at;
     c.skip_pad();
     let scales: Vec<f32> = c
         .take(rows.checked_mul(4)?)?
@@ -134,14 +152,31 @@ fn decode(bytes: &[u8], key: Key<'_>) -> Option<Matrix> {
     if c.at != body.len() {
         return None;
     }
-    Matrix::from_parts(dim, codes, scales, chunk_ids, note_ids)
+    Some(Decoded {
+        dim,
+        codes,
+        scales,
+        chunk_ids,
+        note_ids,
+    })
 }
 
 /// The matrix stored at `path` for `key`; `None` when there is none, or it was written for
-/// another model, dimension or version, or it is damaged.
+/// another model, dimension or version, or it is damaged. Its codes are read in place from
+/// the mapped file rather than copied out (see [`Codes`]).
 pub fn read(path: &Path, key: Key<'_>) -> Option<Matrix> {
-    let bytes = std::fs::read(path).ok()?;
-    let matrix = decode(&bytes, key);
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: the mapping is read-only. brain never writes this file in place, only
+    // replaces it by a rename (`write`), which leaves this mapping on the old file; only
+    // another program truncating the file in brain's own data dir could make a read fault.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
+    let matrix = decode(&map, key).and_then(|d| {
+        let range = d.codes.clone();
+        d.into_matrix(Codes::Mapped {
+            map: Arc::new(map),
+            range,
+        })
+    });
     if matrix.is_none() {
         tracing::debug!(path = %path.display(), "matrix file is stale or damaged; rebuilding");
     }

@@ -8,6 +8,7 @@
 
 mod bm25;
 mod candidates;
+mod codes;
 mod evidence;
 mod explain;
 mod fuse;

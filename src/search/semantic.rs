@@ -12,6 +12,8 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
+use super::codes::Codes;
+
 /// Rows scored per parallel task: big enough that threading pays for itself.
 const ROWS_PER_TASK: usize = 4096;
 
@@ -22,7 +24,7 @@ pub const RERANK_ROWS: usize = 256;
 #[derive(Debug, Default)]
 pub struct Matrix {
     dim: usize,
-    codes: Vec<i8>,
+    codes: Codes,
     /// Per row: the value one step of its codes stands for (`max |x| / 127`).
     scales: Vec<f32>,
     chunk_ids: Vec<i64>,
@@ -61,7 +63,7 @@ impl Matrix {
         if vector.len() != self.dim {
             return false;
         }
-        self.scales.push(quantize(vector, &mut self.codes));
+        self.scales.push(quantize(vector, self.codes.to_mut()));
         self.chunk_ids.push(chunk_id);
         self.note_ids.push(note_id);
         let next = self.slot_of.len() as u32;
@@ -74,7 +76,7 @@ impl Matrix {
     /// when their lengths disagree.
     pub(crate) fn from_parts(
         dim: usize,
-        codes: Vec<i8>,
+        codes: Codes,
         scales: Vec<f32>,
         chunk_ids: Vec<i64>,
         note_ids: Vec<i64>,
@@ -105,7 +107,12 @@ impl Matrix {
 
     /// Codes, scales, chunk ids and note ids, row by row: what identifies the matrix.
     pub(crate) fn parts(&self) -> (&[i8], &[f32], &[i64], &[i64]) {
-        (&self.codes, &self.scales, &self.chunk_ids, &self.note_ids)
+        (
+            &self.codes[..],
+            &self.scales,
+            &self.chunk_ids,
+            &self.note_ids,
+        )
     }
 
     /// Adds a vector stored as little-endian bytes.
