@@ -485,7 +485,8 @@ mod tests {
             let first = got.iter().zip(&want).position(|(g, w)| g != w);
             assert!(
                 got.len() == want.len() && first.is_none(),
-                "{text:?} as {expr}: {} notes against FTS5's {}, first difference at {first:?}",
+                "{text:?} as {expr}: {} notes against FTS5's {}, first difference at {first:?} \
+                 (was SQLite compiled with fused multiply-adds? see .cargo/config.toml)",
                 got.len(),
                 want.len()
             );
