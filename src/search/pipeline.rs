@@ -187,7 +187,15 @@ pub(crate) fn run(
         Mode::Semantic => sem_hits.iter().enumerate().map(Ranked::semantic).collect(),
         Mode::Hybrid => {
             let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits, remembered)?;
-            let weights = Weights::from_coverage(evidence.coverage);
+            // Keyword #1 holds every literal of the query (see `Weights::from_literal`).
+            let literal_top = evidence.coverage > fuse::DEAD_ZONE
+                && bm25_hits
+                    .first()
+                    .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
+            let weights = match literal_top {
+                true => Weights::from_literal(evidence.coverage),
+                false => Weights::from_coverage(evidence.coverage),
+            };
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
                 fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));

@@ -58,6 +58,54 @@ fn identifiers_put_their_note_first() {
     }
 }
 
+/// #11: a name only BM25 knows (`Kirchhoff-Helmholtz` in one abstract, which meaning ranks
+/// nowhere) was first in bm25 and second in hybrid: keyword #1 holding every identifier of
+/// the query, with most of its IDF mass, now gives keywords their full share. A literal
+/// among words keyword #1 lacks (`iPhone` in a paraphrase) still leaves meaning to decide.
+#[test]
+fn a_literal_at_keyword_one_gives_keywords_their_full_share() {
+    let b = Brain::new().model();
+    // Misspelt as in the real abstract: the note lacks one word of the query.
+    b.write(
+        "jet.md",
+        "# The curtain jet\n\nKirchhoff-Helmholtz free steamline analysis of the jet.\n",
+    );
+    b.write(
+        "shear.md",
+        "# Free shear layers\n\nThe velocity on each streamline of a free shear layer.\n",
+    );
+    b.write(
+        "phone.md",
+        "# Phone settings\n\nThe iPhone keeps its settings in one app.\n",
+    );
+    b.write(
+        "dns.md",
+        "# DNS caching\n\nAfter moving a domain, clients resolve the old address until the TTL ends.\n",
+    );
+    let explain = |q: &str| b.json(&["search", q, "--explain"])["explain"].clone();
+    let q = "Kirchhoff-Helmholtz free streamline analysis";
+    let e = explain(q);
+    let coverage = e["evidence"]["coverage"].as_f64().unwrap();
+    assert!(
+        (0.5..0.9).contains(&coverage),
+        "coverage alone would give keywords less than their full share: {e}"
+    );
+    assert_eq!(e["weights"]["alpha"], 0.5, "{e}");
+    let reason = e["weights"]["reason"].as_str().unwrap();
+    assert!(reason.contains("identifier"), "{reason}");
+    let found = paths(&b.json(&["search", q]));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("jet.md"),
+        "{found:?}"
+    );
+
+    let e = explain("iPhone still resolving the old address after moving my domain");
+    let reason = e["weights"]["reason"].as_str().unwrap();
+    assert!(!reason.contains("identifier"), "{reason}");
+    assert!(e["weights"]["alpha"].as_f64().unwrap() < 0.5, "{e}");
+}
+
 #[test]
 fn semantic_mode_reports_the_best_passage() {
     let b = example_with_model();
