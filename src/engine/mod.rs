@@ -422,6 +422,49 @@ mod tests {
     /// The warm backend's remembered single-term scores add up to FTS5's scores of the whole
     /// query, to the last bit, for queries of every shape; and a changed note drops them.
     #[test]
+    fn new_words_scored_beside_an_overtaken_snapshot_come_from_that_snapshot() {
+        use crate::search::query::Query;
+        use crate::search::{TermScores, BM25_WEIGHTS};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(&root).unwrap();
+        for (i, body) in ["alpha beta", "beta gamma gamma", "alpha gamma delta"]
+            .iter()
+            .enumerate()
+        {
+            std::fs::write(root.join(format!("n{i}.md")), format!("# n{i}\n\n{body}\n")).unwrap();
+        }
+        let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
+        engine.sync().unwrap();
+        let remembered = TermScores::new(BM25_WEIGHTS);
+        let query = Query::parse("alpha beta gamma");
+        let expr = query.to_match().unwrap();
+        let bits = |v: Vec<(i64, f64)>| {
+            v.into_iter()
+                .map(|(id, s)| (id, s.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        let reader = engine.index.read().unwrap();
+        let want = reader
+            .fts_all_scores(&expr, BM25_WEIGHTS, &Filters::default())
+            .unwrap();
+        // A note changes after this reader's snapshot: the words scored on other threads
+        // (each in a transaction of its own) would see it.
+        std::fs::write(root.join("n3.md"), "# n3\n\nalpha beta gamma gamma\n").unwrap();
+        engine.sync().unwrap();
+        let got = remembered.all(&reader, &query).unwrap().unwrap();
+        assert_eq!(bits(got), bits(want.clone()), "the reader's own snapshot");
+        drop(reader);
+        let reader = engine.index.read().unwrap();
+        let now = reader
+            .fts_all_scores(&expr, BM25_WEIGHTS, &Filters::default())
+            .unwrap();
+        assert_eq!(now.len(), want.len() + 1);
+        let got = remembered.all(&reader, &query).unwrap().unwrap();
+        assert_eq!(bits(got), bits(now), "nothing kept from the older snapshot");
+    }
+
+    #[test]
     fn remembered_term_scores_are_fts5s_own_to_the_last_bit() {
         use crate::search::query::Query;
         use crate::search::{TermScores, BM25_WEIGHTS};

@@ -113,6 +113,13 @@ impl<'a> Reader<'a> {
         self.index.err(e)
     }
 
+    /// The index this transaction reads, to begin others beside it on other threads
+    /// ([`Index::read`]). They may see a newer snapshot: compare [`Reader::notes_version`]
+    /// before mixing what they read with what this one does.
+    pub fn index(&self) -> &'a Index {
+        self.index
+    }
+
     /// The note with id `id`, if it is (still) indexed.
     pub fn note(&self, id: i64) -> Result<Option<NoteRow>> {
         self.conn

@@ -8,7 +8,8 @@
 //! other, a phrase a note lacks adding zero; the document frequencies, lengths and average
 //! length are the whole index's either way). So each term's list of scores is remembered,
 //! and a query is the merge of its terms' lists: the same numbers, bit for bit, with only
-//! the new words scored by FTS5.
+//! the new words scored by FTS5: side by side, one thread and read transaction each, so a
+//! query's new words cost about the slowest of them rather than their sum.
 //!
 //! Every list is keyed by the index's notes version: any change to any note's text changes
 //! every score (document frequencies, average length), and drops them all.
@@ -86,12 +87,73 @@ impl TermScores {
             return Ok(None);
         }
         let version = reader.notes_version()?;
+        self.score_new_side_by_side(reader, query, &version)?;
         let lists = query
             .terms
             .iter()
             .map(|t| self.term(reader, t, &version))
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(sum_in_order(&lists)))
+    }
+
+    /// Scores the words of `query` not remembered at `version` at the same time, one
+    /// thread and read transaction each, and remembers them: a query's new words (its first
+    /// keystrokes, or the first query after a note changed) cost the slowest word instead of
+    /// their sum. A word whose transaction sees other notes than `version` is left for
+    /// [`TermScores::term`] to score in `reader`'s own.
+    fn score_new_side_by_side(
+        &self,
+        reader: &Reader<'_>,
+        query: &Query,
+        version: &NotesVersion,
+    ) -> Result<()> {
+        let mut new: Vec<String> = Vec::new();
+        {
+            let mut held = self.lock();
+            for key in query.terms.iter().map(Term::to_fts) {
+                if !new.contains(&key) && held.get(&key, version).is_none() {
+                    new.push(key);
+                }
+            }
+        }
+        if new.len() < 2 {
+            return Ok(());
+        }
+        let index = reader.index();
+        let scored = std::thread::scope(|threads| {
+            let beside: Vec<_> = new[1..]
+                .iter()
+                .map(|key| {
+                    threads.spawn(move || -> Result<Option<Scores>> {
+                        let other = index.read()?;
+                        if other.notes_version()? != *version {
+                            return Ok(None);
+                        }
+                        let scores =
+                            other.fts_all_scores(key, self.weights, &Filters::default())?;
+                        Ok(Some(scores.into()))
+                    })
+                })
+                .collect();
+            let first: Scores = reader
+                .fts_all_scores(&new[0], self.weights, &Filters::default())?
+                .into();
+            let mut scored = vec![Some(first)];
+            for thread in beside {
+                let got = thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                scored.push(got);
+            }
+            Ok::<_, crate::Error>(scored)
+        })?;
+        let mut held = self.lock();
+        for (key, scores) in new.into_iter().zip(scored) {
+            if let Some(scores) = scores {
+                held.put(key, scores, version);
+            }
+        }
+        Ok(())
     }
 
     /// The notes `term` alone matches (in id order), with its score in each.
