@@ -169,9 +169,10 @@ impl Passes {
     /// Passages the pass in progress has still to embed; `None` when no pass runs or it
     /// has not counted yet.
     pub(super) fn left(&self) -> Option<u64> {
-        match self.running() {
-            true => *self.lock_left(),
-            false => None,
+        if self.running() {
+            *self.lock_left()
+        } else {
+            None
         }
     }
 

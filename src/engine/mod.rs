@@ -64,8 +64,8 @@ impl Engine {
     }
 
     /// The same engine, reading the matrix cache file (`matrix.bin`) but never writing it:
-    /// for the warm backend, which keeps the matrix in memory and reloads it after every
-    /// embedding pass. Writing it each time would put the whole matrix on disk per edit
+    /// for the warm backend, which keeps the matrix in memory (copied out of the file, which
+    /// a one-shot process maps instead) and reloads it after every embedding pass. Writing it each time would put the whole matrix on disk per edit
     /// (about 100 MB at 100k passages) for processes that ask the backend anyway; a
     /// process without one writes it when it finds it stale.
     pub fn without_matrix_writes(mut self) -> Engine {
@@ -419,8 +419,8 @@ mod tests {
         }
     }
 
-    /// The warm backend's remembered single-term scores add up to FTS5's scores of the whole
-    /// query, to the last bit, for queries of every shape; and a changed note drops them.
+    /// The words of a query scored on other threads, each in a read transaction of its own,
+    /// are the query's own snapshot's: one that sees a later note is scored again.
     #[test]
     fn new_words_scored_beside_an_overtaken_snapshot_come_from_that_snapshot() {
         use crate::search::query::Query;
@@ -464,6 +464,8 @@ mod tests {
         assert_eq!(bits(got), bits(now), "nothing kept from the older snapshot");
     }
 
+    /// The warm backend's remembered single-term scores add up to FTS5's scores of the whole
+    /// query, to the last bit, for queries of every shape; and a changed note drops them.
     #[test]
     fn remembered_term_scores_are_fts5s_own_to_the_last_bit() {
         use crate::search::query::Query;

@@ -1,6 +1,6 @@
 //! The int8 codes of the vector matrix, row after row: built in memory from the index, or
 //! read in place from the matrix file (`matrix.bin`) that a process without a backend
-//! loads on every semantic search. At 100k notes those codes are 80 MB or more; copying
+//! loads on every semantic search (the warm backend copies them out: `Matrix::into_owned`). At 100k notes those codes are 80 MB or more; copying
 //! them out of the file (a read into one buffer, a copy into another, both freshly
 //! faulted in and freed again) was most of a cold search, the scan itself a few percent.
 

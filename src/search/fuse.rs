@@ -75,9 +75,7 @@ impl Weights {
         };
         Weights { alpha, reason }
     }
-}
 
-impl Weights {
     /// Weights for a query whose keyword #1 holds every literal of it (identifier, path,
     /// flag or quoted phrase): the person named something that note contains verbatim,
     /// and names are what keywords know, so the keyword list gets its full share whatever

@@ -113,9 +113,6 @@ impl Decoded {
 /// The parts in `bytes`, if they are a whole, undamaged file written at `key`.
 fn decode(bytes: &[u8], key: Key<'_>) -> Option<Decoded> {
     let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
-    if crc32fast::hash(body).to_le_bytes() != crc {
-        return None;
-    }
     let mut c = Cursor { bytes: body, at: 0 };
     if c.take(8)? != MAGIC {
         return None;
@@ -125,7 +122,11 @@ fn decode(bytes: &[u8], key: Key<'_>) -> Option<Decoded> {
     let name_len = c.u32()? as usize;
     let rows = usize::try_from(c.u64()?).ok()?;
     let model = c.take(name_len)?;
+    // The key first: a stale file (the usual case after an edit) is not read through.
     if version != key.version || dim != key.dim || model != key.model.as_bytes() {
+        return None;
+    }
+    if crc32fast::hash(body).to_le_bytes() != crc {
         return None;
     }
     c.skip_pad();
@@ -168,8 +169,13 @@ pub fn read(path: &Path, key: Key<'_>) -> Option<Matrix> {
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: the mapping is read-only. brain never writes this file in place, only
     // replaces it by a rename (`write`), which leaves this mapping on the old file; only
-    // another program truncating the file in brain's own data dir could make a read fault.
+    // another program truncating the file in brain's own data dir, or an I/O error of the
+    // disk under it, could make a read fault (the warm backend copies the codes out at
+    // once: see `Matrix::into_owned`).
     let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
+    // `populate` is Linux's; elsewhere ask for the whole file to be read ahead.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::WillNeed);
     let matrix = decode(&map, key).and_then(|d| {
         let range = d.codes.clone();
         d.into_matrix(Codes::Mapped {
@@ -219,6 +225,10 @@ mod tests {
         write(&path, &m, KEY).unwrap();
         let back = read(&path, KEY).expect("read back");
         assert_eq!(back.parts(), m.parts());
+        assert!(format!("{back:?}").contains("mapped"), "codes read in place");
+        let owned = read(&path, KEY).unwrap().into_owned();
+        assert!(format!("{owned:?}").contains("owned"));
+        assert_eq!(owned.parts(), m.parts());
         let q = [0.3, 0.1, -0.2];
         assert_eq!(back.top_notes(&q, 5, None), m.top_notes(&q, 5, None));
         // An empty matrix too.

@@ -192,9 +192,10 @@ pub(crate) fn run(
                 && bm25_hits
                     .first()
                     .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
-            let weights = match literal_top {
-                true => Weights::from_literal(evidence.coverage),
-                false => Weights::from_coverage(evidence.coverage),
+            let weights = if literal_top {
+                Weights::from_literal(evidence.coverage)
+            } else {
+                Weights::from_coverage(evidence.coverage)
             };
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {

@@ -105,6 +105,14 @@ impl Matrix {
         })
     }
 
+    /// The same matrix holding its codes in its own memory, copied out of the matrix file
+    /// when they were read in place: for a process that keeps the matrix for days (the
+    /// warm backend), which should not depend on the file's pages staying readable.
+    pub(crate) fn into_owned(mut self) -> Matrix {
+        self.codes.to_mut();
+        self
+    }
+
     /// Codes, scales, chunk ids and note ids, row by row: what identifies the matrix.
     pub(crate) fn parts(&self) -> (&[i8], &[f32], &[i64], &[i64]) {
         (

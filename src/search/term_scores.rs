@@ -124,14 +124,21 @@ impl TermScores {
             let beside: Vec<_> = new[1..]
                 .iter()
                 .map(|key| {
-                    threads.spawn(move || -> Result<Option<Scores>> {
-                        let other = index.read()?;
-                        if other.notes_version()? != *version {
-                            return Ok(None);
-                        }
-                        let scores =
-                            other.fts_all_scores(key, self.weights, &Filters::default())?;
-                        Ok(Some(scores.into()))
+                    threads.spawn(move || -> Option<Scores> {
+                        let beside = || -> Result<Option<Scores>> {
+                            let other = index.read()?;
+                            if other.notes_version()? != *version {
+                                return Ok(None);
+                            }
+                            let scores =
+                                other.fts_all_scores(key, self.weights, &Filters::default())?;
+                            Ok(Some(scores.into()))
+                        };
+                        // Only speed is lost: `term` scores the word in the query's reader.
+                        beside().unwrap_or_else(|e| {
+                            tracing::debug!(error = %e, "a word scored beside the query failed");
+                            None
+                        })
                     })
                 })
                 .collect();
@@ -142,7 +149,7 @@ impl TermScores {
             for thread in beside {
                 let got = thread
                     .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 scored.push(got);
             }
             Ok::<_, crate::Error>(scored)
