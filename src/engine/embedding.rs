@@ -243,6 +243,77 @@ mod tests {
         assert!(!passes.running() && passes.left().is_none());
     }
 
+    /// After an edit the matrix file is stale; a process without a backend brings it up
+    /// to date row by row, and gets exactly the matrix a read of every vector gives.
+    #[test]
+    fn a_stale_matrix_file_brought_up_to_date_is_the_full_reads_matrix() {
+        use crate::search::matrix_file;
+        let (_dir, root, engine) = engine("stand-in-hash-64");
+        for i in 0..30 {
+            let text =
+                format!("# Note {i}\n\nPassage {i} about ports.\n\n## More\n\nAnd {i} more.\n");
+            std::fs::write(root.join(format!("lore/n{i}.md")), text).unwrap();
+        }
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+        let ready = |e: &Engine| e.semantic_ready(false, &mut Vec::new()).unwrap().unwrap().1;
+        ready(&engine);
+        let file = engine.index.matrix_path();
+        assert!(file.exists(), "a process without a backend writes the file");
+
+        // An edit, a new note, a removed note: new passages, gone passages, kept ones.
+        std::fs::write(root.join("lore/n3.md"), "# Note 3\n\nNow about tunnels.\n").unwrap();
+        std::fs::write(root.join("lore/new.md"), "# New\n\nA new passage.\n").unwrap();
+        std::fs::remove_file(root.join("lore/n7.md")).unwrap();
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+
+        let reader = engine.index.read().unwrap();
+        let id: i64 = reader
+            .meta(crate::index::INDEX_ID)
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let key = matrix_file::Key {
+            model: "stand-in-hash-64",
+            dim: 64,
+            version: reader.vectors_version().unwrap(),
+            index_id: id,
+        };
+        assert!(matrix_file::read(&file, key).is_none(), "the file is stale");
+        let old = matrix_file::read_stale(&file, key).expect("stale but this index's");
+        let updated = engine
+            .matrix_brought_up_to_date(&reader, &old, 64)
+            .unwrap()
+            .expect("few passages changed");
+        let full = engine.matrix_from_index(&reader, 64).unwrap();
+        assert_eq!(updated.parts(), full.parts());
+        assert_ne!(
+            old.parts().2,
+            full.parts().2,
+            "the edit changed the passages"
+        );
+        drop(reader);
+
+        // Through the engine: a fresh process loads the same matrix and writes it.
+        let fresh = Engine::open(engine.config().clone()).unwrap();
+        assert_eq!(ready(&fresh).parts(), full.parts());
+        let reader = fresh.index.read().unwrap();
+        let key = matrix_file::Key {
+            version: reader.vectors_version().unwrap(),
+            ..key
+        };
+        assert_eq!(matrix_file::read(&file, key).unwrap().parts(), full.parts());
+
+        // Another index's file (a rebuild renumbers passages) is never brought up to date.
+        let other = matrix_file::Key {
+            index_id: id + 1,
+            ..key
+        };
+        assert!(matrix_file::read_stale(&file, other).is_none());
+    }
+
     #[test]
     fn an_emptied_queue_is_remembered_until_a_passage_changes() {
         let (_dir, root, engine) = engine("stand-in-hash-64");

@@ -115,21 +115,42 @@ impl Engine {
             }
         }
         let started = Instant::now();
-        let key = matrix_file::Key {
+        let file = self.index.matrix_path();
+        // Without an identity no file can be trusted to be this index's (it is set by the
+        // first process that writes one; a read-only one does without the file).
+        let index_id = match reader
+            .meta(crate::index::INDEX_ID)?
+            .and_then(|v| v.parse().ok())
+        {
+            Some(id) => Some(id),
+            None if self.write_matrix_file => {
+                self.index.write(|tx| crate::index::ensure_id(tx)).ok()
+            }
+            None => None,
+        };
+        let key = index_id.map(|index_id| matrix_file::Key {
             model: embedder.name(),
             dim: embedder.dim(),
             version,
-        };
-        let file = self.index.matrix_path();
-        let matrix = match matrix_file::read(&file, key) {
+            index_id,
+        });
+        let matrix = match key.and_then(|key| matrix_file::read(&file, key)) {
             // The backend keeps it for days: its own copy (about 80 ms at 100k passages,
             // once), not the mapped file's pages.
             Some(m) if !self.write_matrix_file => m.into_owned(),
             Some(m) => m,
             None => {
-                let m = self.matrix_from_index(&reader, embedder.dim())?;
+                let stale = key.and_then(|key| matrix_file::read_stale(&file, key));
+                let updated = match stale {
+                    Some(old) => self.matrix_brought_up_to_date(&reader, &old, embedder.dim())?,
+                    None => None,
+                };
+                let m = match updated {
+                    Some(m) => m,
+                    None => self.matrix_from_index(&reader, embedder.dim())?,
+                };
                 // A process that cannot write it (a read-only data dir) only loses speed.
-                if self.write_matrix_file {
+                if let Some(key) = key.filter(|_| self.write_matrix_file) {
                     if let Err(e) = matrix_file::write(&file, &m, key) {
                         tracing::debug!(error = %e, path = %file.display(), "matrix file not written");
                     }
@@ -147,8 +168,56 @@ impl Engine {
         Ok(Some((embedder, matrix)))
     }
 
+    /// `old`, this index's matrix at an earlier vectors version, brought up to date: its
+    /// rows for the passages that still exist (a passage id always names the same text in
+    /// one index, and `old` is this model's), and the vectors of the passages it lacks read
+    /// from the index, in chunk id order like [`Engine::matrix_from_index`], so the two give
+    /// the same matrix. At 100k passages after an edit: a few vectors read instead of all.
+    /// `None` when `old` is not in chunk id order or a quarter of the passages are new to
+    /// it (reading every vector is then about as quick).
+    pub(super) fn matrix_brought_up_to_date(
+        &self,
+        reader: &Reader<'_>,
+        old: &Matrix,
+        dim: usize,
+    ) -> Result<Option<Matrix>> {
+        let known = old.chunk_ids();
+        if !known.is_sorted() {
+            return Ok(None);
+        }
+        let rows = reader.passage_rows()?;
+        let missing: Vec<i64> = rows
+            .iter()
+            .map(|&(chunk, _)| chunk)
+            .filter(|chunk| known.binary_search(chunk).is_err())
+            .collect();
+        if missing.len() > rows.len() / 4 {
+            return Ok(None);
+        }
+        let fresh = reader.vectors_of(&missing)?;
+        let mut matrix = Matrix::new(dim);
+        let mut bad = 0usize;
+        for &(chunk, note) in &rows {
+            match known.binary_search(&chunk) {
+                Ok(row) => matrix.push_row_of(old, row),
+                // Passages still waiting for a vector are absent, as in a full read.
+                Err(_) => {
+                    if let Some(v) = fresh.get(&chunk) {
+                        if !matrix.push(chunk, note, v) {
+                            bad += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if bad > 0 {
+            tracing::warn!(bad, "vectors of the wrong length skipped");
+        }
+        Ok(Some(matrix))
+    }
+
     /// Every stored vector of `dim` values, as an int8 matrix.
-    fn matrix_from_index(&self, reader: &Reader<'_>, dim: usize) -> Result<Matrix> {
+    pub(super) fn matrix_from_index(&self, reader: &Reader<'_>, dim: usize) -> Result<Matrix> {
         let mut matrix = Matrix::new(dim);
         let mut bad = 0usize;
         reader.for_each_vector(|chunk, note, blob| {

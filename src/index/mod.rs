@@ -244,6 +244,22 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
     Ok(())
 }
 
+/// The `meta` key of this index's identity: a random number set the first time it is
+/// asked for, never copied into another index (a rebuild gets its own). Passage ids are
+/// only unique within one index, so what is cached by passage id elsewhere (the matrix
+/// file) is keyed by it too.
+pub(crate) const INDEX_ID: &str = "index_id";
+
+/// This index's identity ([`INDEX_ID`]), set in the caller's transaction if it had none.
+pub fn ensure_id(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO meta(key, value) VALUES (?1, CAST(abs(random() % 4503599627370496) + 1 AS TEXT))
+         ON CONFLICT(key) DO NOTHING",
+    )?
+    .execute([INDEX_ID])?;
+    counter(conn, INDEX_ID)
+}
+
 /// The [`counter`] that moves whenever a note's text in the full-text index changes.
 pub(crate) const NOTES_VERSION: &str = "notes_version";
 

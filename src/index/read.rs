@@ -395,6 +395,12 @@ impl<'a> Reader<'a> {
         vectors::for_each_vector(&self.conn, f).map_err(|e| self.err(e))
     }
 
+    /// Every passage as `(chunks.id, note_id)`, in chunk id order (see
+    /// [`vectors::passage_rows`]).
+    pub fn passage_rows(&self) -> Result<Vec<(i64, i64)>> {
+        vectors::passage_rows(&self.conn).map_err(|e| self.err(e))
+    }
+
     /// The exact f32 vectors of `chunk_ids`, by chunk id (passages without one are absent).
     pub fn vectors_of(
         &self,

@@ -204,6 +204,19 @@ pub fn of_chunks(
     Ok(out)
 }
 
+/// Every passage as `(chunks.id, note_id)`, in chunk id order, without its text or vector:
+/// what a stale matrix is brought up to date against. Within one index a passage id
+/// always names the same text (edits delete passages and insert new ones, and ids are
+/// never reused), so a row the matrix already has is still right.
+pub fn passage_rows(conn: &Connection) -> rusqlite::Result<Vec<(i64, i64)>> {
+    let mut stmt = conn.prepare_cached("SELECT id, note_id FROM chunks")?;
+    let mut rows: Vec<(i64, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    rows.sort_unstable();
+    Ok(rows)
+}
+
 /// f32 -> little-endian bytes.
 pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

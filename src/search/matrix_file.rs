@@ -7,7 +7,13 @@
 //! whole by a CRC-32, written by rename, and any mismatch or damage means "rebuild from
 //! SQLite", never an error.
 //!
-//! Layout, little-endian: magic `BRAINMX1`, version `i64`, dim `u32`, name length `u32`,
+//! A file whose version is stale but whose model, dimension and index are right is still
+//! mostly right: after an edit, [`read_stale`] gives it to be brought up to date row by
+//! row (`Engine`'s semantic loading), which at 100k passages reads a few vectors instead
+//! of all of them.
+//!
+//! Layout, little-endian: magic `BRAINMX2`, version `i64`, index id `i64` (see
+//! `index::INDEX_ID`), dim `u32`, name length `u32`,
 //! rows `u64`, the model name (padded to 8 bytes), codes (`rows * dim` i8, padded to 8),
 //! scales (`rows` f32, padded to 8), chunk ids and note ids (`rows` i64 each), then the
 //! CRC-32 of everything before it (`u32`).
@@ -20,7 +26,7 @@ use std::sync::Arc;
 use super::codes::Codes;
 use super::semantic::Matrix;
 
-const MAGIC: &[u8; 8] = b"BRAINMX1";
+const MAGIC: &[u8; 8] = b"BRAINMX2";
 
 /// What a matrix file must have been written for to be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +37,8 @@ pub struct Key<'a> {
     pub dim: usize,
     /// The index's vectors version when the matrix was read from it.
     pub version: i64,
+    /// The index's identity (`index::INDEX_ID`).
+    pub index_id: i64,
 }
 
 fn pad8(out: &mut Vec<u8>) {
@@ -41,9 +49,10 @@ fn pad8(out: &mut Vec<u8>) {
 fn encode(matrix: &Matrix, key: Key<'_>) -> Vec<u8> {
     let (codes, scales, chunk_ids, note_ids) = matrix.parts();
     let rows = chunk_ids.len();
-    let mut out = Vec::with_capacity(40 + key.model.len() + codes.len() + rows * 20 + 32);
+    let mut out = Vec::with_capacity(48 + key.model.len() + codes.len() + rows * 20 + 32);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&key.version.to_le_bytes());
+    out.extend_from_slice(&key.index_id.to_le_bytes());
     out.extend_from_slice(&(key.dim as u32).to_le_bytes());
     out.extend_from_slice(&(key.model.len() as u32).to_le_bytes());
     out.extend_from_slice(&(rows as u64).to_le_bytes());
@@ -110,20 +119,23 @@ impl Decoded {
     }
 }
 
-/// The parts in `bytes`, if they are a whole, undamaged file written at `key`.
-fn decode(bytes: &[u8], key: Key<'_>) -> Option<Decoded> {
+/// The parts in `bytes`, if they are a whole, undamaged file written at `key` (at any
+/// vectors version with `any_version`).
+fn decode(bytes: &[u8], key: Key<'_>, any_version: bool) -> Option<Decoded> {
     let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
     let mut c = Cursor { bytes: body, at: 0 };
     if c.take(8)? != MAGIC {
         return None;
     }
     let version = c.u64()? as i64;
+    let index_id = c.u64()? as i64;
     let dim = c.u32()? as usize;
     let name_len = c.u32()? as usize;
     let rows = usize::try_from(c.u64()?).ok()?;
     let model = c.take(name_len)?;
     // The key first: a stale file (the usual case after an edit) is not read through.
-    if version != key.version || dim != key.dim || model != key.model.as_bytes() {
+    let version_ok = any_version || version == key.version;
+    if !version_ok || index_id != key.index_id || dim != key.dim || model != key.model.as_bytes() {
         return None;
     }
     if crc32fast::hash(body).to_le_bytes() != crc {
@@ -166,6 +178,17 @@ fn decode(bytes: &[u8], key: Key<'_>) -> Option<Decoded> {
 /// another model, dimension or version, or it is damaged. Its codes are read in place from
 /// the mapped file rather than copied out (see [`Codes`]).
 pub fn read(path: &Path, key: Key<'_>) -> Option<Matrix> {
+    read_as(path, key, false)
+}
+
+/// The matrix stored at `path` for `key`'s index, model and dimension, whatever vectors
+/// version it was written at: after an edit most of its rows are still right. `None` when
+/// there is none, or it is another index's, model's or dimension's, or damaged.
+pub fn read_stale(path: &Path, key: Key<'_>) -> Option<Matrix> {
+    read_as(path, key, true)
+}
+
+fn read_as(path: &Path, key: Key<'_>, any_version: bool) -> Option<Matrix> {
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: the mapping is read-only. brain never writes this file in place, only
     // replaces it by a rename (`write`), which leaves this mapping on the old file; only
@@ -176,7 +199,7 @@ pub fn read(path: &Path, key: Key<'_>) -> Option<Matrix> {
     // `populate` is Linux's; elsewhere ask for the whole file to be read ahead.
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::WillNeed);
-    let matrix = decode(&map, key).and_then(|d| {
+    let matrix = decode(&map, key, any_version).and_then(|d| {
         let range = d.codes.clone();
         d.into_matrix(Codes::Mapped {
             map: Arc::new(map),
@@ -215,6 +238,7 @@ mod tests {
         model: "all-minilm-l6-v2",
         dim: 3,
         version: 1 << 45,
+        index_id: 77,
     };
 
     #[test]
@@ -225,7 +249,10 @@ mod tests {
         write(&path, &m, KEY).unwrap();
         let back = read(&path, KEY).expect("read back");
         assert_eq!(back.parts(), m.parts());
-        assert!(format!("{back:?}").contains("mapped"), "codes read in place");
+        assert!(
+            format!("{back:?}").contains("mapped"),
+            "codes read in place"
+        );
         let owned = read(&path, KEY).unwrap().into_owned();
         assert!(format!("{owned:?}").contains("owned"));
         assert_eq!(owned.parts(), m.parts());
@@ -239,7 +266,7 @@ mod tests {
     #[test]
     fn another_key_or_any_damage_means_rebuild() {
         let bytes = encode(&matrix(), KEY);
-        assert!(decode(&bytes, KEY).is_some());
+        assert!(decode(&bytes, KEY, false).is_some());
         for other in [
             Key {
                 version: KEY.version + 1,
@@ -247,21 +274,43 @@ mod tests {
             },
             Key { dim: 4, ..KEY },
             Key {
+                index_id: 78,
+                ..KEY
+            },
+            Key {
                 model: "nomic-embed-text-v1.5",
                 ..KEY
             },
         ] {
-            assert!(decode(&bytes, other).is_none(), "{other:?}");
+            assert!(decode(&bytes, other, false).is_none(), "{other:?}");
         }
         for at in [0, 9, 40, bytes.len() / 2, bytes.len() - 5, bytes.len() - 1] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x40;
-            assert!(decode(&bad, KEY).is_none(), "flipped byte {at}");
+            assert!(decode(&bad, KEY, false).is_none(), "flipped byte {at}");
         }
         for len in [0, 3, 4, 39, bytes.len() - 1] {
-            assert!(decode(&bytes[..len], KEY).is_none(), "cut at {len}");
+            assert!(decode(&bytes[..len], KEY, false).is_none(), "cut at {len}");
         }
         let dir = tempfile::tempdir().unwrap();
         assert!(read(&dir.path().join("absent.bin"), KEY).is_none());
+        // A stale version is still read as stale, for the same index, model and dimension.
+        let path = dir.path().join("matrix.bin");
+        write(&path, &matrix(), KEY).unwrap();
+        let later = Key {
+            version: KEY.version + 5,
+            ..KEY
+        };
+        assert!(read(&path, later).is_none());
+        assert_eq!(read_stale(&path, later).unwrap().parts(), matrix().parts());
+        for other in [
+            Key {
+                index_id: 78,
+                ..later
+            },
+            Key { dim: 4, ..later },
+        ] {
+            assert!(read_stale(&path, other).is_none(), "{other:?}");
+        }
     }
 }

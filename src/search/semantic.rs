@@ -64,12 +64,25 @@ impl Matrix {
             return false;
         }
         self.scales.push(quantize(vector, self.codes.to_mut()));
+        self.push_ids(chunk_id, note_id);
+        true
+    }
+
+    /// Adds row `row` of `other` (a matrix of the same dimension) as it is, codes and
+    /// scale: what quantizing its vector again would give.
+    pub(crate) fn push_row_of(&mut self, other: &Matrix, row: usize) {
+        debug_assert_eq!(self.dim, other.dim);
+        self.codes.to_mut().extend_from_slice(other.codes(row));
+        self.scales.push(other.scales[row]);
+        self.push_ids(other.chunk_ids[row], other.note_ids[row]);
+    }
+
+    fn push_ids(&mut self, chunk_id: i64, note_id: i64) {
         self.chunk_ids.push(chunk_id);
         self.note_ids.push(note_id);
         let next = self.slot_of.len() as u32;
         self.slots
             .push(*self.slot_of.entry(note_id).or_insert(next));
-        true
     }
 
     /// A matrix from the parts [`Matrix::parts`] gave (see [`super::matrix_file`]); `None`
