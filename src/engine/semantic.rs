@@ -174,7 +174,10 @@ impl Engine {
     /// from the index, in chunk id order like [`Engine::matrix_from_index`], so the two give
     /// the same matrix. At 100k passages after an edit: a few vectors read instead of all.
     /// `None` when `old` is not in chunk id order or a quarter of the passages are new to
-    /// it (reading every vector is then about as quick).
+    /// it (reading every vector is then about as quick). One case differs from a full read:
+    /// after a switch to another model and back, while the passages are embedded again,
+    /// `old` still holds this model's vectors of passages now waiting, and they stay (the
+    /// same text, the same model: what the pass will store again).
     pub(super) fn matrix_brought_up_to_date(
         &self,
         reader: &Reader<'_>,
