@@ -116,18 +116,11 @@ impl Engine {
         }
         let started = Instant::now();
         let file = self.index.matrix_path();
-        // Without an identity no file can be trusted to be this index's (it is set by the
-        // first process that writes one; a read-only one does without the file).
-        let index_id = match reader
+        // Without an identity (set when the index is opened, unless it could not be written,
+        // or since its vectors were cleared) no file can be trusted to be this index's.
+        let index_id: Option<i64> = reader
             .meta(crate::index::INDEX_ID)?
-            .and_then(|v| v.parse().ok())
-        {
-            Some(id) => Some(id),
-            None if self.write_matrix_file => {
-                self.index.write(|tx| crate::index::ensure_id(tx)).ok()
-            }
-            None => None,
-        };
+            .and_then(|v| v.parse().ok());
         let key = index_id.map(|index_id| matrix_file::Key {
             model: embedder.name(),
             dim: embedder.dim(),
@@ -174,10 +167,8 @@ impl Engine {
     /// from the index, in chunk id order like [`Engine::matrix_from_index`], so the two give
     /// the same matrix. At 100k passages after an edit: a few vectors read instead of all.
     /// `None` when `old` is not in chunk id order or a quarter of the passages are new to
-    /// it (reading every vector is then about as quick). One case differs from a full read:
-    /// after a switch to another model and back, while the passages are embedded again,
-    /// `old` still holds this model's vectors of passages now waiting, and they stay (the
-    /// same text, the same model: what the pass will store again).
+    /// it (reading every vector is then about as quick). (Clearing the vectors, on a switch
+    /// of model, gives the index a new identity, so no older file is brought up to date.)
     pub(super) fn matrix_brought_up_to_date(
         &self,
         reader: &Reader<'_>,

@@ -104,6 +104,11 @@ impl Index {
         if found < schema::SCHEMA_VERSION {
             schema::migrate(&mut conn).map_err(|e| index.err(e))?;
         }
+        // Set once, here rather than inside a search (which would wait on a running sync);
+        // a read-only index does without it, and without the matrix file.
+        if meta(&conn, INDEX_ID).ok().flatten().is_none() {
+            let _ = ensure_id(&conn);
+        }
         index
             .pool
             .lock()

@@ -35,6 +35,11 @@ pub fn claim_for_model(tx: &Transaction, model: &str, dim: usize) -> rusqlite::R
         return Ok(false);
     }
     tx.execute("DELETE FROM vectors", [])?;
+    if current.is_some() {
+        // A matrix file written before holds vectors that are gone: with a new identity
+        // (`super::ensure_id` at the next open) it is never brought up to date again.
+        tx.execute("DELETE FROM meta WHERE key = ?1", [super::INDEX_ID])?;
+    }
     set_meta(tx, "embed_model", model)?;
     set_meta(tx, "embed_dim", &dim.to_string())?;
     bump_version(tx)?;
@@ -86,7 +91,11 @@ pub fn scan_pending(conn: &Connection) -> rusqlite::Result<u64> {
 /// Stores vectors for `hashes` (same order).
 pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusqlite::Result<()> {
     let mut stmt =
-        tx.prepare_cached("INSERT OR REPLACE INTO vectors(hash, vec) VALUES (?1, ?2)")?;
+        // The first vector stored for a text stays (two passes may embed the same text):
+        // a matrix file that holds it stays right.
+        tx.prepare_cached(
+            "INSERT INTO vectors(hash, vec) VALUES (?1, ?2) ON CONFLICT(hash) DO NOTHING",
+        )?;
     for (hash, vec) in hashes.iter().zip(vectors) {
         stmt.execute(params![hash, to_blob(vec)])?;
     }
@@ -246,6 +255,36 @@ mod tests {
         assert!(extend_from_blob(&mut back, &to_blob(&v)));
         assert_eq!(back, v);
         assert!(!extend_from_blob(&mut back, &[1, 2, 3]));
+    }
+
+    #[test]
+    fn an_index_has_an_identity_until_its_vectors_are_cleared_and_a_new_one_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("brain.sqlite");
+        let id = |index: &crate::index::Index| {
+            super::super::counter(&index.conn().unwrap(), super::super::INDEX_ID).unwrap()
+        };
+        let claim = |index: &crate::index::Index, model: &str| {
+            index
+                .write(|tx| claim_for_model(tx, model, 4).map(|_| ()))
+                .unwrap()
+        };
+        let index = crate::index::Index::open(&path).unwrap();
+        let first = id(&index);
+        assert!(first > 0, "set when opened");
+        claim(&index, "a");
+        assert_eq!(id(&index), first, "the first model had no vectors to clear");
+        claim(&index, "a");
+        assert_eq!(id(&index), first, "the same model keeps its vectors");
+        claim(&index, "b");
+        assert_eq!(
+            id(&index),
+            0,
+            "another model clears the vectors and the identity"
+        );
+        let index = crate::index::Index::open(&path).unwrap();
+        let second = id(&index);
+        assert!(second > 0 && second != first, "a new one at the next open");
     }
 
     #[test]

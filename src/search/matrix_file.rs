@@ -134,7 +134,9 @@ fn decode(bytes: &[u8], key: Key<'_>, any_version: bool) -> Option<Decoded> {
     let rows = usize::try_from(c.u64()?).ok()?;
     let model = c.take(name_len)?;
     // The key first: a stale file (the usual case after an edit) is not read through.
-    let version_ok = any_version || version == key.version;
+    // A stale file is older than the index; one from a later version belongs to an index
+    // this one is not (an older copy restored from a backup reuses passage ids).
+    let version_ok = version == key.version || (any_version && version < key.version);
     if !version_ok || index_id != key.index_id || dim != key.dim || model != key.model.as_bytes() {
         return None;
     }
@@ -303,6 +305,14 @@ mod tests {
         };
         assert!(read(&path, later).is_none());
         assert_eq!(read_stale(&path, later).unwrap().parts(), matrix().parts());
+        let earlier = Key {
+            version: KEY.version - 1,
+            ..KEY
+        };
+        assert!(
+            read_stale(&path, earlier).is_none(),
+            "a file newer than the index"
+        );
         for other in [
             Key {
                 index_id: 78,
