@@ -82,6 +82,17 @@ impl Engine {
         self
     }
 
+    /// Readies the remembered keyword scores for the notes as they are now (reads FTS5's
+    /// note lengths when they moved; see [`search::TermScores::prepare`]): the backend does
+    /// it after each sync, so that no search waits for it. Nothing to do for an engine that
+    /// does not remember.
+    pub fn warm_keywords(&self) -> Result<()> {
+        match &self.terms {
+            Some(terms) => terms.prepare(&self.index.read()?),
+            None => Ok(()),
+        }
+    }
+
     /// Builds the index for `config.root` again from the notes: the old file (damaged,
     /// truncated, or from a newer brain) is moved aside to `brain.sqlite.bak`, never
     /// deleted, and what can still be read of its search and read logs and its vectors is
@@ -512,29 +523,50 @@ mod tests {
         }
         let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
         engine.sync().unwrap();
+        // Words scored by `bm25()`, and words scored from FTS5's lengths (as the backend
+        // does once it has read them after a sync).
         let remembered = TermScores::new(BM25_WEIGHTS);
+        let from_lengths = TermScores::new(BM25_WEIGHTS);
+        let bits = |v: &[(i64, f64)]| {
+            v.iter()
+                .map(|&(id, s)| (id, s.to_bits()))
+                .collect::<Vec<_>>()
+        };
         let same = |text: &str| {
             let query = Query::parse(text);
             let reader = engine.index.read().unwrap();
             let expr = query.to_match().unwrap();
-            let want = reader
-                .fts_all_scores(&expr, BM25_WEIGHTS, &Filters::default())
-                .unwrap();
-            let got = remembered.all(&reader, &query).unwrap().unwrap();
-            let bits = |v: &[(i64, f64)]| {
-                v.iter()
-                    .map(|&(id, s)| (id, s.to_bits()))
-                    .collect::<Vec<_>>()
-            };
-            let (got, want) = (bits(&got), bits(&want));
-            let first = got.iter().zip(&want).position(|(g, w)| g != w);
-            assert!(
-                got.len() == want.len() && first.is_none(),
-                "{text:?} as {expr}: {} notes against FTS5's {}, first difference at {first:?} \
-                 (was SQLite compiled with fused multiply-adds? see .cargo/config.toml)",
-                got.len(),
-                want.len()
+            let want = bits(
+                &reader
+                    .fts_all_scores(&expr, BM25_WEIGHTS, &Filters::default())
+                    .unwrap(),
             );
+            from_lengths.prepare(&reader).unwrap();
+            for (how, terms) in [("bm25()", &remembered), ("lengths", &from_lengths)] {
+                let got = bits(&terms.all(&reader, &query).unwrap().unwrap());
+                let first = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert!(
+                    got.len() == want.len() && first.is_none(),
+                    "{text:?} as {expr}, words scored by {how}: {} notes against FTS5's {}, \
+                     first difference at {first:?} (was SQLite compiled with fused \
+                     multiply-adds? see .cargo/config.toml)",
+                    got.len(),
+                    want.len()
+                );
+            }
+            // Each word alone, from the lengths, is its own `bm25()` too.
+            let lengths = reader.doc_lengths().unwrap().expect("FTS5's records agree");
+            for term in &query.terms {
+                let one = term.to_fts();
+                let alone = reader
+                    .fts_all_scores(&one, BM25_WEIGHTS, &Filters::default())
+                    .unwrap();
+                let parts = reader
+                    .phrase_scores(&one, BM25_WEIGHTS, &lengths)
+                    .unwrap()
+                    .expect("lengths of this transaction");
+                assert_eq!(bits(&parts), bits(&alone), "{one}");
+            }
             want.len()
         };
         let mut matched = 0;

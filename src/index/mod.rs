@@ -2,6 +2,7 @@
 //! chunk vectors and the recall log. Readers and the single writer use separate connections
 //! (WAL), so searches keep being answered from the last committed state while a sync runs.
 
+mod bm25_parts;
 pub(crate) mod chunk;
 mod filter;
 mod read;
@@ -13,6 +14,7 @@ pub(crate) mod usage;
 pub(crate) mod vectors;
 pub(crate) mod walk;
 
+pub(crate) use bm25_parts::DocLengths;
 pub(crate) use chunk::{chunk_note, Chunk};
 pub use filter::{Condition, Filters};
 pub(crate) use read::{FtsQuery, NotesVersion, Reader};
@@ -209,6 +211,7 @@ impl Index {
              PRAGMA temp_store = MEMORY;",
         )
         .map_err(|e| self.err(e))?;
+        bm25_parts::register(&conn).map_err(|e| self.err(e))?;
         Ok(conn)
     }
 }

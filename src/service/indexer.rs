@@ -220,6 +220,12 @@ impl Indexer {
         };
         match &result {
             Ok(report) => {
+                // Before the sync is reported done: the next search scores its new words
+                // from the lengths (another process may have changed the notes too, so
+                // also after a sync that found nothing to do; then it is one read).
+                if let Err(e) = self.engine.warm_keywords() {
+                    tracing::debug!(error = %e, "keyword lengths not read ahead");
+                }
                 counter.fetch_add(1, Ordering::Relaxed);
                 if full && self.watcher.is_some() && self.rescan.is_none() {
                     self.live.fresh.store(true, Ordering::Relaxed);
