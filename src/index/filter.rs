@@ -72,10 +72,12 @@ impl Filters {
     /// Checks the date bounds (bad input names the flag and what it expects) and turns
     /// relative ones into days, so the recall log and the backend see absolute dates.
     pub fn resolve(&mut self) -> Result<()> {
-        let today = crate::date::today();
+        // Only when asked: the local time zone's first lookup walks the zoneinfo folders
+        // (~3 ms, most of a warm search's client side).
+        let today = std::sync::LazyLock::new(crate::date::today);
         for (flag, bound) in [("--since", &mut self.since), ("--before", &mut self.before)] {
             if let Some(spec) = bound {
-                let day = crate::date::parse_bound(spec, today)
+                let day = crate::date::parse_bound(spec, *today)
                     .map_err(|e| Error::InvalidInput(format!("{flag}: {e}")))?;
                 *spec = day.to_string();
             }
@@ -97,11 +99,11 @@ impl Filters {
                 args.len()
             ));
         }
-        let today = crate::date::today();
+        let today = std::sync::LazyLock::new(crate::date::today);
         for (bound, op) in [(&self.since, ">="), (&self.before, "<")] {
             let day = bound
                 .as_deref()
-                .and_then(|b| crate::date::parse_bound(b, today).ok());
+                .and_then(|b| crate::date::parse_bound(b, *today).ok());
             if let Some(day) = day {
                 args.push(SqlValue::Text(day.to_string()));
                 sql.push_str(&format!(" AND {} {op} ?{}", super::NOTE_DATE, args.len()));
