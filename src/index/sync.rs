@@ -229,9 +229,6 @@ fn reconcile(
             .map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
         set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
-        if !report.is_noop() {
-            super::vectors::bump_version(&tx).map_err(|e| index.err(e))?;
-        }
         tx.commit().map_err(|e| index.err(e))?;
     }
     Ok(report)
@@ -250,11 +247,14 @@ fn merge_full_text(conn: &rusqlite::Connection) {
 }
 
 /// Marks, in the transaction that changed notes, that their texts changed: the record of
-/// pending vectors is void, and the notes version moves (the warm engine's remembered
-/// keyword scores are keyed by it; every score depends on every note through BM25's
-/// document frequencies and average length).
+/// pending vectors is void, the notes version moves (the warm engine's remembered keyword
+/// scores are keyed by it; every score depends on every note through BM25's document
+/// frequencies and average length), and so does the vectors version (the matrix file and
+/// every loaded matrix are keyed by it: a sync stopped after this batch, killed or
+/// cancelled, must not leave them looking current with passages gone or added).
 fn texts_changed(tx: &Transaction) -> rusqlite::Result<()> {
     super::vectors::forget_record(tx)?;
+    super::vectors::bump_version(tx)?;
     super::bump_counter(tx, super::NOTES_VERSION)
 }
 
@@ -775,6 +775,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, Error::Cancelled), "{err}");
+    }
+
+    #[test]
+    fn each_batch_that_changes_texts_moves_both_versions_in_its_own_transaction() {
+        let (_dir, _config, index) = brain(&[]);
+        let mut conn = index.conn().unwrap();
+        let versions = |c: &rusqlite::Connection| {
+            (
+                super::super::vectors::version(c).unwrap(),
+                super::super::counter(c, super::super::NOTES_VERSION).unwrap(),
+            )
+        };
+        let before = versions(&conn);
+        let tx = conn.transaction().unwrap();
+        texts_changed(&tx).unwrap();
+        tx.commit().unwrap();
+        let after = versions(&conn);
+        assert!(
+            after.0 > before.0 && after.1 > before.1,
+            "{before:?} -> {after:?}"
+        );
     }
 
     #[test]
