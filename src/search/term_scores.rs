@@ -115,8 +115,11 @@ impl TermScores {
     /// `bm25()`. The same numbers either way.
     fn score(&self, reader: &Reader<'_>, key: &str, version: &NotesVersion) -> Result<Scores> {
         if let Some(lengths) = self.lengths_at(version) {
-            if let Some(scores) = reader.phrase_scores(key, self.weights, &lengths)? {
-                return Ok(scores.into());
+            // Only speed is lost when the parts cannot be read: `bm25()` gives the same.
+            match reader.phrase_scores(key, self.weights, &lengths) {
+                Ok(Some(scores)) => return Ok(scores.into()),
+                Ok(None) => {}
+                Err(e) => tracing::debug!(error = %e, key, "word scored by bm25()"),
             }
         }
         Ok(reader
