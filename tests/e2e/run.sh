@@ -7,6 +7,9 @@
 #
 #   tests/e2e/run.sh            # set up (apt packages, tauri-driver) if needed, build, test
 #   E2E_NO_BUILD=1 tests/e2e/run.sh   # reuse the binary already built
+#   E2E_PROFILE=release tests/e2e/run.sh   # release binaries: the timings a user sees (the
+#                                          # suite runs debug ones, where brain's own crate,
+#                                          # the query pass included, is not optimised)
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,13 +21,19 @@ rm -f "$out"/*.png "$out"/*.log "$out/metrics.json"
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 target_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps | jq -r .target_directory)
-app="$target_dir/debug/brain-app"
-cli="$target_dir/debug/brain"
+profile=${E2E_PROFILE:-debug}
+case $profile in
+  debug) build_flags=() ;;
+  release) build_flags=(--release) ;;
+  *) echo "E2E_PROFILE must be debug or release, not $profile"; exit 2 ;;
+esac
+app="$target_dir/$profile/brain-app"
+cli="$target_dir/$profile/brain"
 if [[ -z ${E2E_NO_BUILD:-} ]]; then
-  echo "building brain-app and brain..."
-  (cd "$repo" && cargo build -p brain-app -p brain --bin brain-app --bin brain --quiet) || { echo "build failed"; exit 2; }
+  echo "building brain-app and brain ($profile)..."
+  (cd "$repo" && cargo build "${build_flags[@]}" -p brain-app -p brain --bin brain-app --bin brain --quiet) || { echo "build failed"; exit 2; }
 fi
-[[ -x $app && -x $cli ]] || { echo "no binaries in $target_dir/debug"; exit 2; }
+[[ -x $app && -x $cli ]] || { echo "no binaries in $target_dir/$profile"; exit 2; }
 
 # ---- a brain of our own, so nothing of the user's is read or written -------------------
 work=$(mktemp -d)
