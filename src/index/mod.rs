@@ -103,8 +103,17 @@ impl Index {
                 supported: schema::SCHEMA_VERSION,
             });
         }
-        if found < schema::SCHEMA_VERSION {
-            schema::migrate(&mut conn).map_err(|e| index.err(e))?;
+        if found < schema::SCHEMA_VERSION && schema::migrate(&mut conn).map_err(|e| index.err(e))? {
+            // Only space is lost if it fails (another process busy with the file): the
+            // free pages are reused by later writes.
+            let started = std::time::Instant::now();
+            match schema::compact(&conn) {
+                Ok(()) => tracing::info!(
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "index compacted after its upgrade"
+                ),
+                Err(e) => tracing::warn!(error = %e, "index not compacted after its upgrade"),
+            }
         }
         // Set once, here rather than inside a search (which would wait on a running sync);
         // a read-only index does without it, and without the matrix file.
@@ -348,6 +357,38 @@ mod tests {
                 }
             });
         }
+    }
+
+    #[test]
+    fn an_upgrade_that_moves_the_vectors_gives_their_old_pages_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("brain.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            schema::create_at(&conn, 3);
+            let mut insert = conn
+                .prepare("INSERT INTO vectors(hash, vec) VALUES (?1, zeroblob(3072))")
+                .unwrap();
+            for i in 0..2000u32 {
+                insert.execute([i.to_be_bytes()]).unwrap();
+            }
+        }
+        let before = std::fs::metadata(&path).unwrap().len();
+        let index = Index::open(&path).unwrap();
+        let conn = index.conn().unwrap();
+        let kept: i64 = conn
+            .query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))
+            .unwrap();
+        let free: i64 = conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .unwrap();
+        let after = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(kept, 2000);
+        // Without the compaction the file would hold both copies, half of it free.
+        assert!(
+            free < 10 && after < before * 3 / 2,
+            "{before} -> {after}, {free} free pages"
+        );
     }
 
     #[test]
