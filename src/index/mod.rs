@@ -108,7 +108,8 @@ impl Index {
             // free pages are reused by later writes.
             let started = std::time::Instant::now();
             match schema::compact(&conn) {
-                Ok(()) => tracing::info!(
+                Ok(truncated) => tracing::info!(
+                    truncated,
                     took_ms = started.elapsed().as_millis() as u64,
                     "index compacted after its upgrade"
                 ),
@@ -212,12 +213,16 @@ impl Index {
             true,
         )
         .map_err(|e| self.err(e))?;
-        // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode.
+        // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode. A
+        // large transaction (the full-text merge after a big sync, an upgrade) grows the log
+        // to its size; `journal_size_limit` has SQLite cut it back to 64 MB once it is
+        // checkpointed and reset, instead of keeping that size for good.
         use_wal(&conn).map_err(|e| self.err(e))?;
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL;
              PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY;",
+             PRAGMA temp_store = MEMORY;
+             PRAGMA journal_size_limit = 67108864;",
         )
         .map_err(|e| self.err(e))?;
         bm25_parts::register(&conn).map_err(|e| self.err(e))?;

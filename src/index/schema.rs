@@ -171,10 +171,17 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<bool> {
 
 /// Rewrites the file without its free pages (`VACUUM`, then the write-ahead log it filled
 /// truncated): once, after a migration that moved a large table. At 100k notes with 768-d
-/// vectors the move left a 2.1 GB file holding 1.2 GB.
-pub fn compact(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch("VACUUM;")?;
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+/// vectors the move left a 2.1 GB file holding 1.2 GB. The copy VACUUM builds goes to a
+/// temporary file, not memory (the connection's `temp_store` would otherwise hold the
+/// whole database in RAM). False when the log could not be truncated yet (another process
+/// is reading): SQLite truncates it at a later checkpoint (`journal_size_limit`).
+pub fn compact(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.execute_batch("PRAGMA temp_store = FILE;")?;
+    let vacuumed = conn.execute_batch("VACUUM;");
+    conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
+    vacuumed?;
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+    Ok(busy == 0)
 }
 
 /// Applies the first `version` migrations to a new database, as an older brain left it.
