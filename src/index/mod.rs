@@ -388,6 +388,13 @@ mod tests {
             .query_row("PRAGMA freelist_count", [], |r| r.get(0))
             .unwrap();
         let after = std::fs::metadata(&path).unwrap().len();
+        let temp_store: i64 = conn
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            temp_store, 2,
+            "the connection's own temp_store (MEMORY) is back"
+        );
         assert_eq!(kept, 2000);
         // Without the compaction the file would hold both copies, half of it free.
         assert!(

@@ -176,9 +176,10 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<bool> {
 /// whole database in RAM). False when the log could not be truncated yet (another process
 /// is reading): SQLite truncates it at a later checkpoint (`journal_size_limit`).
 pub fn compact(conn: &Connection) -> rusqlite::Result<bool> {
+    let temp_store: i64 = conn.query_row("PRAGMA temp_store", [], |r| r.get(0))?;
     conn.execute_batch("PRAGMA temp_store = FILE;")?;
     let vacuumed = conn.execute_batch("VACUUM;");
-    conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
+    conn.execute_batch(&format!("PRAGMA temp_store = {temp_store};"))?;
     vacuumed?;
     let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
     Ok(busy == 0)
