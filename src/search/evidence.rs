@@ -29,6 +29,10 @@ pub struct TermStat {
 /// [`super::Explain`].)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// Top keyword score over the second (>= 1; 1 when there are fewer than 2 hits): how
+    /// far the best keyword match leads the next one.
+    #[serde(default)]
+    pub bm25_lead: f64,
     /// Top keyword score over the 10th (>= 1; 1 when there are fewer than 2 hits): how much
     /// the best keyword match stands out.
     pub bm25_peak: f64,
@@ -106,6 +110,14 @@ pub fn peak(scores: &[f64]) -> f64 {
     }
 }
 
+/// `scores[0] / scores[1]`, for scores best first (1 with fewer than two).
+pub fn lead(scores: &[f64]) -> f64 {
+    match scores {
+        [top, second, ..] if *second > 0.0 => top / second,
+        _ => 1.0,
+    }
+}
+
 /// `scores[0] - scores[9]` (or the last), for scores best first.
 pub fn gap(scores: &[f32]) -> f64 {
     match (scores.first(), scores.get(9).or(scores.last())) {
@@ -137,6 +149,9 @@ mod tests {
     fn peak_and_gap() {
         assert_eq!(peak(&[5.0]), 1.0);
         assert_eq!(peak(&[6.0, 3.0]), 2.0);
+        assert_eq!(lead(&[9.0]), 1.0);
+        assert_eq!(lead(&[9.0, 3.0, 1.0]), 3.0);
+        assert_eq!(lead(&[9.0, 0.0]), 1.0);
         assert!((gap(&[0.9, 0.5]) - 0.4).abs() < 1e-6);
     }
 }

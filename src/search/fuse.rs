@@ -23,6 +23,14 @@
 //!    (`Kirchhoff-Helmholtz`, with a word the note misspells) was first in bm25 and second
 //!    in hybrid (tune half: 3 queries better, none worse; the test half unchanged). Below
 //!    the dead zone it does not apply: `iPhone` in a paraphrase is a literal too.
+//!    The same full share goes to a keyword #1 that scores at least [`LEAD`] times the
+//!    keyword #2 ([`Weights::from_lead`]): one note holds the query's rare words and no
+//!    other comes close, the keyword list's own confidence (a score gap, as the
+//!    literature on fusion measures it). A name written the way the corpus writes it but
+//!    not as an identifier (Cranfield's `79.5degree sweepback ... mach number of 6.2`,
+//!    asked as `79.5 degree sweepback ... Mach 6.2`) was first in bm25 and absent from
+//!    hybrid's top 10 (semantic did not know the note). Tune half: 1 query better
+//!    (5 -> 3), none worse, at 2.0; at 1.8, 2 better and 1 worse.
 //! 3. **Literal identifiers are strong evidence, not an override.** A note holding every
 //!    identifier, path, flag or quoted phrase of the query literally gains
 //!    [`LITERAL_BONUS`] (a third of the scale the scores live on): it climbs over notes of
@@ -34,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bm25::Exact;
 use super::candidates::Candidate;
+use super::evidence::Evidence;
 
 /// The RRF constant of the baseline: how quickly a list's influence decays with rank.
 pub const K: f64 = 60.0;
@@ -43,6 +52,10 @@ pub const MAX_ALPHA: f64 = 0.5;
 
 /// Below this coverage the keyword list does not weigh at all.
 pub const DEAD_ZONE: f64 = 0.5;
+
+/// How many times keyword #2's score keyword #1 must score for the keyword list to be
+/// trusted as much as the semantic list.
+pub const LEAD: f64 = 2.0;
 
 /// What holding every literal of the query adds to a note's score (scores are in 0..=1).
 pub const LITERAL_BONUS: f64 = 0.3;
@@ -57,6 +70,21 @@ pub struct Weights {
 }
 
 impl Weights {
+    /// The weights `evidence` calls for, with `literal_top` whether keyword #1 holds every
+    /// literal of the query: past the dead zone, a literal or a clear lead gives keywords
+    /// their full share; otherwise coverage sets it.
+    pub fn choose(evidence: &Evidence, literal_top: bool) -> Weights {
+        if evidence.coverage <= DEAD_ZONE {
+            Weights::from_coverage(evidence.coverage)
+        } else if literal_top {
+            Weights::from_literal(evidence.coverage)
+        } else if evidence.bm25_lead >= LEAD {
+            Weights::from_lead(evidence.coverage, evidence.bm25_lead)
+        } else {
+            Weights::from_coverage(evidence.coverage)
+        }
+    }
+
     /// Weights for a query whose best keyword hit holds `coverage` of its IDF mass.
     pub fn from_coverage(coverage: f64) -> Weights {
         let coverage = coverage.clamp(0.0, 1.0);
@@ -85,6 +113,19 @@ impl Weights {
             alpha: MAX_ALPHA,
             reason: format!(
                 "keyword #1 holds every identifier of the query literally (and {:.0}% of its IDF mass)",
+                coverage.clamp(0.0, 1.0) * 100.0
+            ),
+        }
+    }
+
+    /// Weights for a query whose keyword #1 scores `lead` (>= [`LEAD`]) times keyword #2:
+    /// the keyword list is sure of its answer, so it gets its full share whatever the
+    /// `coverage` past the dead zone.
+    pub fn from_lead(coverage: f64, lead: f64) -> Weights {
+        Weights {
+            alpha: MAX_ALPHA,
+            reason: format!(
+                "keyword #1 scores {lead:.1}x keyword #2 (and holds {:.0}% of the query's IDF mass)",
                 coverage.clamp(0.0, 1.0) * 100.0
             ),
         }
@@ -188,6 +229,24 @@ mod tests {
 
     fn order(f: &[Fused]) -> Vec<i64> {
         f.iter().map(|f| f.note_id).collect()
+    }
+
+    #[test]
+    fn a_literal_or_a_lead_past_the_dead_zone_gives_keywords_their_full_share() {
+        let ev = |coverage, bm25_lead| Evidence {
+            coverage,
+            bm25_lead,
+            ..Evidence::default()
+        };
+        let alpha = |e: &Evidence, literal| Weights::choose(e, literal).alpha;
+        assert_eq!(alpha(&ev(0.55, 2.7), false), MAX_ALPHA);
+        assert!(Weights::choose(&ev(0.55, 2.7), false)
+            .reason
+            .contains("2.7x"));
+        assert_eq!(alpha(&ev(0.55, 1.0), true), MAX_ALPHA);
+        assert!((alpha(&ev(0.75, 1.9), false) - 0.25).abs() < 1e-12);
+        // In the dead zone neither counts: a paraphrase's incidental words decide nothing.
+        assert_eq!(alpha(&ev(0.45, 9.0), true), 0.0);
     }
 
     #[test]

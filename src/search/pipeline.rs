@@ -188,15 +188,10 @@ pub(crate) fn run(
         Mode::Hybrid => {
             let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits, remembered)?;
             // Keyword #1 holds every literal of the query (see `Weights::from_literal`).
-            let literal_top = evidence.coverage > fuse::DEAD_ZONE
-                && bm25_hits
-                    .first()
-                    .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
-            let weights = if literal_top {
-                Weights::from_literal(evidence.coverage)
-            } else {
-                Weights::from_coverage(evidence.coverage)
-            };
+            let literal_top = bm25_hits
+                .first()
+                .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
+            let weights = Weights::choose(&evidence, literal_top);
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
                 fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));
@@ -275,6 +270,7 @@ fn gather_evidence(
     let bm25_scores: Vec<f64> = bm25.iter().map(|h| h.score).collect();
     let sem_scores: Vec<f32> = sem.iter().map(|h| h.score).collect();
     Ok(Evidence {
+        bm25_lead: evidence::lead(&bm25_scores),
         bm25_peak: evidence::peak(&bm25_scores),
         coverage: evidence::coverage(&terms),
         sem_gap: evidence::gap(&sem_scores),

@@ -239,8 +239,10 @@ impl Query {
     }
 }
 
-/// Joined words (`a_b`, `a::b`, `a.b`, `a/b`), inner capitals (`NaiveDateTime`), and
-/// hyphenated names with a capital or a digit (`Idempotency-Key`, `x86-64`).
+/// Joined words (`a_b`, `a::b`, `a.b`, `a/b`), inner capitals (`NaiveDateTime`),
+/// hyphenated names with a capital or a digit (`Idempotency-Key`, `x86-64`), and codes
+/// where a letter runs into a digit (`64A010`, `sha256`, `ext4`, `k8s`); a number with
+/// its unit or ordinal (`100ms`, `2nd`, `4k`) is not a code.
 fn is_identifier(word: &str) -> bool {
     let alnum = word.chars().filter(|c| c.is_alphanumeric()).count();
     let joined = word.contains(['_', ':', '/']) && alnum >= 2;
@@ -257,7 +259,11 @@ fn is_identifier(word: &str) -> bool {
         && word
             .split('-')
             .any(|part| part.chars().any(|c| c.is_uppercase() || c.is_ascii_digit()));
-    joined || dotted || camel || hyphenated
+    let code = word
+        .chars()
+        .zip(word.chars().skip(1))
+        .any(|(a, b)| a.is_alphabetic() && b.is_ascii_digit());
+    joined || dotted || camel || hyphenated || code
 }
 
 /// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion.
@@ -395,7 +401,8 @@ mod tests {
     fn literals_are_identifiers_paths_flags_and_phrases() {
         let q = Query::parse(
             "wal_checkpoint tokio::select! NaiveDateTime Idempotency-Key os.path.join \
-             ~/.ssh/config -xzf --no-verify x86-64 \"refusing to merge\" self-signed plain 1.5",
+             ~/.ssh/config -xzf --no-verify x86-64 \"refusing to merge\" self-signed plain 1.5 \
+             64A010 sha256 100ms 2nd",
         );
         assert_eq!(
             q.literals(),
@@ -410,6 +417,8 @@ mod tests {
                 "--no-verify",
                 "x86-64",
                 "refusing to merge",
+                "64a010",
+                "sha256",
             ]
         );
     }
