@@ -118,6 +118,13 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE vectors;
     ALTER TABLE vectors_by_row RENAME TO vectors;
     "#,
+    // 5: the columns a sync compares with each file's stat, in path order, in an index of
+    // their own. A sync that finds nothing changed scans every row: through the table
+    // (titles, tags, frontmatter and all) that took 78 ms at 100k notes, through this
+    // index 42 ms, about 5 MB more on disk.
+    r#"
+    CREATE INDEX notes_stat ON notes(path, mtime_ns, size);
+    "#,
 ];
 
 /// The schema version this build writes.

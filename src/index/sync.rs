@@ -57,10 +57,17 @@ impl SyncReport {
     }
 }
 
-struct Known {
+/// An indexed note's stat columns: enough to tell that its file did not change.
+struct Row {
     id: i64,
     mtime_ns: i64,
     size: u64,
+}
+
+/// A note whose file may have changed: its row and the hash of the content indexed, read
+/// only for these few so that a sync's scan of every row stays on the covering index.
+struct Known {
+    id: i64,
     sha: [u8; 32],
 }
 
@@ -110,11 +117,25 @@ pub fn sync(index: &Index, config: &Config) -> Result<SyncReport> {
 /// Syncs the whole folder, as `options` say.
 pub fn sync_with(index: &Index, config: &Config, options: SyncOptions) -> Result<SyncReport> {
     let started = Instant::now();
-    let walked = walk::walk(config)?;
+    let everything = Scope::everything();
+    // The walk (100k `stat` calls at 100k notes, most of a sync that finds nothing) and the
+    // scan of the rows it is compared with run side by side. The rows are read outside the
+    // write lock, as another process's sync may change them anyway: `apply` goes by path.
+    let (walked, known) = std::thread::scope(|s| {
+        let known = s.spawn(|| {
+            let conn = index.conn()?;
+            load_known(&conn, &everything).map_err(|e| index.err(e))
+        });
+        let walked = walk::walk(config);
+        let known = known
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (walked, known)
+    });
     reconcile(
         index,
-        walked,
-        &Scope::everything(),
+        (walked?, known?),
+        &everything,
         config,
         options,
         started,
@@ -135,13 +156,15 @@ pub fn sync_paths(
         return Ok(SyncReport::default());
     }
     let walked = walk::walk_scoped(config, scope)?;
-    reconcile(index, walked, scope, config, options, started)
+    let known = load_known(&*index.conn()?, scope).map_err(|e| index.err(e))?;
+    reconcile(index, (walked, known), scope, config, options, started)
 }
 
-/// Brings the notes under `scope` in line with `walked`, the files found there.
+/// Brings the notes under `scope` in line with `walked`, the files found there, and
+/// `known`, the rows indexed there.
 fn reconcile(
     index: &Index,
-    walked: walk::Walk,
+    (walked, known): (walk::Walk, Vec<(String, Row)>),
     scope: &Scope,
     config: &Config,
     options: SyncOptions,
@@ -153,11 +176,10 @@ fn reconcile(
     };
 
     let mut writer = index.writer()?;
-    let known = load_known(&writer.conn, scope).map_err(|e| index.err(e))?;
 
     // Both lists are sorted by path (walk order, and byte order here, which is SQLite's
     // BINARY order too), so one merge pairs every file with its row: no map of 100k paths.
-    let mut candidates: Vec<(FileStat, Option<Known>)> = Vec::new();
+    let mut candidates: Vec<(FileStat, Option<Row>)> = Vec::new();
     let mut removed: Vec<i64> = Vec::new();
     let mut rows = known.into_iter().peekable();
     for stat in walked.files {
@@ -182,6 +204,7 @@ fn reconcile(
         if options.cancelled() {
             return Err(Error::Cancelled);
         }
+        let batch = with_hashes(&writer.conn, batch).map_err(|e| index.err(e))?;
         let reads: Vec<Outcome> = batch
             .par_iter()
             .map(|(stat, known)| read_one(stat, known.as_ref(), config, options.force))
@@ -290,20 +313,19 @@ impl From<&SyncReport> for SyncSummary {
     }
 }
 
-/// The path and stat columns of every indexed note in `scope`, sorted by path. A watcher's
-/// scope reads only its own rows (through the unique index on `path`), so one edit at 100k
-/// notes costs what it costs at 100.
-fn load_known(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<(String, Known)>> {
-    const SELECT: &str = "SELECT id, path, mtime_ns, size, sha256 FROM notes";
-    fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
-        let sha = r.get_ref(4)?.as_blob()?;
+/// The path and stat columns of every indexed note in `scope`, sorted by path, all read
+/// from the covering index `notes_stat` (half the time of a scan of the table at 100k
+/// notes). A watcher's scope reads only its own rows, so one edit at 100k notes costs what
+/// it costs at 100.
+fn load_known(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<(String, Row)>> {
+    const SELECT: &str = "SELECT id, path, mtime_ns, size FROM notes INDEXED BY notes_stat";
+    fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Row)> {
         Ok((
             r.get::<_, String>(1)?,
-            Known {
+            Row {
                 id: r.get(0)?,
                 mtime_ns: r.get(2)?,
                 size: r.get::<_, i64>(3)? as u64,
-                sha: sha.try_into().unwrap_or([0; 32]),
             },
         ))
     }
@@ -330,6 +352,31 @@ fn load_known(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<(String,
     }
     known.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(known)
+}
+
+/// The batch with the indexed content hash of each file that has a row: a file whose stat
+/// changed is re-indexed only when its bytes did too.
+fn with_hashes(
+    conn: &Connection,
+    batch: &[(FileStat, Option<Row>)],
+) -> rusqlite::Result<Vec<(FileStat, Option<Known>)>> {
+    let mut sha = conn.prepare_cached("SELECT sha256 FROM notes WHERE id = ?1")?;
+    let mut out = Vec::with_capacity(batch.len());
+    for (stat, row) in batch {
+        let known = match row {
+            None => None,
+            Some(r) => {
+                // A row gone since the scan compares as a hash no content has: re-read.
+                let hash: Option<Vec<u8>> = sha.query_row([r.id], |x| x.get(0)).optional()?;
+                Some(Known {
+                    id: r.id,
+                    sha: hash.and_then(|h| h.try_into().ok()).unwrap_or([0; 32]),
+                })
+            }
+        };
+        out.push((stat.clone(), known));
+    }
+    Ok(out)
 }
 
 fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {
@@ -542,8 +589,6 @@ mod tests {
         };
         let known = Known {
             id: 7,
-            mtime_ns: 0,
-            size: 3,
             sha: [0; 32],
         };
         match read_one(&stat, Some(&known), &config(dir.path()), false) {
