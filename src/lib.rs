@@ -47,7 +47,7 @@ pub mod similar;
 pub mod usage;
 
 pub use config::Config;
-pub use engine::{EmbedReport, Engine, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
+pub use engine::{EmbedReport, Engine, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
 pub use error::{Error, Result};
 pub use index::{RecallTotals, Salvage, SyncOptions, SyncReport, SyncSummary};
 pub use service::{Answerer, StatusReport};

@@ -33,6 +33,18 @@ pub const INLINE_EMBED_MAX: usize = 64;
 /// The line printed when hybrid search has to do without a model.
 pub const NO_MODEL_NOTICE: &str = "semantic search off: run 'brain model fetch'";
 
+/// When a loaded vector matrix gets one-bit sketches of its rows, so that a semantic
+/// search scores only the rows near the query with their int8 codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sketches {
+    /// Never: every search scans every row (a process that searches once).
+    Never,
+    /// From [`search::SHORTLIST_MIN_ROWS`] rows up: the warm backend of a large brain.
+    Large,
+    /// Always, whatever the size: `brain eval` measures the shortlist on small corpora.
+    Always,
+}
+
 /// Owns one brain root and its index. Cheap to share: every method takes `&self` and is
 /// safe to call from many threads at once (reads use pooled connections; writes serialise).
 pub struct Engine {
@@ -42,6 +54,8 @@ pub struct Engine {
     /// Whether a matrix rebuilt from the index is written to its cache file (see
     /// [`Engine::without_matrix_writes`]).
     write_matrix_file: bool,
+    /// When the matrix gets one-bit sketches of its rows (see [`Engine::sketching`]).
+    sketches: Sketches,
     /// Single-term keyword scores kept between searches (see [`Engine::remembering_terms`]).
     terms: Option<search::TermScores>,
     /// Embedding passes of this engine in progress (see [`Engine::embedding_now`]).
@@ -58,6 +72,7 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
+            sketches: Sketches::Never,
             terms: None,
             passes: embedding::Passes::default(),
         })
@@ -70,6 +85,13 @@ impl Engine {
     /// process without one writes it when it finds it stale.
     pub fn without_matrix_writes(mut self) -> Engine {
         self.write_matrix_file = false;
+        self
+    }
+
+    /// The same engine, building one-bit sketches of the vector matrix as `when` says,
+    /// for a search to shortlist the rows it scores (`search::Matrix::with_shortlist`).
+    pub fn sketching(mut self, when: Sketches) -> Engine {
+        self.sketches = when;
         self
     }
 
@@ -110,6 +132,7 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
+            sketches: Sketches::Never,
             terms: None,
             passes: embedding::Passes::default(),
         };

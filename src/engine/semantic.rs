@@ -5,7 +5,7 @@
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Engine, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
+use super::{Engine, Sketches, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
 use crate::embed::{self, Embedder};
 use crate::error::Result;
 use crate::index::Reader;
@@ -150,6 +150,13 @@ impl Engine {
                 }
                 m
             }
+        };
+        // Sketching reads every row once, as a scan does: it pays for itself in a process
+        // that searches many times (the backend), not in one that searches once.
+        let matrix = match self.sketches {
+            Sketches::Never => matrix,
+            Sketches::Large => matrix.with_shortlist(false),
+            Sketches::Always => matrix.with_shortlist(true),
         };
         let matrix = Arc::new(matrix);
         self.cache().matrix = Some(Loaded {

@@ -21,7 +21,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::engine::Engine;
+use crate::engine::{Engine, Sketches};
 use crate::error::{Error, Result};
 use crate::search::{Fusion, Mode, SearchRequest};
 use report::{ClassReport, EvalMode, QueryDetail, QueryRuns, Ranking, SetReport, VectorCheck};
@@ -140,11 +140,14 @@ pub fn run(
             set.queries.truncate(limit);
         }
         let root = corpus::prepare(&config.data_dir.join("eval"), &found, &set, opts.slice)?;
+        // The shortlist a large brain's backend searches with, at any size: its agreement
+        // with an exact scan is measured on real queries (the vector check below).
         let engine = Engine::open(Config {
             root,
             exclude: Vec::new(),
             ..config.clone()
-        })?;
+        })?
+        .sketching(Sketches::Always);
         let semantic = index(&engine, &set, progress)?;
         if semantic {
             report.model = Some(config.model.clone());

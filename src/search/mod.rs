@@ -17,6 +17,7 @@ pub(crate) mod pipeline;
 mod present;
 pub(crate) mod query;
 mod semantic;
+mod shortlist;
 mod snippet;
 mod term_scores;
 
@@ -48,6 +49,7 @@ pub(crate) enum Fusion {
     Rrf,
 }
 pub use semantic::{dot, Matrix, SemHit};
+pub use shortlist::MIN_ROWS as SHORTLIST_MIN_ROWS;
 
 /// How to rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -68,6 +68,8 @@ struct Scan {
     query: Vec<f32>,
     scores: Vec<f32>,
     best: Vec<usize>,
+    /// The rows scored, when the matrix's sketches shortlisted them; `None`: every row.
+    rows: Option<Vec<u32>>,
 }
 
 impl Scan {
@@ -77,12 +79,26 @@ impl Scan {
         allowed: Option<&std::collections::HashSet<i64>>,
     ) -> Result<Scan> {
         let query = semantic.embedder.embed_query(text)?;
-        let scores = semantic.matrix.scores(&query);
-        let best = semantic.matrix.best_rows(&scores, RERANK_ROWS, allowed);
+        let m = semantic.matrix;
+        // A filter already narrows the rows; the shortlist is for the search of everything.
+        let rows = allowed.is_none().then(|| m.shortlist(&query)).flatten();
+        let (scores, best) = match &rows {
+            Some(rows) => {
+                let scores = m.scores_of_rows(&query, rows);
+                let best = m.best_rows_among(&scores, rows, RERANK_ROWS);
+                (scores, best)
+            }
+            None => {
+                let scores = m.scores(&query);
+                let best = m.best_rows(&scores, RERANK_ROWS, allowed);
+                (scores, best)
+            }
+        };
         Ok(Scan {
             query,
             scores,
             best,
+            rows,
         })
     }
 
@@ -102,7 +118,10 @@ impl Scan {
                 self.scores[row] = super::semantic::dot(v, &self.query);
             }
         }
-        Ok(matrix.note_scores(&self.scores, allowed))
+        Ok(match &self.rows {
+            Some(rows) => matrix.note_scores_among(&self.scores, rows, &self.query),
+            None => matrix.note_scores(&self.scores, allowed),
+        })
     }
 }
 

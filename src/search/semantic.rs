@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::codes::Codes;
+use super::shortlist::{self, Shortlist};
 
 /// Rows scored per parallel task: big enough that threading pays for itself.
 const ROWS_PER_TASK: usize = 4096;
@@ -36,6 +37,9 @@ pub struct Matrix {
     slot_of: HashMap<i64, u32>,
     /// A scratch row for decoding blobs.
     scratch: Vec<f32>,
+    /// One-bit sketches of the rows, in a large brain's warm backend (see
+    /// [`Matrix::with_shortlist`]).
+    shortlist: Option<Shortlist>,
 }
 
 /// A note's best chunk for a query.
@@ -115,7 +119,65 @@ impl Matrix {
             slots,
             slot_of,
             scratch: Vec::new(),
+            shortlist: None,
         })
+    }
+
+    /// The same matrix with one-bit sketches of its rows, when it holds at least
+    /// [`shortlist::MIN_ROWS`] of them (or `any_size`, to measure the shortlist on a small
+    /// corpus): a semantic search without filters then scores with int8 codes only the
+    /// rows its sketch puts near the query, and every other row of the notes they belong
+    /// to. For the warm backend: building the sketches reads every row once, as a scan does.
+    pub(crate) fn with_shortlist(mut self, any_size: bool) -> Matrix {
+        if self.is_empty() || (!any_size && self.len() < shortlist::MIN_ROWS) {
+            return self;
+        }
+        let m = &self;
+        let built = Shortlist::build(m.dim, &m.slots, m.slot_of.len(), |r, out| {
+            let s = m.scales[r];
+            out.iter_mut()
+                .zip(m.codes(r))
+                .for_each(|(o, &c)| *o = f32::from(c) * s);
+        });
+        self.shortlist = Some(built);
+        self
+    }
+
+    /// The rows a search scores when the matrix has sketches: the nearest by sketch, then
+    /// every row of each of their notes. `None` without sketches (score every row).
+    pub(crate) fn shortlist(&self, query: &[f32]) -> Option<Vec<u32>> {
+        let s = self.shortlist.as_ref()?;
+        let keep = (self.len() / shortlist::KEEP_ONE_IN).max(RERANK_ROWS);
+        let mut taken = vec![false; self.slot_of.len()];
+        let mut rows = Vec::new();
+        for r in s.nearest(query, keep) {
+            let slot = self.slots[r as usize];
+            if !std::mem::replace(&mut taken[slot as usize], true) {
+                rows.extend_from_slice(s.rows_of(slot));
+            }
+        }
+        Some(rows)
+    }
+
+    /// Like [`Matrix::scores`] for `rows` only; every other row scores minus infinity.
+    pub(crate) fn scores_of_rows(&self, query: &[f32], rows: &[u32]) -> Vec<f32> {
+        assert_eq!(query.len(), self.dim, "query vector length");
+        let mut q = Vec::with_capacity(self.dim);
+        let q_scale = quantize(query, &mut q);
+        let found: Vec<f32> = rows
+            .par_chunks(ROWS_PER_TASK / 4)
+            .flat_map_iter(|chunk| {
+                chunk.iter().map(|&r| {
+                    let r = r as usize;
+                    dot_i8(self.codes(r), &q) as f32 * self.scales[r] * q_scale
+                })
+            })
+            .collect();
+        let mut out = vec![f32::NEG_INFINITY; self.len()];
+        for (&r, score) in rows.iter().zip(found) {
+            out[r as usize] = score;
+        }
+        out
     }
 
     /// The same matrix holding its codes in its own memory, copied out of the matrix file
@@ -164,9 +226,11 @@ impl Matrix {
         self.dim
     }
 
-    /// Bytes the vectors take in memory (codes and scales).
+    /// Bytes the vectors take in memory (codes and scales, and sketches when built).
     pub fn vector_bytes(&self) -> usize {
-        self.codes.len() + self.scales.len() * 4
+        self.codes.len()
+            + self.scales.len() * 4
+            + self.shortlist.as_ref().map_or(0, Shortlist::bytes)
     }
 
     /// The note of each row, in row order.
@@ -205,6 +269,16 @@ impl Matrix {
                 }
             });
         out
+    }
+
+    /// The `n` best of `rows` by `scores`, in no particular order.
+    pub(crate) fn best_rows_among(&self, scores: &[f32], rows: &[u32], n: usize) -> Vec<usize> {
+        let mut rows: Vec<usize> = rows.iter().map(|&r| r as usize).collect();
+        if rows.len() > n && n > 0 {
+            rows.select_nth_unstable_by(n - 1, |&a, &b| scores[b].total_cmp(&scores[a]));
+            rows.truncate(n);
+        }
+        rows
     }
 
     /// The `n` best rows by `scores` among the allowed notes, in no particular order.
@@ -251,6 +325,39 @@ impl Matrix {
         NoteScores {
             matrix: Some(self),
             best,
+            query: None,
+            touched: None,
+        }
+    }
+
+    /// Like [`Matrix::note_scores`] over `rows` only (a shortlist holding every row of each
+    /// note it holds): a note outside it is scored when asked for (see [`NoteScores::get`]).
+    pub(crate) fn note_scores_among(
+        &self,
+        scores: &[f32],
+        rows: &[u32],
+        query: &[f32],
+    ) -> NoteScores<'_> {
+        let mut best: Vec<Option<(f32, u32)>> = vec![None; self.slot_of.len()];
+        let mut touched = Vec::new();
+        for &r in rows {
+            let score = scores[r as usize];
+            let s = self.slots[r as usize];
+            let slot = &mut best[s as usize];
+            if slot.is_none() {
+                touched.push(s);
+            }
+            if slot.is_none_or(|(b, _)| score > b) {
+                *slot = Some((score, r));
+            }
+        }
+        let mut q = Vec::with_capacity(self.dim);
+        let q_scale = quantize(query, &mut q);
+        NoteScores {
+            matrix: Some(self),
+            best,
+            query: Some((q, q_scale)),
+            touched: Some(touched),
         }
     }
 }
@@ -277,6 +384,12 @@ pub struct NoteScores<'a> {
     matrix: Option<&'a Matrix>,
     /// Per note slot: the best score and its row.
     best: Vec<Option<(f32, u32)>>,
+    /// The query's int8 codes and scale, when `best` holds only a shortlist's notes: any
+    /// other note is scored from its rows when asked for.
+    query: Option<(Vec<i8>, f32)>,
+    /// The slots `best` holds a score for, when only a shortlist's: [`NoteScores::top`]
+    /// then looks at those, not at every note.
+    touched: Option<Vec<u32>>,
 }
 
 impl NoteScores<'_> {
@@ -296,12 +409,19 @@ impl NoteScores<'_> {
         }
         let order =
             |a: &SemHit, b: &SemHit| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id));
-        let mut hits: Vec<SemHit> = self
-            .best
-            .iter()
-            .flatten()
-            .filter_map(|&(score, row)| self.hit(score, row))
-            .collect();
+        let mut hits: Vec<SemHit> = match &self.touched {
+            Some(slots) => slots
+                .iter()
+                .filter_map(|&s| self.best[s as usize])
+                .filter_map(|(score, row)| self.hit(score, row))
+                .collect(),
+            None => self
+                .best
+                .iter()
+                .flatten()
+                .filter_map(|&(score, row)| self.hit(score, row))
+                .collect(),
+        };
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, order);
             hits.truncate(limit);
@@ -312,8 +432,25 @@ impl NoteScores<'_> {
 
     /// Note `id`'s best passage, when it has a vector (and passes the filter).
     pub fn get(&self, id: i64) -> Option<SemHit> {
-        let slot = *self.matrix?.slot_of.get(&id)?;
-        let (score, row) = (*self.best.get(slot as usize)?)?;
+        let m = self.matrix?;
+        let slot = *m.slot_of.get(&id)?;
+        if let Some((score, row)) = *self.best.get(slot as usize)? {
+            return self.hit(score, row);
+        }
+        // Outside the shortlist: a note the keyword list found, scored as the scan would.
+        let (q, q_scale) = self.query.as_ref()?;
+        let rows = m.shortlist.as_ref()?.rows_of(slot);
+        // The first of equal rows, as `note_scores` keeps it.
+        let (score, row) = rows
+            .iter()
+            .map(|&r| {
+                let i = r as usize;
+                (dot_i8(m.codes(i), q) as f32 * m.scales[i] * q_scale, r)
+            })
+            .fold(None, |best: Option<(f32, u32)>, (s, r)| match best {
+                Some((b, _)) if s <= b => best,
+                _ => Some((s, r)),
+            })?;
         self.hit(score, row)
     }
 }
@@ -479,6 +616,65 @@ mod tests {
             let naive: i32 = a.iter().zip(&b).map(|(&x, &y)| x as i32 * y as i32).sum();
             assert_eq!(dot_i8(&a, &b), naive, "len {len}");
         }
+    }
+
+    /// Unit vectors in clusters (topics), two or three passages a note, as in a brain.
+    fn clustered(dim: usize, rows: usize, seed: u64) -> Vec<(i64, Vec<f32>)> {
+        let mut x = seed | 1;
+        let mut noise = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        };
+        let topics: Vec<Vec<f32>> = (0..200)
+            .map(|_| (0..dim).map(|_| noise()).collect())
+            .collect();
+        (0..rows)
+            .map(|r| {
+                let t = &topics[r % topics.len()];
+                // An offset shared by every vector, as real models leave them off-centre.
+                let v: Vec<f32> = t.iter().map(|c| c + 0.8 * noise() + 0.5).collect();
+                ((r / 3 + r % 2) as i64, unit(&v))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shortlist_finds_the_same_top_notes_and_scores_any_note_asked_for() {
+        let dim = 128;
+        let mut m = Matrix::new(dim);
+        let rows = clustered(dim, 6000, 7);
+        for (i, (note, v)) in rows.iter().enumerate() {
+            m.push(i as i64, *note, v);
+        }
+        assert!(
+            m.shortlist(&rows[0].1).is_none(),
+            "no sketches below MIN_ROWS"
+        );
+        let m = m.with_shortlist(true);
+        let (mut same, queries) = (0, 100);
+        for q in 0..queries {
+            // A query near a passage, not on it.
+            let (_, base) = &rows[q * 59 % rows.len()];
+            let query = unit(
+                &base
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x + 0.05 * ((i * q) as f32).sin())
+                    .collect::<Vec<_>>(),
+            );
+            let full = m.note_scores(&m.scores(&query), None);
+            let short = m.shortlist(&query).expect("sketches built");
+            assert!(short.len() < rows.len() / 2, "{} rows scored", short.len());
+            let partial = m.note_scores_among(&m.scores_of_rows(&query, &short), &short, &query);
+            same += usize::from(full.top(10) == partial.top(10));
+            // A note outside the shortlist is scored from its rows, as the full scan does.
+            for note in [0i64, 500, 1999] {
+                assert_eq!(partial.get(note), full.get(note), "note {note}");
+            }
+        }
+        assert!(same >= 97, "same top 10 for {same} of {queries} queries");
     }
 
     #[test]

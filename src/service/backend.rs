@@ -20,6 +20,7 @@ use super::lock::InstanceLock;
 use super::server::{self, Limits};
 use super::state::{BackendEvent, Live};
 use super::Answerer;
+use crate::engine::Sketches;
 use crate::{Config, Engine};
 
 /// How a backend runs.
@@ -75,6 +76,7 @@ impl Backend {
         let engine = Arc::new(
             Engine::open(config)?
                 .without_matrix_writes()
+                .sketching(Sketches::Large)
                 .remembering_terms(),
         );
         let listener = bind(&socket)?;
