@@ -204,10 +204,11 @@ fn reconcile(
         if options.cancelled() {
             return Err(Error::Cancelled);
         }
-        let batch = with_hashes(&writer.conn, batch).map_err(|e| index.err(e))?;
+        let known = hashes(&writer.conn, batch).map_err(|e| index.err(e))?;
         let reads: Vec<Outcome> = batch
             .par_iter()
-            .map(|(stat, known)| read_one(stat, known.as_ref(), config, options.force))
+            .zip(&known)
+            .map(|((stat, _), known)| read_one(stat, known.as_ref(), config, options.force))
             .collect();
         let tx = writer
             .conn
@@ -354,29 +355,25 @@ fn load_known(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<(String,
     Ok(known)
 }
 
-/// The batch with the indexed content hash of each file that has a row: a file whose stat
-/// changed is re-indexed only when its bytes did too.
-fn with_hashes(
+/// For each file of the batch that has a row, the content hash indexed for it: a file
+/// whose stat changed is re-indexed only when its bytes did too.
+fn hashes(
     conn: &Connection,
     batch: &[(FileStat, Option<Row>)],
-) -> rusqlite::Result<Vec<(FileStat, Option<Known>)>> {
+) -> rusqlite::Result<Vec<Option<Known>>> {
     let mut sha = conn.prepare_cached("SELECT sha256 FROM notes WHERE id = ?1")?;
-    let mut out = Vec::with_capacity(batch.len());
-    for (stat, row) in batch {
-        let known = match row {
-            None => None,
-            Some(r) => {
-                // A row gone since the scan compares as a hash no content has: re-read.
-                let hash: Option<Vec<u8>> = sha.query_row([r.id], |x| x.get(0)).optional()?;
-                Some(Known {
-                    id: r.id,
-                    sha: hash.and_then(|h| h.try_into().ok()).unwrap_or([0; 32]),
-                })
-            }
-        };
-        out.push((stat.clone(), known));
-    }
-    Ok(out)
+    batch
+        .iter()
+        .map(|(_, row)| {
+            let Some(r) = row else { return Ok(None) };
+            // A row gone since the scan compares as a hash no content has: re-read.
+            let hash: Option<Vec<u8>> = sha.query_row([r.id], |x| x.get(0)).optional()?;
+            Ok(Some(Known {
+                id: r.id,
+                sha: hash.and_then(|h| h.try_into().ok()).unwrap_or([0; 32]),
+            }))
+        })
+        .collect()
 }
 
 fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {

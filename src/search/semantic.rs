@@ -169,7 +169,7 @@ impl Matrix {
             .flat_map_iter(|chunk| {
                 chunk.iter().map(|&r| {
                     let r = r as usize;
-                    dot_i8(self.codes(r), &q) as f32 * self.scales[r] * q_scale
+                    approx(self.codes(r), self.scales[r], &q, q_scale)
                 })
             })
             .collect();
@@ -265,7 +265,7 @@ impl Matrix {
             .zip(self.scales.par_chunks(ROWS_PER_TASK))
             .for_each(|((out, rows), scales)| {
                 for ((o, row), s) in out.iter_mut().zip(rows.chunks_exact(dim)).zip(scales) {
-                    *o = dot_i8(row, &q) as f32 * s * q_scale;
+                    *o = approx(row, *s, &q, q_scale);
                 }
             });
         out
@@ -273,12 +273,7 @@ impl Matrix {
 
     /// The `n` best of `rows` by `scores`, in no particular order.
     pub(crate) fn best_rows_among(&self, scores: &[f32], rows: &[u32], n: usize) -> Vec<usize> {
-        let mut rows: Vec<usize> = rows.iter().map(|&r| r as usize).collect();
-        if rows.len() > n && n > 0 {
-            rows.select_nth_unstable_by(n - 1, |&a, &b| scores[b].total_cmp(&scores[a]));
-            rows.truncate(n);
-        }
-        rows
+        best_of(rows.iter().map(|&r| r as usize).collect(), scores, n)
     }
 
     /// The `n` best rows by `scores` among the allowed notes, in no particular order.
@@ -288,14 +283,10 @@ impl Matrix {
         n: usize,
         allowed: Option<&HashSet<i64>>,
     ) -> Vec<usize> {
-        let mut rows: Vec<usize> = (0..self.len())
+        let rows: Vec<usize> = (0..self.len())
             .filter(|&i| allowed.is_none_or(|a| a.contains(&self.note_ids[i])))
             .collect();
-        if rows.len() > n && n > 0 {
-            rows.select_nth_unstable_by(n - 1, |&a, &b| scores[b].total_cmp(&scores[a]));
-            rows.truncate(n);
-        }
-        rows
+        best_of(rows, scores, n)
     }
 
     /// The `limit` best notes by their best chunk, best first. `allowed` restricts notes
@@ -317,10 +308,7 @@ impl Matrix {
             if allowed.is_some_and(|a| !a.contains(&self.note_ids[i])) {
                 continue;
             }
-            let slot = &mut best[self.slots[i] as usize];
-            if slot.is_none_or(|(b, _)| score > b) {
-                *slot = Some((score, i as u32));
-            }
+            keep_best(&mut best[self.slots[i] as usize], score, i as u32);
         }
         NoteScores {
             matrix: Some(self),
@@ -341,15 +329,11 @@ impl Matrix {
         let mut best: Vec<Option<(f32, u32)>> = vec![None; self.slot_of.len()];
         let mut touched = Vec::new();
         for &r in rows {
-            let score = scores[r as usize];
             let s = self.slots[r as usize];
-            let slot = &mut best[s as usize];
-            if slot.is_none() {
+            if best[s as usize].is_none() {
                 touched.push(s);
             }
-            if slot.is_none_or(|(b, _)| score > b) {
-                *slot = Some((score, r));
-            }
+            keep_best(&mut best[s as usize], scores[r as usize], r);
         }
         let mut q = Vec::with_capacity(self.dim);
         let q_scale = quantize(query, &mut q);
@@ -360,6 +344,31 @@ impl Matrix {
             touched: Some(touched),
         }
     }
+}
+
+/// The approximate dot product of a row (its codes and scale) with a query (its codes and
+/// scale).
+#[inline(always)]
+fn approx(row: &[i8], scale: f32, q: &[i8], q_scale: f32) -> f32 {
+    dot_i8(row, q) as f32 * scale * q_scale
+}
+
+/// Makes `row` a note's best when it scores higher than the best so far: of equal rows, the
+/// first seen stays (rows are seen in row order).
+#[inline(always)]
+fn keep_best(best: &mut Option<(f32, u32)>, score: f32, row: u32) {
+    if best.is_none_or(|(b, _)| score > b) {
+        *best = Some((score, row));
+    }
+}
+
+/// The `n` best of `rows` by `scores`, in no particular order.
+fn best_of(mut rows: Vec<usize>, scores: &[f32], n: usize) -> Vec<usize> {
+    if rows.len() > n && n > 0 {
+        rows.select_nth_unstable_by(n - 1, |&a, &b| scores[b].total_cmp(&scores[a]));
+        rows.truncate(n);
+    }
+    rows
 }
 
 /// Appends `v` as int8 codes to `out` and returns the scale (`max |x| / 127`; 0 for a zero
@@ -440,17 +449,12 @@ impl NoteScores<'_> {
         // Outside the shortlist: a note the keyword list found, scored as the scan would.
         let (q, q_scale) = self.query.as_ref()?;
         let rows = m.shortlist.as_ref()?.rows_of(slot);
-        // The first of equal rows, as `note_scores` keeps it.
-        let (score, row) = rows
-            .iter()
-            .map(|&r| {
-                let i = r as usize;
-                (dot_i8(m.codes(i), q) as f32 * m.scales[i] * q_scale, r)
-            })
-            .fold(None, |best: Option<(f32, u32)>, (s, r)| match best {
-                Some((b, _)) if s <= b => best,
-                _ => Some((s, r)),
-            })?;
+        let mut best = None;
+        for &r in rows {
+            let i = r as usize;
+            keep_best(&mut best, approx(m.codes(i), m.scales[i], q, *q_scale), r);
+        }
+        let (score, row) = best?;
         self.hit(score, row)
     }
 }
