@@ -18,9 +18,9 @@ use rayon::prelude::*;
 pub const MIN_ROWS: usize = 32_768;
 
 /// Rows kept: one in this many, the closest in Hamming distance. Set on the eval's real
-/// queries (MiniLM, 330 queries over four corpora, the shortlist forced on): the same
-/// semantic top 10 as an exact f32 scan for 317 at one in 16, 328 at one in 8, all at one
-/// in 4. Larger brains need no larger share, as a query's nearest rows are a smaller
+/// queries (MiniLM, the 330 queries of the four sets on the two notes corpora, the
+/// shortlist forced on): the same semantic top 10 as an exact f32 scan for 317 at one in
+/// 16, 328 at one in 8, all at one in 4. Larger brains need no larger share, as a query's nearest rows are a smaller
 /// share of them; that is not measured with real vectors here.
 pub(crate) const KEEP_ONE_IN: usize = 8;
 
