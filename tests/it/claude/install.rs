@@ -391,7 +391,16 @@ fn the_cli_inside_an_app_bundle_installs_itself() {
     let macos = b.home.join("Apps/Brain.app/Contents/MacOS");
     std::fs::create_dir_all(&macos).unwrap();
     let cli = macos.join("brain");
-    std::fs::copy(env!("CARGO_BIN_EXE_brain"), &cli).unwrap();
+    // Copied by `cp`, not `std::fs::copy`: while this process holds the copy open for
+    // writing, a child forked by another test thread inherits that descriptor until its
+    // exec, and running the copy then fails with ETXTBSY ("Text file busy"; CI saw it).
+    // In `cp` the writable descriptor lives in a process nobody forks from.
+    let copied = Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_brain"))
+        .arg(&cli)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp failed: {copied}");
     let bin = b.home.join(".local/bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(&cli, bin.join("brain")).unwrap();
