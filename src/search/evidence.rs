@@ -21,7 +21,7 @@ pub struct TermStat {
     pub idf: f64,
     /// Whether the keyword list's best note contains it.
     pub in_top: bool,
-    /// The term as typed.
+    /// The term as typed, without the punctuation around it (see [`super::query::Term::label`]).
     pub term: String,
 }
 
@@ -82,7 +82,7 @@ pub(crate) fn term_stats(
             df,
             idf,
             in_top,
-            term: term.text.clone(),
+            term: term.label(),
         });
     }
     Ok(out)

@@ -28,6 +28,31 @@ impl Term {
     pub fn is_flag(&self) -> bool {
         !self.quoted && self.text.starts_with('-')
     }
+
+    /// The text without the sentence punctuation around it, which matching ignores
+    /// (`(conflicts),` is `conflicts`); inner punctuation stays (`node.js`, `c++`), and so
+    /// does a flag's dash.
+    pub fn core(&self) -> &str {
+        const OPEN: &[char] = &['(', '[', '{', '<', '\'', '"', '`'];
+        const CLOSE: &[char] = &[
+            ')', ']', '}', '>', '\'', '"', '`', ',', ';', ':', '.', '!', '?',
+        ];
+        match self.text.trim_start_matches(OPEN).trim_end_matches(CLOSE) {
+            "" => &self.text,
+            core => core,
+        }
+    }
+
+    /// The term as `--explain` names it: its [`Term::core`], quoted when it was quoted and
+    /// with its `*` when it is a prefix.
+    pub fn label(&self) -> String {
+        let core = self.core();
+        match (self.quoted, self.prefix) {
+            (true, _) => format!("\"{core}\""),
+            (false, true) => format!("{core}*"),
+            (false, false) => core.to_string(),
+        }
+    }
 }
 
 /// A parsed query.
@@ -320,8 +345,9 @@ pub(crate) fn term_expr(word: &str) -> Option<String> {
 fn is_stopword(t: &Term) -> bool {
     !t.prefix
         && !t.quoted
+        // `this,` is `this`: the punctuation around a word does not make it rarer.
         && STOPWORDS
-            .binary_search(&t.text.to_lowercase().as_str())
+            .binary_search(&t.core().to_lowercase().as_str())
             .is_ok()
 }
 
@@ -331,6 +357,31 @@ mod tests {
 
     fn m(s: &str) -> Option<String> {
         Query::parse(s).to_match()
+    }
+
+    #[test]
+    fn labels_drop_the_punctuation_around_a_term_only() {
+        let labels =
+            |s: &str| -> Vec<String> { Query::parse(s).terms.iter().map(Term::label).collect() };
+        assert_eq!(
+            labels(r#"rebase; (conflicts), "abort"! node.js. c++ -xzf redis*"#),
+            vec![
+                "rebase",
+                "conflicts",
+                "\"abort\"",
+                "node.js",
+                "c++",
+                "-xzf",
+                "redis*"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stopword_is_one_with_punctuation_around_it_too() {
+        let terms = Query::parse("undo this, (and) why? rebase").terms;
+        let texts: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts, vec!["undo", "rebase"]);
     }
 
     #[test]
