@@ -4,21 +4,28 @@
 //! notes, most of it not the formula: per row, FTS5 runs a statement against its docsize
 //! table for the note's length. The warm backend, which scores one query word at a time
 //! (see `search::term_scores`), instead asks FTS5 only for each match's weighted frequency
-//! (an auxiliary function, [`WEIGHTED_FREQUENCY`], that reads the phrase's instances as
-//! `bm25()` does) and takes the lengths from [`DocLengths`], read once per version of the
-//! notes. The formula below is `fts5Bm25Function`'s, operation for operation, so the scores
-//! are FTS5's to the last bit (tested against it; SQLite is compiled without fused
-//! multiply-adds, see `.cargo/config.toml`, and so is Rust's arithmetic). About three times
-//! faster for a word in half the notes.
+//! and takes the lengths from [`DocLengths`], read once per version of the notes. The
+//! formula below is `fts5Bm25Function`'s, operation for operation, so the scores are FTS5's
+//! to the last bit (tested against it; SQLite is compiled without fused multiply-adds, see
+//! `.cargo/config.toml`, and so is Rust's arithmetic). About three times faster for a word
+//! in half the notes.
+//!
+//! The frequencies come from one auxiliary function call, [`PHRASE_FREQUENCIES`], not one
+//! per row: on the query's first row it walks every row of the phrase itself (FTS5's
+//! `xQueryPhrase`, as `bm25()` does to count them), reading each row's instances as
+//! `bm25()` does. A call per row spent as much in SQLite's statement loop and in reading
+//! two columns of each row back as in FTS5 (a profile of common words at 100k notes).
 
 use std::ffi::{c_int, c_void, CStr};
 
 use rusqlite::{ffi, Connection};
 
-/// The auxiliary function: `brain_weighted_frequency(notes_fts, w_title, w_tags, w_body)`,
-/// the sum over the row's instances of the one phrase matched of its column's weight (what
-/// `bm25()` calls the phrase frequency of the row).
-pub(super) const WEIGHTED_FREQUENCY: &CStr = c"brain_weighted_frequency";
+/// The auxiliary function: `brain_phrase_frequencies(notes_fts, w_title, w_tags, w_body)`,
+/// called on the first row of a query of one phrase: every row the phrase matches, in id
+/// order, with its weighted frequency (the sum over the row's instances of the phrase of
+/// its column's weight: what `bm25()` calls the phrase frequency of the row), as one blob
+/// of 16 bytes per row (the id, then the frequency, native-endian; see [`unpack`]).
+pub(super) const PHRASE_FREQUENCIES: &CStr = c"brain_phrase_frequencies";
 
 /// `bm25()`'s constants (FTS5 does not let them be changed).
 const K1: f64 = 1.2;
@@ -66,9 +73,9 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
         };
         let rc = create(
             api,
-            WEIGHTED_FREQUENCY.as_ptr(),
+            PHRASE_FREQUENCIES.as_ptr(),
             std::ptr::null_mut(),
-            Some(weighted_frequency),
+            Some(phrase_frequencies),
             None,
         );
         if rc != ffi::SQLITE_OK {
@@ -78,9 +85,16 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// [`WEIGHTED_FREQUENCY`]: `fts5Bm25Function`'s first loop, alone. Only a query of one
-/// phrase has one frequency; any other is an error.
-unsafe extern "C" fn weighted_frequency(
+/// The rows walked so far, and the column weights they are weighed with.
+struct Walk {
+    weights: Vec<f64>,
+    /// 16 bytes per row: see [`PHRASE_FREQUENCIES`].
+    packed: Vec<u8>,
+}
+
+/// [`PHRASE_FREQUENCIES`]. Only a query of one phrase has one frequency per row; any
+/// other is an error.
+unsafe extern "C" fn phrase_frequencies(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     ctx: *mut ffi::sqlite3_context,
@@ -88,12 +102,12 @@ unsafe extern "C" fn weighted_frequency(
     weights: *mut *mut ffi::sqlite3_value,
 ) {
     // SAFETY: FTS5 calls this with its own API table and cursor, valid for the call, and
-    // `n_weights` values in `weights`.
+    // `n_weights` values in `weights`. `walk` outlives `xQueryPhrase`, which hands it to
+    // `visit` only during the call; the blob is copied by SQLite (`SQLITE_TRANSIENT`)
+    // before `walk` is dropped.
     unsafe {
         let api = &*api;
-        let (Some(phrases), Some(count), Some(inst)) =
-            (api.xPhraseCount, api.xInstCount, api.xInst)
-        else {
+        let (Some(phrases), Some(query)) = (api.xPhraseCount, api.xQueryPhrase) else {
             ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
             return;
         };
@@ -101,28 +115,86 @@ unsafe extern "C" fn weighted_frequency(
             ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
             return;
         }
-        let mut n: c_int = 0;
-        let rc = count(fts, &mut n);
+        let mut walk = Walk {
+            weights: (0..n_weights.max(0) as usize)
+                .map(|i| ffi::sqlite3_value_double(*weights.add(i)))
+                .collect(),
+            packed: Vec::new(),
+        };
+        let rc = query(fts, 0, (&raw mut walk).cast::<c_void>(), Some(visit));
         if rc != ffi::SQLITE_OK {
             ffi::sqlite3_result_error_code(ctx, rc);
             return;
+        }
+        let Ok(len) = c_int::try_from(walk.packed.len()) else {
+            ffi::sqlite3_result_error_toobig(ctx);
+            return;
+        };
+        ffi::sqlite3_result_blob(
+            ctx,
+            walk.packed.as_ptr().cast::<c_void>(),
+            len,
+            ffi::SQLITE_TRANSIENT(),
+        );
+    }
+}
+
+/// One row of the phrase, from `xQueryPhrase`: its id and weighted frequency onto the
+/// [`Walk`] at `data`. The loop is `fts5Bm25Function`'s first, alone.
+unsafe extern "C" fn visit(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: FTS5 calls this with its own API table and a cursor on the row, valid for
+    // the call, and the `Walk` that `phrase_frequencies` passed, alive and not otherwise
+    // borrowed while `xQueryPhrase` runs.
+    unsafe {
+        let api = &*api;
+        let walk = &mut *data.cast::<Walk>();
+        let (Some(rowid), Some(count), Some(inst)) = (api.xRowid, api.xInstCount, api.xInst) else {
+            return ffi::SQLITE_MISUSE;
+        };
+        let mut n: c_int = 0;
+        let rc = count(fts, &mut n);
+        if rc != ffi::SQLITE_OK {
+            return rc;
         }
         let mut frequency = 0.0f64;
         for i in 0..n {
             let (mut phrase, mut column, mut offset) = (0, 0, 0);
             let rc = inst(fts, i, &mut phrase, &mut column, &mut offset);
             if rc != ffi::SQLITE_OK {
-                ffi::sqlite3_result_error_code(ctx, rc);
-                return;
+                return rc;
             }
-            frequency += if n_weights > column && column >= 0 {
-                ffi::sqlite3_value_double(*weights.add(column as usize))
-            } else {
-                1.0
-            };
+            frequency += usize::try_from(column)
+                .ok()
+                .and_then(|c| walk.weights.get(c))
+                .copied()
+                .unwrap_or(1.0);
         }
-        ffi::sqlite3_result_double(ctx, frequency);
+        walk.packed.extend_from_slice(&rowid(fts).to_ne_bytes());
+        walk.packed.extend_from_slice(&frequency.to_ne_bytes());
+        ffi::SQLITE_OK
     }
+}
+
+/// The rows of a [`PHRASE_FREQUENCIES`] blob: `None` when it is not one.
+pub(super) fn unpack(blob: &[u8]) -> Option<Vec<(i64, f64)>> {
+    if blob.len() % 16 != 0 {
+        return None;
+    }
+    Some(
+        blob.chunks_exact(16)
+            .map(|row| {
+                let (id, frequency) = row.split_at(8);
+                (
+                    i64::from_ne_bytes(id.try_into().unwrap_or_default()),
+                    f64::from_ne_bytes(frequency.try_into().unwrap_or_default()),
+                )
+            })
+            .collect(),
+    )
 }
 
 /// Every note's length in tokens (all columns together, as `bm25()` reads it) and the
@@ -255,6 +327,18 @@ fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blob_of_frequencies_unpacks_to_its_rows_and_nothing_else_does() {
+        let mut blob = Vec::new();
+        for (id, f) in [(3i64, 1.5f64), (9, 4.0)] {
+            blob.extend_from_slice(&id.to_ne_bytes());
+            blob.extend_from_slice(&f.to_ne_bytes());
+        }
+        assert_eq!(unpack(&blob), Some(vec![(3, 1.5), (9, 4.0)]));
+        assert_eq!(unpack(&[]), Some(Vec::new()));
+        assert_eq!(unpack(&blob[..20]), None);
+    }
 
     #[test]
     fn varints_are_sqlites() {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use rusqlite::{params_from_iter, types::Value as SqlValue, OptionalExtension};
 
-use super::bm25_parts::{DocLengths, WEIGHTED_FREQUENCY};
+use super::bm25_parts::{self, DocLengths, PHRASE_FREQUENCIES};
 use super::filter::Filters;
 use super::recall::{self, RecallTotals};
 use super::{vectors, Conn, Index};
@@ -532,7 +532,7 @@ impl<'a> Reader<'a> {
     /// What [`Reader::fts_all_scores`] gives for `expr` (one phrase, no filters) with
     /// `weights`, to the last bit, computed from `lengths` instead of by `bm25()` (about
     /// three times faster for a common word); `None` when `lengths` were read from other
-    /// notes than this transaction sees.
+    /// notes than this transaction sees (or FTS5's answer is not frequencies).
     pub fn phrase_scores(
         &self,
         expr: &str,
@@ -540,16 +540,19 @@ impl<'a> Reader<'a> {
         lengths: &DocLengths,
     ) -> Result<Option<Vec<(i64, f64)>>> {
         let (w_title, w_tags, w_body) = weights;
-        let frequency = WEIGHTED_FREQUENCY.to_string_lossy();
+        let frequencies = PHRASE_FREQUENCIES.to_string_lossy();
         let sql = format!(
-            "SELECT rowid, {frequency}(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})
-             FROM notes_fts WHERE notes_fts MATCH ?1"
+            "SELECT {frequencies}(notes_fts, {w_title:.1}, {w_tags:.1}, {w_body:.1})
+             FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT 1"
         );
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let mut hits: Vec<(i64, f64)> = stmt
-            .query_map([expr], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
-            .and_then(|rows| rows.collect())
+        let blob: Option<Vec<u8>> = stmt
+            .query_row([expr], |r| r.get(0))
+            .optional()
             .map_err(|e| self.err(e))?;
+        let Some(mut hits) = bm25_parts::unpack(blob.as_deref().unwrap_or_default()) else {
+            return Ok(None);
+        };
         if !hits.is_sorted_by_key(|&(id, _)| id) {
             hits.sort_unstable_by_key(|&(id, _)| id);
         }
