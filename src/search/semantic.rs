@@ -355,8 +355,8 @@ impl Matrix {
 /// How many rows ahead [`Matrix::scores_of_rows`] asks for the codes it will read.
 const PREFETCH_AHEAD: usize = 4;
 
-/// Asks the CPU to start bringing `bytes` into its cache (a hint; nothing on CPUs
-/// without a stable prefetch instruction in Rust, where their own prefetchers do it).
+/// Asks the CPU to start bringing `bytes` into its cache: a hint, on x86-64 only (Rust has
+/// no stable prefetch for arm64; there only the scan's matrix order helps).
 #[inline(always)]
 fn prefetch(bytes: &[i8]) {
     #[cfg(target_arch = "x86_64")]
