@@ -33,6 +33,26 @@ bin=$PWD/target/release/brain
 work=$(mktemp -d)
 trap 'pkill -f "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
 echo "brain $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, work dir $work"
+# This machine's speed drifts (1.5-2x within a day on the VM these figures were taken on):
+# two figures that need none of brain's code say which runs compare.
+calibrate() {
+  python3 - "$bin" <<'PY'
+import statistics, subprocess, sys, time
+t = time.perf_counter()
+s = 0
+for i in range(3_000_000):
+    s += i * i
+cpu = (time.perf_counter() - t) * 1000
+starts = []
+for _ in range(21):
+    t = time.perf_counter()
+    subprocess.run([sys.argv[1], "--version"], stdout=subprocess.DEVNULL)
+    starts.append((time.perf_counter() - t) * 1000)
+print("calibration: a fixed Python loop %.0f ms; `brain --version` whole process %.1f ms p50"
+      % (cpu, statistics.median(starts)))
+PY
+}
+calibrate
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 # p50 and p99 (nearest rank) of the "round ms" lines on stdin, in ms: of every round, of
@@ -115,6 +135,8 @@ PY
     s=$(ms); BRAIN_MODEL=none-installed "$bin" index >/dev/null 2>&1; e=$(ms); echo $((e - s))
   done >"$work/nochange-$n"
   result[$n,nochange]=$(sort -n "$work/nochange-$n" | sed -n 2p)
+  # What a sync's walk cannot go below: one `stat` per note (see calibrate()).
+  s=$(ms); find "$root" -name '*.md' -printf '%T@ %s\n' >/dev/null; e=$(ms); result[$n,walk]=$((e - s))
   first=$(find "$root" -name '*.md' -print -quit)
   echo "edited line" >>"$first"
   s=$(ms); BRAIN_MODEL=none-installed "$bin" index >/dev/null 2>&1; e=$(ms); result[$n,oneedit]=$((e - s))
@@ -182,6 +204,7 @@ echo "$header    ratio"
 row "embedder" embedder
 row "cold index build (keywords), ms" cold
 row "no-change sync (brain index), median of 3, ms" nochange
+row "  (find with one stat per note, for scale), ms" walk
 row "one-edit sync (brain index), ms" oneedit
 row "one-edit sync by the backend's watcher, ms" oneedit_watch
 row "index size on disk with vectors, MB" db
@@ -199,3 +222,4 @@ row "save to searchable (watcher), ms" fresh
 echo
 echo "stand-in-hash-768: hashed words, no meaning; its query embedding is ~0 ms, so a real model's"
 echo "query embedding (MiniLM ~3 ms here) adds to its semantic and hybrid rows."
+calibrate
