@@ -149,14 +149,12 @@ impl Matrix {
         let s = self.shortlist.as_ref()?;
         let keep = (self.len() / shortlist::KEEP_ONE_IN).max(RERANK_ROWS);
         let mut taken = vec![false; self.slot_of.len()];
-        for r in s.nearest(query, keep) {
-            taken[self.slots[r as usize] as usize] = true;
-        }
-        // In slot order, which is the order of the notes' first rows: the scan then walks
-        // the matrix forward instead of jumping about it in order of sketch distance.
         let mut rows = Vec::new();
-        for (slot, _) in taken.iter().enumerate().filter(|(_, &t)| t) {
-            rows.extend_from_slice(s.rows_of(slot as u32));
+        for r in s.nearest(query, keep) {
+            let slot = self.slots[r as usize];
+            if !std::mem::replace(&mut taken[slot as usize], true) {
+                rows.extend_from_slice(s.rows_of(slot));
+            }
         }
         Some(rows)
     }
@@ -170,7 +168,8 @@ impl Matrix {
             .par_chunks(ROWS_PER_TASK / 4)
             .flat_map_iter(|chunk| {
                 chunk.iter().enumerate().map(|(j, &r)| {
-                    // The rows are far apart: ask for a later one while this one is scored.
+                    // The rows are far apart (about one in eight of the matrix), too far for
+                    // the CPU to guess the next: ask for a later one while this one is scored.
                     if let Some(&ahead) = chunk.get(j + PREFETCH_AHEAD) {
                         prefetch(self.codes(ahead as usize));
                     }
@@ -356,7 +355,7 @@ impl Matrix {
 const PREFETCH_AHEAD: usize = 4;
 
 /// Asks the CPU to start bringing `bytes` into its cache: a hint, on x86-64 only (Rust has
-/// no stable prefetch for arm64; there only the scan's matrix order helps).
+/// no stable prefetch for arm64, where this does nothing).
 #[inline(always)]
 fn prefetch(bytes: &[i8]) {
     #[cfg(target_arch = "x86_64")]
