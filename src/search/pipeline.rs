@@ -13,7 +13,7 @@ use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
 use super::query::Query;
-use super::semantic::{Matrix, NoteScores, SemHit, RERANK_ROWS};
+use super::semantic::{Matrix, NoteScores, Quantized, SemHit, RERANK_ROWS};
 use super::term_scores::TermScores;
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
 use crate::embed::Embedder;
@@ -68,8 +68,9 @@ struct Scan {
     query: Vec<f32>,
     scores: Vec<f32>,
     best: Vec<usize>,
-    /// The rows scored, when the matrix's sketches shortlisted them; `None`: every row.
-    rows: Option<Vec<u32>>,
+    /// The rows scored, when the matrix's sketches shortlisted them, and the query as they
+    /// were scored with; `None`: every row.
+    rows: Option<(Vec<u32>, Quantized)>,
 }
 
 impl Scan {
@@ -81,10 +82,14 @@ impl Scan {
         let query = semantic.embedder.embed_query(text)?;
         let m = semantic.matrix;
         // A filter already narrows the rows; the shortlist is for the search of everything.
-        let rows = allowed.is_none().then(|| m.shortlist(&query)).flatten();
+        let rows = allowed
+            .is_none()
+            .then(|| m.shortlist(&query))
+            .flatten()
+            .map(|rows| (rows, m.quantized(&query)));
         let (scores, best) = match &rows {
-            Some(rows) => {
-                let scores = m.scores_of_rows(&query, rows);
+            Some((rows, q)) => {
+                let scores = m.scores_of_rows(q, rows);
                 let best = m.best_rows_among(&scores, rows, RERANK_ROWS);
                 (scores, best)
             }
@@ -118,8 +123,8 @@ impl Scan {
                 self.scores[row] = super::semantic::dot(v, &self.query);
             }
         }
-        Ok(match &self.rows {
-            Some(rows) => matrix.note_scores_among(&self.scores, rows, &self.query),
+        Ok(match self.rows {
+            Some((rows, q)) => matrix.note_scores_among(&self.scores, &rows, q),
             None => matrix.note_scores(&self.scores, allowed),
         })
     }

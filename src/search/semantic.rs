@@ -159,11 +159,17 @@ impl Matrix {
         Some(rows)
     }
 
-    /// Like [`Matrix::scores`] for `rows` only; every other row scores minus infinity.
-    pub(crate) fn scores_of_rows(&self, query: &[f32], rows: &[u32]) -> Vec<f32> {
+    /// `query` as int8 codes with a scale, as every approximate score of it reads it.
+    pub(crate) fn quantized(&self, query: &[f32]) -> Quantized {
         assert_eq!(query.len(), self.dim, "query vector length");
-        let mut q = Vec::with_capacity(self.dim);
-        let q_scale = quantize(query, &mut q);
+        let mut codes = Vec::with_capacity(self.dim);
+        let scale = quantize(query, &mut codes);
+        Quantized { codes, scale }
+    }
+
+    /// Like [`Matrix::scores`] for `rows` only (of the query `q`); every other row scores
+    /// minus infinity.
+    pub(crate) fn scores_of_rows(&self, q: &Quantized, rows: &[u32]) -> Vec<f32> {
         let found: Vec<f32> = rows
             .par_chunks(ROWS_PER_TASK / 4)
             .flat_map_iter(|chunk| {
@@ -174,7 +180,7 @@ impl Matrix {
                         prefetch(self.codes(ahead as usize));
                     }
                     let r = r as usize;
-                    approx(self.codes(r), self.scales[r], &q, q_scale)
+                    approx(self.codes(r), self.scales[r], q)
                 })
             })
             .collect();
@@ -259,9 +265,7 @@ impl Matrix {
 
     /// The approximate similarity of every chunk to `query`, in row order.
     pub fn scores(&self, query: &[f32]) -> Vec<f32> {
-        assert_eq!(query.len(), self.dim, "query vector length");
-        let mut q = Vec::with_capacity(self.dim);
-        let q_scale = quantize(query, &mut q);
+        let q = self.quantized(query);
         let mut out = vec![0f32; self.len()];
         let dim = self.dim;
         let rows = self.codes.par_chunks(dim * ROWS_PER_TASK);
@@ -270,7 +274,7 @@ impl Matrix {
             .zip(self.scales.par_chunks(ROWS_PER_TASK))
             .for_each(|((out, rows), scales)| {
                 for ((o, row), s) in out.iter_mut().zip(rows.chunks_exact(dim)).zip(scales) {
-                    *o = approx(row, *s, &q, q_scale);
+                    *o = approx(row, *s, &q);
                 }
             });
         out
@@ -324,12 +328,13 @@ impl Matrix {
     }
 
     /// Like [`Matrix::note_scores`] over `rows` only (a shortlist holding every row of each
-    /// note it holds): a note outside it is scored when asked for (see [`NoteScores::get`]).
+    /// note it holds), of the query `q`: a note outside it is scored when asked for (see
+    /// [`NoteScores::get`]).
     pub(crate) fn note_scores_among(
         &self,
         scores: &[f32],
         rows: &[u32],
-        query: &[f32],
+        q: Quantized,
     ) -> NoteScores<'_> {
         let mut best: Vec<Option<(f32, u32)>> = vec![None; self.slot_of.len()];
         let mut touched = Vec::new();
@@ -340,12 +345,10 @@ impl Matrix {
             }
             keep_best(&mut best[s as usize], scores[r as usize], r);
         }
-        let mut q = Vec::with_capacity(self.dim);
-        let q_scale = quantize(query, &mut q);
         NoteScores {
             matrix: Some(self),
             best,
-            query: Some((q, q_scale)),
+            query: Some(q),
             touched: Some(touched),
         }
     }
@@ -367,11 +370,17 @@ fn prefetch(bytes: &[i8]) {
     let _ = bytes;
 }
 
-/// The approximate dot product of a row (its codes and scale) with a query (its codes and
-/// scale).
+/// A query's int8 codes and their scale (see [`Matrix::quantized`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Quantized {
+    codes: Vec<i8>,
+    scale: f32,
+}
+
+/// The approximate dot product of a row (its codes and scale) with a query.
 #[inline(always)]
-fn approx(row: &[i8], scale: f32, q: &[i8], q_scale: f32) -> f32 {
-    dot_i8(row, q) as f32 * scale * q_scale
+fn approx(row: &[i8], scale: f32, q: &Quantized) -> f32 {
+    dot_i8(row, &q.codes) as f32 * scale * q.scale
 }
 
 /// Makes `row` a note's best when it scores higher than the best so far: of equal rows, the
@@ -416,7 +425,7 @@ pub struct NoteScores<'a> {
     best: Vec<Option<(f32, u32)>>,
     /// The query's int8 codes and scale, when `best` holds only a shortlist's notes: any
     /// other note is scored from its rows when asked for.
-    query: Option<(Vec<i8>, f32)>,
+    query: Option<Quantized>,
     /// The slots `best` holds a score for, when only a shortlist's: [`NoteScores::top`]
     /// then looks at those, not at every note.
     touched: Option<Vec<u32>>,
@@ -468,12 +477,12 @@ impl NoteScores<'_> {
             return self.hit(score, row);
         }
         // Outside the shortlist: a note the keyword list found, scored as the scan would.
-        let (q, q_scale) = self.query.as_ref()?;
+        let q = self.query.as_ref()?;
         let rows = m.shortlist.as_ref()?.rows_of(slot);
         let mut best = None;
         for &r in rows {
             let i = r as usize;
-            keep_best(&mut best, approx(m.codes(i), m.scales[i], q, *q_scale), r);
+            keep_best(&mut best, approx(m.codes(i), m.scales[i], q), r);
         }
         let (score, row) = best?;
         self.hit(score, row)
@@ -692,7 +701,8 @@ mod tests {
             let full = m.note_scores(&m.scores(&query), None);
             let short = m.shortlist(&query).expect("sketches built");
             assert!(short.len() < rows.len() / 2, "{} rows scored", short.len());
-            let partial = m.note_scores_among(&m.scores_of_rows(&query, &short), &short, &query);
+            let q = m.quantized(&query);
+            let partial = m.note_scores_among(&m.scores_of_rows(&q, &short), &short, q);
             same += usize::from(full.top(10) == partial.top(10));
             // A note outside the shortlist is scored from its rows, as the full scan does.
             for note in [0i64, 500, 1999] {
