@@ -57,7 +57,8 @@ pub enum Command {
     Model(ModelCommand),
     /// Run the warm backend: keep the index fresh and answer other brain commands fast.
     Serve(ServeArgs),
-    /// Serve the search, get and status tools to an AI assistant over MCP (stdio).
+    /// Serve brain's read-only tools (search, get, similar, status, check, links) to an AI
+    /// assistant over MCP (stdio).
     Mcp(McpArgs),
     /// Install the Claude Code skill, create the brain folder, print the MCP setup line.
     Install(InstallArgs),

@@ -360,13 +360,14 @@ fn millis(ms: u64) -> String {
     }
 }
 
-/// `1.2 MB`
+/// `1.2 MB`, in decimal units (a kB is 1,000 bytes) as macOS's Finder counts them and the
+/// README quotes them: a model file of 546,938,168 bytes reads "546.9 MB" in both.
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    const UNITS: [&str; 4] = ["B", "kB", "MB", "GB"];
     let mut v = n as f64;
     let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
         unit += 1;
     }
     if unit == 0 {
@@ -432,7 +433,9 @@ mod tests {
     #[test]
     fn byte_sizes() {
         assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(1536), "1.5 KB");
-        assert_eq!(bytes(5 * 1024 * 1024), "5.0 MB");
+        assert_eq!(bytes(1536), "1.5 kB");
+        assert_eq!(bytes(546_938_168), "546.9 MB");
+        assert_eq!(bytes(90_868_376), "90.9 MB");
+        assert_eq!(bytes(1_130_000_000), "1.1 GB");
     }
 }

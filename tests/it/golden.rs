@@ -107,7 +107,7 @@ fn normalise(b: &Brain, text: &str) -> String {
         (r"brain-[0-9a-f]{12}", "brain-HASH"),
         (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \([^)]*\)", "DATE"),
         (r"in \d+(\.\d+)? (ms|s)\b( \(\d+/s\))?", "in TIME"),
-        (r"\(\d+(\.\d+)? (B|KB|MB|GB)\)", "(SIZE)"),
+        (r"\(\d+(\.\d+)? (B|kB|MB|GB)\)", "(SIZE)"),
         (
             r#""(index_bytes|last_sync_at|took_ms|took_us)": ?\d+"#,
             "\"$1\": N",

@@ -1,4 +1,4 @@
-//! The MCP tools (`search`, `get`, `similar`, `status`): their argument schemas, their
+//! The MCP tools (`search`, `get`, `similar`, `status`, `check`, `links`): their argument schemas, their
 //! descriptions (what the assistant reads to decide when to call them), and the calls into
 //! the [`Answerer`] (the warm backend when one runs, in-process otherwise; asked afresh on
 //! every call, so a backend started or stopped mid-session is picked up or left).
@@ -53,7 +53,8 @@ fn default_top() -> u32 {
 pub struct SearchArgs {
     /// What to look for. Names, identifiers and error strings as keywords
     /// (`wal_checkpoint busy_timeout`); ideas as a plain sentence ("why do retries make
-    /// outages worse"). Also: "exact phrase", -exclude, prefix*.
+    /// outages worse"). Also: "exact phrase", -exclude (flags such as -xzf or --release are
+    /// searched for; quote a short word to exclude it: -"herd"), prefix*.
     pub query: String,
     /// hybrid (keywords and meaning fused; the default), bm25 (keywords only: exact names)
     /// or semantic (meaning only).
