@@ -32,7 +32,40 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
     )?;
     let width = p.end_line.to_string().len().max(4);
     for (i, line) in p.text.lines().enumerate() {
-        writeln!(out, "{:>width$}  {line}", p.start_line as usize + i)?;
+        // Control characters (escape sequences, NULs of a binary file) would drive the
+        // terminal; `--json` keeps the text exact.
+        let shown: String = line
+            .chars()
+            .map(|c| match c {
+                '\t' => c,
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            })
+            .collect();
+        writeln!(out, "{:>width$}  {shown}", p.start_line as usize + i)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printed_lines_carry_no_control_characters() {
+        let p = Passage {
+            path: "a.md".into(),
+            abs_path: "/b/a.md".into(),
+            start_line: 9,
+            end_line: 10,
+            total_lines: 10,
+            text: "\u{1b}]0;PWNED\u{7}\ttab\nnul\0".into(),
+        };
+        let mut out = Vec::new();
+        print(&mut out, &p).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a.md:9-10 (of 10 lines)\n   9  \u{FFFD}]0;PWNED\u{FFFD}\ttab\n  10  nul\u{FFFD}\n"
+        );
+    }
 }

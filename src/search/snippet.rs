@@ -1,13 +1,30 @@
 //! Making passages fit one line of a terminal or a panel row.
 
-/// Collapses runs of whitespace (newlines included) to single spaces and trims.
+/// Longest word a snippet shows whole, in characters: a base64 blob or a minified line is
+/// one token to FTS5, and a snippet of it would otherwise be megabytes.
+pub const WORD_CHARS: usize = 64;
+
+/// Collapses runs of whitespace (newlines included) to single spaces and trims; a word
+/// longer than [`WORD_CHARS`] keeps its start and end around a `…`, and control characters
+/// (a terminal's escape sequences among them) become U+FFFD, so a note cannot drive the
+/// terminal that prints its snippet.
 pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    let clean = |c: char| if c.is_control() { '\u{FFFD}' } else { c };
+    let mut out = String::with_capacity(s.len().min(4096));
     for word in s.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(word);
+        let chars = word.chars().count();
+        if chars <= WORD_CHARS {
+            out.extend(word.chars().map(clean));
+        } else {
+            // Both ends stay: a «mark» opens at the start of a word and closes at its end.
+            let tail = WORD_CHARS / 4;
+            out.extend(word.chars().take(WORD_CHARS - tail - 1).map(clean));
+            out.push('…');
+            out.extend(word.chars().skip(chars - tail).map(clean));
+        }
     }
     out
 }
@@ -81,6 +98,15 @@ mod tests {
     #[test]
     fn collapses_whitespace() {
         assert_eq!(one_line("  a\n\n b\tc  "), "a b c");
+        let blob = format!("«{}narwhal»", "x".repeat(5_000_000));
+        let short = one_line(&format!("see {blob} here"));
+        assert_eq!(short.chars().count(), 4 + WORD_CHARS + 5);
+        assert!(short.starts_with("see «xxx") && short.ends_with("xnarwhal» here"));
+        assert!(short.contains('…'));
+        assert_eq!(
+            one_line("a\u{1b}]0;PWNED\u{7} b"),
+            "a\u{FFFD}]0;PWNED\u{FFFD} b"
+        );
     }
 
     #[test]
