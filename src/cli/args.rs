@@ -339,7 +339,8 @@ pub struct IndexArgs {
     pub json: bool,
 
     /// Build the index again from the notes (for a damaged one): the old file is kept as
-    /// brain.sqlite.bak, and its search log, read log and vectors are kept where readable.
+    /// brain.sqlite.bak (.bak.2, ... beside older ones), and its search log, read log and
+    /// vectors are kept where readable.
     #[arg(long)]
     pub rebuild: bool,
 }

@@ -32,15 +32,23 @@ pub struct Salvage {
     pub lost: Vec<String>,
 }
 
-/// Moves the index at `path` (and its `-wal` and `-shm` side files) to `path.bak`, replacing
-/// an older backup. Returns the backup's path, or `None` when there was no index.
+/// Moves the index at `path` (and its `-wal` and `-shm` side files) to `path.bak`, or to
+/// `path.bak.2`, `.bak.3`, ... when older backups are there: a backup may be the only copy
+/// of a damaged index's logs, so a later rebuild never replaces it (the user removes them).
+/// Returns the backup's path, or `None` when there was no index.
 pub fn set_aside(path: &Path) -> Result<Option<PathBuf>> {
     if !path.exists() {
         return Ok(None);
     }
-    let backup = with_suffix(path, BACKUP_SUFFIX);
-    // An older backup's side files must not pair with the new backup (SQLite would replay a
-    // stale WAL into it).
+    let backup = (1..)
+        .map(|n| match n {
+            1 => with_suffix(path, BACKUP_SUFFIX),
+            n => with_suffix(path, &format!("{BACKUP_SUFFIX}.{n}")),
+        })
+        .find(|b| !b.exists())
+        .unwrap_or_else(|| with_suffix(path, BACKUP_SUFFIX));
+    // Side files left without their main file must not pair with the new backup (SQLite
+    // would replay a stale WAL into it).
     for side in ["", "-wal", "-shm"] {
         let old = with_suffix(&backup, side);
         match std::fs::remove_file(&old) {
@@ -305,16 +313,19 @@ mod tests {
     }
 
     #[test]
-    fn a_second_rebuild_replaces_the_backup_and_its_side_files() {
+    fn a_second_rebuild_keeps_the_first_backup_and_drops_stale_side_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("brain.sqlite");
         std::fs::write(&path, b"first").unwrap();
         std::fs::write(dir.path().join("brain.sqlite.bak-wal"), b"stale").unwrap();
-        set_aside(&path).unwrap();
+        let first = set_aside(&path).unwrap().unwrap();
+        assert_eq!(first, dir.path().join("brain.sqlite.bak"));
         assert!(!dir.path().join("brain.sqlite.bak-wal").exists());
         std::fs::write(&path, b"second").unwrap();
-        let b = set_aside(&path).unwrap().unwrap();
-        assert_eq!(std::fs::read(b).unwrap(), b"second");
+        let second = set_aside(&path).unwrap().unwrap();
+        assert_eq!(second, dir.path().join("brain.sqlite.bak.2"));
+        assert_eq!(std::fs::read(first).unwrap(), b"first");
+        assert_eq!(std::fs::read(second).unwrap(), b"second");
         assert_eq!(set_aside(&path).unwrap(), None);
     }
 }

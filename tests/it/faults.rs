@@ -456,9 +456,13 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
 
     let r = b.run(&["index", "--rebuild", "--json"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
-    assert!(r.json()["rebuild"]["backup"]
+    // The first rebuild's backup is kept: this one goes beside it, never over it.
+    let backup = r.json()["rebuild"]["backup"]
         .as_str()
-        .is_some_and(|p| p.ends_with(".bak")));
+        .unwrap_or("")
+        .to_string();
+    assert!(backup.ends_with(".bak.2"), "{backup}");
+    assert!(Path::new(backup.trim_end_matches(".2")).exists());
     assert_eq!(found(&b), before);
     assert_intact(&db, "after rebuilding a truncated index");
     assert_eq!(snapshot(&b.root), notes, "a rebuild touched the notes");
