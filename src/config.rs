@@ -137,10 +137,18 @@ impl Config {
             .or_else(|| env("BRAIN_MODEL").and_then(|v| v.into_string().ok()))
             .or(file.model)
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let max_file_bytes = file
-            .max_file_mb
-            .map(|mb| mb * 1024 * 1024)
-            .unwrap_or(DEFAULT_MAX_FILE_BYTES);
+        let max_file_bytes = match file.max_file_mb {
+            None => DEFAULT_MAX_FILE_BYTES,
+            Some(mb) => mb
+                .checked_mul(1024 * 1024)
+                .filter(|_| mb > 0)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "max_file_mb must be between 1 and {}, got {mb}",
+                        u64::MAX >> 20
+                    ))
+                })?,
+        };
         let log_keep_days = file.log_keep_days.unwrap_or(DEFAULT_LOG_KEEP_DAYS);
         if log_keep_days == 0 {
             return Err(Error::Config(
@@ -148,9 +156,12 @@ impl Config {
                     .into(),
             ));
         }
+        let root = absolute(&expand_tilde(&root))?;
+        let data_dir = absolute(&expand_tilde(&data_dir))?;
+        check_data_outside_root(&data_dir, &root)?;
         Ok(Config {
-            root: absolute(&expand_tilde(&root))?,
-            data_dir: absolute(&expand_tilde(&data_dir))?,
+            root,
+            data_dir,
             model,
             model_dims: file.model_dims,
             exclude: file
@@ -229,11 +240,65 @@ pub fn config_file_path() -> Option<PathBuf> {
 }
 
 fn read_file_config(path: &Path) -> Result<FileConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
+            _ => e.to_string(),
+        };
+        Error::Config(format!(
+            "{} cannot be read ({why}): fix it, or set BRAIN_CONFIG to another file",
+            path.display()
+        ))
+    })?;
     toml::from_str(&text).map_err(|e| {
-        let msg = e.message().to_string();
-        Error::Config(format!("{}: {}", path.display(), msg))
+        // toml's message names the problem; where it is comes from its span, as `FILE:LINE:COL`.
+        let at = e
+            .span()
+            .map(|span| {
+                let before = text.get(..span.start).unwrap_or(&text);
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(":{line}:{col}")
+            })
+            .unwrap_or_default();
+        // Some messages run over two lines ("invalid string\nexpected ..."): one line here.
+        let message: Vec<&str> = e.message().lines().map(str::trim).collect();
+        Error::Config(format!("{}{at}: {}", path.display(), message.join("; ")))
     })
+}
+
+/// Refuses a data folder that is the brain folder or inside it: the index, its logs and the
+/// models would be written among the notes (and synced or committed with them), and brain
+/// writes there only when asked to (`new`, `index-md --write`, `install`).
+fn check_data_outside_root(data_dir: &Path, root: &Path) -> Result<()> {
+    let (data, root) = (resolved(data_dir), resolved(root));
+    if data.starts_with(&root) {
+        return Err(Error::Config(format!(
+            "the data folder {} is inside the brain folder {}: the index must not be written among the notes; set BRAIN_DATA_DIR (or data_dir in the config) to a folder outside it",
+            data_dir.display(),
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `path` with symlinks resolved as far as it exists (a data folder is made on first use),
+/// the rest appended as written.
+fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// Expands a leading `~` to the home folder.
@@ -282,6 +347,43 @@ mod tests {
             .unwrap()
             .to_string_lossy()
             .starts_with("notes-"));
+    }
+
+    #[test]
+    fn a_data_folder_among_the_notes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir(&root).unwrap();
+        std::os::unix::fs::symlink(&root, dir.path().join("alias")).unwrap();
+        for inside in [
+            root.clone(),
+            root.join("data"),
+            dir.path().join("alias/.index"),
+        ] {
+            let err = check_data_outside_root(&inside, &root).unwrap_err();
+            assert!(matches!(err, Error::Config(_)), "{err}");
+            assert!(err.to_string().contains("BRAIN_DATA_DIR"), "{err}");
+        }
+        for outside in [
+            dir.path().join("data"),
+            dir.path().join("brainy"),
+            dir.path().into(),
+        ] {
+            check_data_outside_root(&outside, &root).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_bad_config_file_is_a_config_error_with_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "model = 'x'\nroot = \n").unwrap();
+        let err = read_file_config(&path).unwrap_err().to_string();
+        assert!(err.contains("config.toml:2:8"), "{err}");
+        std::fs::write(&path, b"\xff").unwrap();
+        let err = read_file_config(&path).unwrap_err();
+        assert!(matches!(err, Error::Config(_)));
+        assert!(err.to_string().contains("not UTF-8"), "{err}");
     }
 
     #[test]

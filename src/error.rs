@@ -24,13 +24,13 @@ pub enum Error {
         reason: String,
     },
     /// A file or folder could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file or folder involved.
         path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: io::Error,
+        /// The operating system's error, said in the message (not a `source`, which a
+        /// chained report would print a second time).
+        cause: io::Error,
     },
     /// The SQLite index failed. (SQLite's error is not a `#[source]`: its message is said
     /// here once, with what to do, instead of three times down the chain.)
@@ -122,6 +122,7 @@ impl Error {
             Error::InvalidInput(_)
             | Error::Config(_)
             | Error::RootMissing { .. }
+            | Error::RootUnreadable { .. }
             | Error::Schema { .. } => 2,
             Error::Model(e) => e.exit_code(),
             _ => 1,
@@ -132,7 +133,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

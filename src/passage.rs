@@ -95,7 +95,26 @@ pub struct Passage {
 
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
-    let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    let root_real = match std::fs::canonicalize(root) {
+        Ok(real) if real.is_dir() => real,
+        Ok(_) => {
+            return Err(Error::RootUnreadable {
+                path: root.to_path_buf(),
+                reason: "not a directory".into(),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::RootMissing {
+                path: root.to_path_buf(),
+            })
+        }
+        Err(e) => {
+            return Err(Error::RootUnreadable {
+                path: root.to_path_buf(),
+                reason: e.to_string(),
+            })
+        }
+    };
     let candidate = if Path::new(rel).is_absolute() {
         PathBuf::from(rel)
     } else {

@@ -18,7 +18,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         let r = brain::service::rebuild(config)?;
         (r.engine, Some(r.salvage), Some(r.lock))
     } else {
-        (Engine::open(config)?, None, None)
+        (Engine::open_named(config)?, None, None)
     };
     let report = engine.sync()?;
     let notes = engine.note_count()?;

@@ -167,6 +167,20 @@ pub fn is_installed(config: &Config) -> bool {
     stand_in::StandIn::parse(&config.model).is_some() || config.models().is_installed(&config.model)
 }
 
+/// Whether a search should load the configured model: it is installed, or its folder is
+/// there with files that are not the pinned ones (a cut-short copy, a file edited in place),
+/// which `load` then refuses naming the file, rather than search going on quietly without
+/// meaning. A name that is no model brain knows is an error, not "not installed": fetching
+/// it would fail too.
+pub fn should_load(config: &Config) -> Result<bool> {
+    if stand_in::StandIn::parse(&config.model).is_some() {
+        return Ok(true);
+    }
+    model::manifest(&config.model)?;
+    let store = config.models();
+    Ok(store.is_installed(&config.model) || store.install_dir(&config.model).is_dir())
+}
+
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.
 pub fn device_label() -> String {
     device::expected().label

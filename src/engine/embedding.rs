@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn without_a_model_the_pending_count_is_recorded_once() {
-        let (_dir, _root, engine) = engine("not-installed");
+        let (_dir, _root, engine) = engine("all-minilm-l6-v2");
         let conn = engine.index.conn().unwrap();
         assert_eq!(engine.embed_pending().unwrap().pending, 1);
         assert_eq!(vectors::recorded(&conn).unwrap(), Some(1));

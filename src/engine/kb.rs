@@ -12,10 +12,8 @@ impl Engine {
     fn kb_state(&self, sync: bool) -> Result<(Schemas, Vec<Entry>)> {
         if sync {
             self.sync()?;
-        } else if !self.config.root.is_dir() {
-            return Err(Error::RootMissing {
-                path: self.config.root.clone(),
-            });
+        } else {
+            crate::index::walk::check_root(&self.config.root)?;
         }
         let schemas = Schemas::load(&self.config.root)?;
         let entries = self.index.read()?.kb_entries()?;

@@ -78,6 +78,18 @@ impl Engine {
         })
     }
 
+    /// Opens the engine of the brain a command names, refusing a brain folder that does not
+    /// exist or is not a folder unless an index for it exists already: a mistyped `--dir`
+    /// leaves no index behind, while an index whose folder went away (an unmounted disk)
+    /// still opens, for `status` to say so. The backend opens with [`Engine::open`]: it
+    /// waits for a missing folder to appear.
+    pub fn open_named(config: Config) -> Result<Engine> {
+        if !config.index_path().exists() {
+            crate::index::walk::check_root(&config.root)?;
+        }
+        Engine::open(config)
+    }
+
     /// The same engine, reading the matrix cache file (`matrix.bin`) but never writing it:
     /// for the warm backend, which keeps the matrix in memory (copied out of the file, which
     /// a one-shot process maps instead) and reloads it after every embedding pass. Writing it each time would put the whole matrix on disk per edit
@@ -116,9 +128,10 @@ impl Engine {
     }
 
     /// Builds the index for `config.root` again from the notes: the old file (damaged,
-    /// truncated, or from a newer brain) is moved aside to `brain.sqlite.bak`, never
-    /// deleted, and what can still be read of its search and read logs and its vectors is
-    /// copied into the new one. The caller then syncs and embeds as for a new index.
+    /// truncated, or from a newer brain) is moved aside to `brain.sqlite.bak` (or `.bak.N`
+    /// beside older backups), never deleted, and what can still be read of its search and
+    /// read logs and its vectors is copied into the new one. The caller then syncs and
+    /// embeds as for a new index.
     pub fn rebuild(config: Config) -> Result<(Engine, Salvage)> {
         let path = config.index_path();
         let backup = rebuild::set_aside(&path)?;

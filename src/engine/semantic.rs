@@ -58,7 +58,7 @@ impl Engine {
         if let Some(e) = &self.cache().embedder {
             return Ok(Some(e.clone()));
         }
-        if !embed::is_installed(&self.config) {
+        if !embed::should_load(&self.config)? {
             return Ok(None);
         }
         // Loading takes a while; the lock is not held meanwhile, so searches in BM25 mode

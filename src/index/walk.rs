@@ -245,7 +245,13 @@ fn visit(
     if path.extension().is_none_or(|e| e != "md") {
         return None;
     }
-    let rel = relative(root, path)?;
+    let Some(rel) = relative(root, path) else {
+        // The index keys notes by their path as text; one that is not UTF-8 cannot be a key.
+        let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
+        return Some(Err(format!(
+            "{shown}: skipped: the file name is not UTF-8; rename it to index it"
+        )));
+    };
     if is_kb_file(&rel) {
         return None;
     }
@@ -489,6 +495,21 @@ mod tests {
         assert_eq!(w.files[0].mtime_ns, 1_764_000_000_123_456_789);
         assert_eq!(w.files[1].size, 6, "a symlink is followed to its note");
         assert_eq!(w.files[3].mtime_ns, -1_500_000_001);
+    }
+
+    #[test]
+    fn a_file_name_that_is_not_utf8_is_a_warning() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("ok.md"), "x").unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xff.md");
+        fs::write(dir.path().join(bad), "okapi").unwrap();
+        let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
+        assert_eq!(names(&w), vec!["ok.md"]);
+        assert_eq!(
+            w.warnings,
+            ["bad\u{FFFD}.md: skipped: the file name is not UTF-8; rename it to index it"]
+        );
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub fn check(
         // The message without the path and line the problem carries on its own.
         let message = match e {
             Error::Schema { message, .. } => message.clone(),
-            Error::Io { source, .. } => format!("cannot be read: {source}"),
+            Error::Io { cause, .. } => format!("cannot be read: {cause}"),
             other => other.to_string(),
         };
         push(ProblemKind::Schema, &rel, line, message);

@@ -47,13 +47,13 @@ pub enum ModelError {
         actual: String,
     },
     /// A file or folder could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file or folder.
         path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: io::Error,
+        /// The operating system's error, said in the message (not a `source`, which a
+        /// chained report would print a second time).
+        cause: io::Error,
     },
     /// A download failed (network, HTTP status, or an interrupted transfer).
     #[error("fetching {url}: {reason}")]
@@ -97,7 +97,7 @@ impl ModelError {
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
         ModelError::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 

@@ -187,7 +187,7 @@ impl Answerer {
         if let Some(engine) = slot.as_ref() {
             return Ok(engine.clone());
         }
-        let engine = Arc::new(Engine::open(self.config.clone())?);
+        let engine = Arc::new(Engine::open_named(self.config.clone())?);
         *slot = Some(engine.clone());
         Ok(engine)
     }

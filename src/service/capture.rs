@@ -39,9 +39,7 @@ pub fn capture(
     force: bool,
 ) -> Result<Captured, ServiceError> {
     let root = &brain.config().root;
-    if !root.is_dir() {
-        return Err(crate::Error::RootMissing { path: root.clone() }.into());
-    }
+    crate::index::walk::check_root(root)?;
     let schemas = Schemas::load(root)?;
     let planned = new::plan(root, &schemas, kind, title, folder, crate::date::today())?;
     let similar = brain.similar(&SimilarRequest {

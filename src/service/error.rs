@@ -60,13 +60,13 @@ pub enum ServiceError {
     #[error("the backend sent an unreadable response: {0}")]
     Protocol(String),
     /// A file or socket operation failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file or socket involved.
         path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+        /// The operating system's error, said in the message (not a `source`, which a
+        /// chained report would print a second time).
+        cause: std::io::Error,
     },
     /// The engine failed while starting the backend.
     #[error(transparent)]
@@ -113,7 +113,7 @@ impl ServiceError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ServiceError {
         ServiceError::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

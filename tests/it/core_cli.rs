@@ -1,7 +1,7 @@
 //! The core through the real binary: indexing, keyword search, output contracts, and every
 //! kind of bad input the core issue lists.
 
-use crate::harness::{paths, walk, Brain};
+use crate::harness::{describe, paths, walk, Brain};
 
 #[test]
 fn index_reports_changes_and_is_idempotent() {
@@ -353,17 +353,68 @@ fn missing_root_is_one_line_and_exit_2() {
         "{}",
         r.stderr()
     );
-    let r = b.run(&["--dir", "/no/such/brain", "search", "x"]);
-    assert_eq!(r.code(), 2);
+    for args in [
+        &["search", "x"][..],
+        &["get", "a.md"],
+        &["status"],
+        &["check"],
+        &["new", "lore", "x"],
+    ] {
+        let r = b.run(&[&["--dir", "/no/such/brain"][..], args].concat());
+        assert_eq!(r.code(), 2, "{args:?}: {}", r.stderr());
+        assert_eq!(r.stderr().lines().count(), 1, "{args:?}: {}", r.stderr());
+        assert!(r.stderr().contains("does not exist"), "{}", r.stderr());
+    }
+    // A mistyped folder leaves no index behind.
+    assert!(!b.data.join("indexes").exists());
 }
 
 #[test]
 fn root_that_is_a_file_is_refused() {
     let b = Brain::new();
     let file = b.write("not-a-dir.md", "x");
-    let r = b.run(&["--dir", file.to_str().unwrap(), "index"]);
-    assert_eq!(r.code(), 1);
-    assert!(r.stderr().contains("not a directory"), "{}", r.stderr());
+    for args in [
+        &["index"][..],
+        &["search", "x"],
+        &["get", "a.md"],
+        &["new", "lore", "x"],
+    ] {
+        let r = b.run(&[&["--dir", file.to_str().unwrap()][..], args].concat());
+        assert_eq!(r.code(), 2, "{args:?}: {}", r.stderr());
+        assert!(r.stderr().contains("not a directory"), "{}", r.stderr());
+    }
+}
+
+#[test]
+fn a_data_folder_inside_the_brain_is_refused_and_nothing_is_written() {
+    let b = Brain::example();
+    let inside = b.root.join("data");
+    let r = b
+        .command()
+        .env("BRAIN_DATA_DIR", &inside)
+        .arg("index")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2), "{}", describe(&r));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("inside the brain folder"), "{err}");
+    assert!(!inside.exists());
+}
+
+#[test]
+fn io_errors_say_their_cause_once() {
+    let b = Brain::example();
+    std::os::unix::fs::symlink("loop.md", b.root.join("loop.md")).unwrap();
+    let r = b.run(&["get", "loop.md"]);
+    assert_ne!(r.code(), 0);
+    assert_eq!(
+        r.stderr()
+            .matches("Too many levels of symbolic links")
+            .count(),
+        1,
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
@@ -511,4 +562,41 @@ fn model_dims_the_model_does_not_make_is_refused_in_one_line() {
         !crate::harness::hit_paths(&b.json(&["search", "retry jitter", "--mode", "semantic"]))
             .is_empty()
     );
+}
+
+#[test]
+fn bad_settings_are_one_line_and_exit_2() {
+    let b = Brain::example();
+    let refused = |what: &str, r: crate::harness::Run, needle: &str| {
+        assert_eq!(r.code(), 2, "{what}: {}", describe(&r));
+        assert_eq!(r.stderr().lines().count(), 1, "{what}: {}", r.stderr());
+        assert!(r.stderr().contains(needle), "{what}: {}", r.stderr());
+    };
+    b.write_config("max_file_mb = 0\n");
+    refused("max_file_mb 0", b.run(&["status"]), "max_file_mb");
+    b.write_config("root = \n");
+    refused("bad TOML", b.run(&["status"]), "config.toml:1:8");
+    std::fs::write(b.config_file(), b"\xff\xfe").unwrap();
+    refused("not UTF-8", b.run(&["status"]), "not UTF-8");
+    std::fs::remove_file(b.config_file()).unwrap();
+    let r = b
+        .command()
+        .env("BRAIN_MODEL", "no-such-model")
+        .args(["search", "retry"])
+        .output()
+        .unwrap();
+    refused("unknown model", crate::harness::Run(r), "unknown model");
+}
+
+#[test]
+fn a_model_folder_with_wrong_files_is_refused_not_taken_for_no_model() {
+    let b = Brain::example();
+    b.import_model();
+    // A copy cut short (a full disk, an interrupted copy) is named, not searched around.
+    let weights = b.models_dir().join("all-minilm-l6-v2/model.safetensors");
+    let head = std::fs::read(&weights).unwrap()[..1000].to_vec();
+    std::fs::write(&weights, head).unwrap();
+    let r = b.run(&["search", "retry storms", "--no-daemon"]);
+    assert_eq!(r.code(), 2, "{}", describe(&r));
+    assert!(r.stderr().contains("model.safetensors"), "{}", r.stderr());
 }
