@@ -57,8 +57,10 @@ pub fn plan(
     }
     let schema = schemas.types.get(kind);
     if schema.is_none() {
-        if let Some(e) = schemas.errors.iter().find(|e| matches!(e, Error::Schema { path, .. } if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == kind))) {
-            return Err(Error::InvalidInput(format!("{e}")));
+        // A type whose schema is there but unusable is refused, not written without its
+        // fields and template as if it had none.
+        if let Some(e) = broken_schema(schemas, kind) {
+            return Err(e);
         }
         let is_folder = !kind.is_empty()
             && !kind.starts_with('.')
@@ -110,6 +112,26 @@ pub fn plan(
         },
         file,
         text,
+    })
+}
+
+/// Why `kind`'s `SCHEMA.md` cannot be used, when [`Schemas::load`] found it broken: a YAML
+/// or rules error as it was said, or a file that could not be read (not UTF-8, no
+/// permission), naming the file.
+fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
+    let of_kind = |path: &Path| {
+        path.parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == kind)
+    };
+    schemas.errors.iter().find_map(|e| match e {
+        Error::Schema { path, .. } if of_kind(path) => Some(Error::InvalidInput(e.to_string())),
+        Error::Io { path, cause } if of_kind(path) => Some(Error::InvalidInput(format!(
+            "cannot read {} ({cause}): make it readable UTF-8 text, or remove it to write \
+             {kind} entries without a schema",
+            path.display()
+        ))),
+        _ => None,
     })
 }
 
@@ -264,5 +286,23 @@ mod tests {
                 "{kind}"
             );
         }
+    }
+
+    #[test]
+    fn an_unreadable_schema_is_refused_naming_it_and_nothing_is_planned() {
+        let (dir, _) = brain();
+        let file = dir.path().join("idea/SCHEMA.md");
+        std::fs::write(&file, b"---\ntype: idea\n---\n\xff\xfe\n").unwrap();
+        let schemas = Schemas::load(dir.path()).unwrap();
+        let err = plan(dir.path(), &schemas, "idea", "x", false, date(2026, 12, 1)).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("cannot read {} (", file.display())),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'), "{msg}");
+        // The other types are not held back by it.
+        assert!(plan(dir.path(), &schemas, "lore", "x", false, date(2026, 12, 1)).is_ok());
     }
 }

@@ -269,6 +269,21 @@ fn a_broken_schema_is_reported_with_its_line_and_stops_only_its_own_type() {
 }
 
 #[test]
+fn new_refuses_a_type_whose_schema_cannot_be_read_naming_it_and_writes_nothing() {
+    let b = Brain::example();
+    let schema = b.write("idea/SCHEMA.md", b"---\ntype: idea\n---\n\xff not UTF-8\n");
+    let r = b.run(&["new", "idea", "Anything"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    let err = r.stderr();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("error: cannot read {} (", schema.display())),
+        "{err}"
+    );
+    assert!(!b.root.join("idea/anything.md").exists());
+}
+
+#[test]
 fn links_go_both_ways_and_broken_ones_say_why() {
     let b = Brain::example();
     let out = b.json(&["links", "lore/retry-jitter-thundering-herd.md"]);
