@@ -366,6 +366,24 @@ mod tests {
     }
 
     #[test]
+    fn a_query_past_the_word_cap_still_searches_and_says_what_it_left_out() {
+        let (_dir, engine) = engine();
+        let filler: String = (0..crate::search::query::MAX_TERMS)
+            .map(|i| format!("w{i} "))
+            .collect();
+        let r = engine
+            .search(&req(&format!("jitter {filler}"), Mode::Bm25))
+            .unwrap();
+        assert_eq!(r.results[0].path, "lore/retries.md");
+        assert_eq!(
+            r.notice.as_deref(),
+            Some("only the first 64 words of the query were searched for as keywords")
+        );
+        let r = engine.search(&req("jitter backoff", Mode::Bm25)).unwrap();
+        assert_eq!(r.notice, None);
+    }
+
+    #[test]
     fn semantic_without_a_model_is_bad_input() {
         let (_dir, engine) = engine();
         let err = engine.search(&req("anything", Mode::Semantic)).unwrap_err();

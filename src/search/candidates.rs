@@ -40,7 +40,7 @@ pub(crate) fn term_presence(
     for term in &query.terms {
         let single = super::query::Query {
             terms: vec![term.clone()],
-            excludes: Vec::new(),
+            ..Default::default()
         };
         let found = match single.to_match() {
             Some(expr) => reader

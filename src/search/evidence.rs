@@ -58,7 +58,7 @@ pub(crate) fn term_stats(
     for term in query.terms.iter().take(MAX_TERMS) {
         let single = Query {
             terms: vec![term.clone()],
-            excludes: Vec::new(),
+            ..Default::default()
         };
         let Some(expr) = single.to_match() else {
             continue;

@@ -12,7 +12,7 @@ use super::evidence::{self, Evidence};
 use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
-use super::query::Query;
+use super::query::{Query, MAX_TERMS};
 use super::semantic::{Matrix, NoteScores, Quantized, SemHit, RERANK_ROWS};
 use super::term_scores::TermScores;
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
@@ -130,6 +130,12 @@ impl Scan {
     }
 }
 
+/// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
+/// dropped (they add time, not ranking), and the person should know.
+pub(crate) fn capped_notice() -> String {
+    format!("only the first {MAX_TERMS} words of the query were searched for as keywords")
+}
+
 /// Checks a request and returns the query text to use (cut to [`MAX_QUERY_BYTES`]).
 pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
     if req.query.trim().is_empty() {
@@ -239,6 +245,9 @@ pub(crate) fn run(
         }
     }
     let mut notices = Vec::new();
+    if query.capped {
+        notices.push(capped_notice());
+    }
     if results.is_empty() {
         notices.extend(filter_notice(reader, &req.filters)?);
     }

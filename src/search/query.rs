@@ -62,6 +62,9 @@ pub struct Query {
     pub terms: Vec<Term>,
     /// Terms no result may contain.
     pub excludes: Vec<Term>,
+    /// True when words past [`MAX_TERMS`] were left out (of either list): the search says
+    /// so, instead of silently searching for less than was typed.
+    pub capped: bool,
 }
 
 /// Words too common to rank by; dropped from the OR list unless nothing else is left.
@@ -152,6 +155,7 @@ impl Query {
         if !content.is_empty() {
             q.terms = content;
         }
+        q.capped = q.terms.len() > MAX_TERMS || q.excludes.len() > MAX_TERMS;
         q.terms.truncate(MAX_TERMS);
         q.excludes.truncate(MAX_TERMS);
         q
@@ -175,8 +179,12 @@ impl Query {
                     quoted: false,
                     maybe_flag: false,
                 };
-                if !self.terms.contains(&term) && self.terms.len() < MAX_TERMS {
+                if self.terms.contains(&term) {
+                    // Searched for already.
+                } else if self.terms.len() < MAX_TERMS {
                     self.terms.push(term);
+                } else {
+                    self.capped = true;
                 }
             } else {
                 kept.push(t);
@@ -337,7 +345,7 @@ pub(crate) fn term_expr(word: &str) -> Option<String> {
             quoted: false,
             maybe_flag: false,
         }],
-        excludes: Vec::new(),
+        ..Default::default()
     }
     .to_match()
 }
@@ -504,8 +512,18 @@ mod tests {
     }
 
     #[test]
-    fn huge_query_is_capped() {
+    fn huge_query_is_capped_and_says_so() {
         let q: String = (0..10_000).map(|i| format!("w{i} ")).collect();
-        assert_eq!(Query::parse(&q).terms.len(), MAX_TERMS);
+        let q = Query::parse(&q);
+        assert_eq!(q.terms.len(), MAX_TERMS);
+        assert!(q.capped);
+        let words = |n: usize| (0..n).map(|i| format!("w{i} ")).collect::<String>();
+        assert!(!Query::parse(&words(MAX_TERMS)).capped);
+        assert!(Query::parse(&words(MAX_TERMS + 1)).capped);
+        // Repeated words and stopwords are not words left out.
+        let repeated = format!("{} the a of {}", words(MAX_TERMS), words(MAX_TERMS));
+        assert!(!Query::parse(&repeated).capped);
+        let excluded: String = (0..=MAX_TERMS).map(|i| format!("-x{i} ")).collect();
+        assert!(Query::parse(&format!("w {excluded}")).capped);
     }
 }

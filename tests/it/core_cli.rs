@@ -448,6 +448,21 @@ fn hostile_queries_never_break_search() {
 }
 
 #[test]
+fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
+    let b = Brain::example();
+    let filler: String = (0..70).map(|i| format!("w{i} ")).collect();
+    let query = format!("jitter {filler}");
+    let said = "only the first 64 words of the query were searched for as keywords";
+    let r = b.ok(&["search", "--mode", "bm25", &query]);
+    assert_eq!(r.stderr(), format!("{said}\n"));
+    assert!(r.stdout().contains("(recall_id: "), "{}", r.stdout());
+    let r = b.ok(&["search", "--mode", "bm25", "--json", &query]);
+    assert_eq!(r.json()["notice"], said);
+    let r = b.ok(&["search", "--mode", "bm25", "--json", "jitter"]);
+    assert!(r.json().get("notice").is_none(), "{}", r.stdout());
+}
+
+#[test]
 fn broken_pipe_is_not_an_error() {
     let b = Brain::corpus("tldr");
     b.ok(&["index"]);
