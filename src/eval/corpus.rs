@@ -31,6 +31,18 @@ pub fn locate(corpus: Corpus, search: &[PathBuf]) -> Option<PathBuf> {
         .find(|dir| dir.is_dir())
 }
 
+/// The error for a run that found no corpus at all in `search`: nothing to evaluate is bad
+/// input, said with where brain looked and how to point it elsewhere.
+pub fn none_found(search: &[PathBuf]) -> Error {
+    let looked: Vec<String> = search.iter().map(|p| p.display().to_string()).collect();
+    Error::InvalidInput(format!(
+        "no evaluation corpus found in {} (relative to the working folder): pass --corpora \
+         DIR or set BRAIN_CORPORA to a folder holding tldr/, cranfield/ or the notes \
+         corpora (eval/README.md)",
+        looked.join(", ")
+    ))
+}
+
 /// The notes folder for `set`'s corpus (found at `found`), created under `base` on first
 /// use. With `slice`, only the judged notes of the set plus an even spread of about that
 /// many others (a quick run, as the tests do).
@@ -120,4 +132,24 @@ fn list_md(root: &Path) -> Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_corpus_anywhere_is_one_line_of_bad_input_saying_where_and_how() {
+        let search = [PathBuf::from("/x/corpora"), PathBuf::from("../corpora-dev")];
+        let err = none_found(&search);
+        assert_eq!(err.exit_code(), 2);
+        let msg = err.to_string();
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(
+            msg.starts_with("no evaluation corpus found in /x/corpora, ../corpora-dev "),
+            "{msg}"
+        );
+        assert!(msg.contains("--corpora DIR or set BRAIN_CORPORA"), "{msg}");
+        assert_eq!(locate(Corpus::Tldr, &search), None);
+    }
 }

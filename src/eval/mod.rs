@@ -103,6 +103,14 @@ pub fn run(
     } else {
         sets::names().into_iter().map(String::from).collect()
     };
+    // No corpus at all is bad input, not an empty report (exit 0), and is said before
+    // anything (the dump file) is written.
+    let found_any = names
+        .iter()
+        .any(|name| sets::corpus_of(name).is_ok_and(|c| corpus::locate(c, &search).is_some()));
+    if !explicit && !found_any {
+        return Err(corpus::none_found(&search));
+    }
     let mut report = EvalReport {
         model: None,
         sets: Vec::new(),

@@ -463,6 +463,35 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
 }
 
 #[test]
+fn eval_without_any_corpus_is_one_line_and_exit_2() {
+    let b = Brain::new();
+    let empty = b.path("no-corpora");
+    std::fs::create_dir_all(&empty).unwrap();
+    // From `run/`, the default places (`../shared/corpora`, `../corpora-dev`) are inside
+    // the temp dir, and empty.
+    let out = b
+        .command()
+        .current_dir(b.path("run"))
+        .env("BRAIN_CORPORA", &empty)
+        .args(["eval", "--json"])
+        .output()
+        .unwrap();
+    let r = crate::harness::Run(out);
+    assert_eq!(r.code(), 2, "{}", describe(&r));
+    assert_eq!(r.stdout(), "");
+    let err = r.stderr();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: no evaluation corpus found in {}, ../shared/corpora, ../corpora-dev",
+            empty.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("BRAIN_CORPORA"), "{err}");
+}
+
+#[test]
 fn broken_pipe_is_not_an_error() {
     let b = Brain::corpus("tldr");
     b.ok(&["index"]);
