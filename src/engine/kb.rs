@@ -58,8 +58,16 @@ impl Engine {
 
     /// The links from and to the note at `path` (relative to the root).
     pub fn links(&self, path: &str, sync: bool) -> Result<LinksReport> {
-        let (_, entries) = self.kb_state(sync)?;
         let path = path.trim_start_matches("./");
+        // Said before any sync: "  is not a note" would read as a garbled message.
+        if path.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "the note path is empty: give one relative to the brain folder, as search \
+                 results give it (lore/x.md)"
+                    .into(),
+            ));
+        }
+        let (_, entries) = self.kb_state(sync)?;
         kb::links_of(&entries, path).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "{path} is not a note of the index (a path relative to the brain folder, as search results give it)"

@@ -384,6 +384,23 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_note_path_for_links_is_bad_input_that_says_what_to_give() {
+        let (_dir, engine) = engine();
+        for empty in ["", "  ", "./"] {
+            let err = engine.links(empty, true).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{empty:?}");
+            assert!(
+                err.to_string().starts_with("the note path is empty: "),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            engine.links("./lore/wal.md", true).unwrap().path,
+            "lore/wal.md"
+        );
+    }
+
+    #[test]
     fn semantic_without_a_model_is_bad_input() {
         let (_dir, engine) = engine();
         let err = engine.search(&req("anything", Mode::Semantic)).unwrap_err();

@@ -314,6 +314,14 @@ fn links_go_both_ways_and_broken_ones_say_why() {
         "{}",
         r.stderr()
     );
+    let r = b.run(&["links", ""]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr().starts_with("error: the note path is empty: "),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
 }
 
 #[test]
