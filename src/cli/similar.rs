@@ -89,10 +89,7 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             } else if config.root.join(arg).is_file() {
                 config.root.join(arg)
             } else {
-                return Err(invalid(format!(
-                    "no such file: {arg} (looked here and in the brain folder {})",
-                    config.root.display()
-                )));
+                return Err(invalid(not_a_file(&config.root, arg)));
             };
             if let Some(rel) = inside(&config.root, &file) {
                 return Ok(Source::Path(rel));
@@ -111,6 +108,28 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
     }
 }
 
+/// Why `arg` (tried here, then in the brain folder `root`) gives no file to compare: it is
+/// empty, a folder, something else that is not a regular file (`/dev/null`, a pipe), or
+/// nothing at all. "No such file" for a folder that is there would send the person looking
+/// for a typo.
+fn not_a_file(root: &Path, arg: &str) -> String {
+    const GIVE: &str = "give a note or draft file, - for stdin, or --text \"...\"";
+    if arg.trim().is_empty() {
+        return format!("the draft path is empty: {GIVE}");
+    }
+    let found = [PathBuf::from(arg), root.join(arg)]
+        .iter()
+        .find_map(|p| std::fs::metadata(p).ok());
+    match found {
+        Some(m) if m.is_dir() => format!("{arg} is a folder, not a file: {GIVE}"),
+        Some(_) => format!("{arg} is not a regular file: {GIVE}"),
+        None => format!(
+            "no such file: {arg} (looked here and in the brain folder {})",
+            root.display()
+        ),
+    }
+}
+
 /// `file`'s path relative to `root` with `/` separators, when it lies inside it (symlinks
 /// resolved on both sides).
 fn inside(root: &Path, file: &Path) -> Option<String> {
@@ -123,4 +142,33 @@ fn inside(root: &Path, file: &Path) -> Option<String> {
             .collect::<Vec<_>>()
             .join("/"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_that_is_no_regular_file_says_what_it_is() {
+        // The repository stands in for a brain folder: `src` is a folder in it.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (arg, starts) in [
+            (
+                "src",
+                "src is a folder, not a file: give a note or draft file",
+            ),
+            (
+                "/dev/null",
+                "/dev/null is not a regular file: give a note or draft file",
+            ),
+            ("", "the draft path is empty: "),
+            (
+                "src/nope.md",
+                "no such file: src/nope.md (looked here and in the brain",
+            ),
+        ] {
+            let msg = not_a_file(root, arg);
+            assert!(msg.starts_with(starts), "{arg:?}: {msg}");
+        }
+    }
 }

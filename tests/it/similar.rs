@@ -101,6 +101,12 @@ fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
         (vec!["similar", "-"], b"bin\0ary", "NUL"),
         (vec!["similar", "-"], b"caf\xe9", "UTF-8"),
         (vec!["similar", "nowhere/missing.md"], b"", "no such file"),
+        (vec!["similar", "lore"], b"", "lore is a folder, not a file"),
+        (
+            vec!["similar", "/dev/null"],
+            b"",
+            "/dev/null is not a regular file",
+        ),
         (vec!["similar"], b"", "say what to compare"),
         (vec!["similar", "x.md", "--text", "y"], b"", "not both"),
         (vec!["similar", "--all", "--text", "y"], b"", "no draft"),
