@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use brain::usage::{NoteUsage, QueryCount, Stats, Usage, Via, MAX_DAYS};
+use brain::usage::{Dropped, NoteUsage, QueryCount, Stats, Usage, Via, MAX_DAYS};
 use brain::Config;
 
 use super::args::StatsArgs;
@@ -21,13 +21,19 @@ pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
     let mut out = io::stdout().lock();
     if args.reset {
         let all = usage.stats(MAX_DAYS)?.window.totals;
-        if !args.yes {
-            confirm(&format!(
-                "Empty the usage logs of {}: {} searches and {} reads? [y/N] ",
-                config.root.display(),
-                all.searches,
-                all.reads
-            ))?;
+        let question = format!(
+            "Empty the usage logs of {}: {} searches and {} reads? [y/N] ",
+            config.root.display(),
+            all.searches,
+            all.reads
+        );
+        if !args.yes && !confirm(&question)? {
+            // Declining is an answer, not bad input: nothing to do, and that is done.
+            match args.json {
+                true => writeln!(out, "{}", serde_json::to_string(&Dropped::default())?)?,
+                false => writeln!(out, "nothing reset")?,
+            }
+            return Ok(ExitCode::SUCCESS);
         }
         let dropped = usage.reset()?;
         return report(&mut out, args.json, "emptied the logs", dropped);
@@ -68,9 +74,9 @@ fn report(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Asks `question` on the terminal; anything but yes is a refusal (exit 2). Without a
-/// terminal there is nobody to ask, so scripts must say `--yes`.
-fn confirm(question: &str) -> Result<()> {
+/// Asks `question` on the terminal: true for yes, false for anything else. Without a
+/// terminal there is nobody to ask, so scripts must say `--yes` (exit 2).
+fn confirm(question: &str) -> Result<bool> {
     if !io::stdin().is_terminal() {
         return Err(brain::Error::InvalidInput(
             "brain stats --reset asks before emptying the logs: pass --yes to skip the question"
@@ -82,10 +88,12 @@ fn confirm(question: &str) -> Result<()> {
     io::stderr().flush()?;
     let mut answer = String::new();
     io::stdin().lock().read_line(&mut answer)?;
-    match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => Ok(()),
-        _ => Err(brain::Error::InvalidInput("not reset: nothing was removed".into()).into()),
-    }
+    Ok(is_yes(&answer))
+}
+
+/// Whether a typed answer is yes (`y` or `yes`, any case); an empty line is the default, no.
+fn is_yes(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 /// The human report: totals, then one short table per question the logs answer.
@@ -207,5 +215,20 @@ pub fn log_read(dir: Option<PathBuf>) {
     };
     if let Some(rel) = brain::usage::hook_read_path(&payload, &config.root) {
         record_read(&config, &rel, Via::Hook);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_yes_resets() {
+        for yes in ["y\n", "Y", " yes \n", "YES"] {
+            assert!(is_yes(yes), "{yes:?}");
+        }
+        for no in ["n\n", "", "\n", "no", "yess", "oui"] {
+            assert!(!is_yes(no), "{no:?}");
+        }
     }
 }

@@ -200,6 +200,54 @@ fn the_logs_are_pruned_and_reset_only_when_asked_and_bad_windows_are_refused() {
     );
 }
 
+/// `brain stats --reset` answered `answer` at a real terminal (util-linux `script` gives it
+/// one): its exit code and what the terminal showed.
+#[cfg(target_os = "linux")]
+fn reset_at_a_terminal(b: &Brain, answer: &str) -> (i32, String) {
+    // The harness's environment, for `script` and the brain it starts.
+    let template = b.command();
+    let mut cmd = std::process::Command::new("script");
+    cmd.env_clear().current_dir(b.tmp.path());
+    for (key, value) in template.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    let line = format!("'{}' stats --reset", crate::harness::BIN);
+    let r = crate::harness::Run(
+        cmd.args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(answer.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("run script"),
+    );
+    (r.code(), r.stdout())
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn declining_the_reset_at_the_terminal_resets_nothing_and_is_not_an_error() {
+    let b = Brain::example();
+    b.ok(&["search", "wal", "--mode", "bm25"]);
+    let (code, shown) = reset_at_a_terminal(&b, "n\n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("[y/N] nothing reset"), "{shown}");
+    assert_eq!(stats(&b, &[])["totals"]["searches"], 1);
+    let (code, shown) = reset_at_a_terminal(&b, "y\n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("emptied the logs: 1 searches"), "{shown}");
+    assert_eq!(stats(&b, &[])["totals"]["searches"], 0);
+}
+
 #[test]
 fn notes_carry_dates_and_since_and_before_filter_on_them() {
     let b = Brain::example();
