@@ -108,16 +108,14 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let file_path = config_file_path();
-        let (file, config_file) = match &file_path {
-            Some(p) if p.is_file() => (read_file_config(p)?, Some(p.clone())),
-            Some(p) if env("BRAIN_CONFIG").is_some() => {
-                return Err(Error::Config(format!(
-                    "BRAIN_CONFIG names {}, which is not a file",
-                    p.display()
-                )))
-            }
-            _ => (FileConfig::default(), None),
+        let named = env("BRAIN_CONFIG").is_some();
+        let config_file = match config_file_path() {
+            Some(p) if file_to_read(&p, named)? => Some(p),
+            _ => None,
+        };
+        let file = match &config_file {
+            Some(p) => read_file_config(p)?,
+            None => FileConfig::default(),
         };
 
         let root = overrides
@@ -236,6 +234,39 @@ pub fn config_file_path() -> Option<PathBuf> {
     match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
         None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
+    }
+}
+
+/// Whether the config file `path` is there to read (`named`: `BRAIN_CONFIG` gave it). Only
+/// a default file that does not exist is no config; a folder or a device where the file
+/// should be is refused, since settings the person wrote somewhere would otherwise be
+/// silently ignored. A file that exists but cannot be read is left to `read_file_config`,
+/// which says why.
+fn file_to_read(path: &Path, named: bool) -> Result<bool> {
+    use std::io::ErrorKind::{NotADirectory, NotFound};
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => {
+            let what = match m.is_dir() {
+                true => "a folder",
+                false => "not a regular file",
+            };
+            Err(Error::Config(match named {
+                true => format!("BRAIN_CONFIG names {}, which is {what}", path.display()),
+                false => format!(
+                    "{} is {what}, not a config file: move it away, or set BRAIN_CONFIG to a file",
+                    path.display()
+                ),
+            }))
+        }
+        Err(e) if matches!(e.kind(), NotFound | NotADirectory) => match named {
+            true => Err(Error::Config(format!(
+                "BRAIN_CONFIG names {}, which does not exist",
+                path.display()
+            ))),
+            false => Ok(false),
+        },
+        Err(_) => Ok(true),
     }
 }
 
@@ -384,6 +415,39 @@ mod tests {
         let err = read_file_config(&path).unwrap_err();
         assert!(matches!(err, Error::Config(_)));
         assert!(err.to_string().contains("not UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_or_device_where_the_config_file_should_be_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        assert!(
+            !file_to_read(&file, false).unwrap(),
+            "no default file: no config"
+        );
+        let err = file_to_read(&file, true).unwrap_err().to_string();
+        assert!(err.ends_with("which does not exist"), "{err}");
+        std::fs::create_dir(&file).unwrap();
+        let err = file_to_read(&file, false).unwrap_err();
+        assert!(matches!(err, Error::Config(_)), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!(
+                "config: {} is a folder, not a config",
+                file.display()
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("BRAIN_CONFIG"), "{msg}");
+        let err = file_to_read(&file, true).unwrap_err().to_string();
+        assert!(err.ends_with("which is a folder"), "{err}");
+        let err = file_to_read(Path::new("/dev/null"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/dev/null is not a regular file"), "{err}");
+        std::fs::remove_dir(&file).unwrap();
+        std::fs::write(&file, "").unwrap();
+        assert!(file_to_read(&file, false).unwrap());
     }
 
     #[test]

@@ -623,6 +623,9 @@ fn bad_settings_are_one_line_and_exit_2() {
     std::fs::write(b.config_file(), b"\xff\xfe").unwrap();
     refused("not UTF-8", b.run(&["status"]), "not UTF-8");
     std::fs::remove_file(b.config_file()).unwrap();
+    std::fs::create_dir(b.config_file()).unwrap();
+    refused("a folder", b.run(&["status"]), "config.toml is a folder");
+    std::fs::remove_dir(b.config_file()).unwrap();
     let r = b
         .command()
         .env("BRAIN_MODEL", "no-such-model")
