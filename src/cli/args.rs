@@ -379,8 +379,9 @@ pub struct SearchArgs {
     pub conditions: Vec<String>,
 
     /// How many results.
-    #[arg(long, default_value_t = brain::search::DEFAULT_TOP, value_name = "N")]
-    pub top: usize,
+    #[arg(long, default_value_t = brain::search::DEFAULT_TOP as i64, value_name = "N",
+          allow_negative_numbers = true)]
+    pub top: i64,
 
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -414,8 +415,13 @@ pub struct SimilarArgs {
     pub all: bool,
 
     /// How many notes to show.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    pub top: usize,
+    #[arg(
+        long,
+        default_value_t = 5,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub top: i64,
 
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -459,6 +465,20 @@ pub struct ServeArgs {
     /// Close a client that takes longer than this to send a request or read an answer.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub client_timeout: f64,
+}
+
+/// `--top N` checked against `max`, as one line of bad input. The flag is read as a signed
+/// number (`allow_negative_numbers`) so that `--top -1` reaches this check: clap would
+/// otherwise take `-1` for an unknown option and suggest `-- -1`, which makes it a query word.
+pub fn top(n: i64, max: usize) -> brain::Result<usize> {
+    usize::try_from(n)
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| {
+            brain::Error::InvalidInput(format!(
+                "--top must be a whole number from 1 to {max}, got {n}"
+            ))
+        })
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -553,6 +573,31 @@ mod tests {
         {
             Command::Search(s) => (restore_query(&s.query), s.mode),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn top_is_a_whole_number_in_range_or_one_line_that_says_so() {
+        let max = brain::search::MAX_TOP;
+        for bad in [-1, 0, max as i64 + 1, i64::MIN] {
+            let err = top(bad, max).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            assert_eq!(
+                err.to_string(),
+                format!("--top must be a whole number from 1 to {max}, got {bad}")
+            );
+        }
+        assert_eq!(top(7, max).unwrap(), 7);
+        // `-1` is the flag's value, not an unknown option.
+        for args in [
+            &["brain", "search", "x", "--top", "-1"][..],
+            &["brain", "similar", "--top", "-1", "-"],
+        ] {
+            match Cli::try_parse_from(args).map(|c| c.command) {
+                Ok(Command::Search(SearchArgs { top, .. }))
+                | Ok(Command::Similar(SimilarArgs { top, .. })) => assert_eq!(top, -1),
+                other => panic!("{other:?}"),
+            }
         }
     }
 

@@ -25,7 +25,7 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
     let request = SearchRequest {
         query: args::restore_query(&args.query),
         mode: args.mode,
-        top: args.top,
+        top: args::top(args.top, brain::search::MAX_TOP)?,
         filters,
         sync: !args.no_sync,
         explain: args.explain,

@@ -31,7 +31,7 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
     let source = source(&config, &args)?;
     let request = SimilarRequest {
         source,
-        top: args.top,
+        top: super::args::top(args.top, brain::similar::MAX_TOP)?,
         explain: args.explain,
         sync: !args.no_sync,
     };

@@ -443,8 +443,14 @@ fn hostile_queries_never_break_search() {
     let r = b.run(&["search", "  "]);
     assert_eq!(r.code(), 2);
     assert_eq!(r.stderr(), "error: empty query: say what to search for\n");
-    let r = b.run(&["search", "x", "--top", "0"]);
-    assert_eq!(r.code(), 2);
+    for top in ["0", "-1"] {
+        let r = b.run(&["search", "x", "--top", top]);
+        assert_eq!(r.code(), 2);
+        assert_eq!(
+            r.stderr(),
+            format!("error: --top must be a whole number from 1 to 1000, got {top}\n")
+        );
+    }
 }
 
 #[test]
