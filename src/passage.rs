@@ -95,24 +95,13 @@ pub struct Passage {
 
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
+    // A root that cannot be resolved gets the walk's own words for why (missing, not a
+    // folder, unreadable), as every other command says them.
     let root_real = match std::fs::canonicalize(root) {
         Ok(real) if real.is_dir() => real,
-        Ok(_) => {
-            return Err(Error::RootUnreadable {
-                path: root.to_path_buf(),
-                reason: "not a directory".into(),
-            })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::RootMissing {
-                path: root.to_path_buf(),
-            })
-        }
-        Err(e) => {
-            return Err(Error::RootUnreadable {
-                path: root.to_path_buf(),
-                reason: e.to_string(),
-            })
+        other => {
+            crate::index::walk::check_root(root)?;
+            other.map_err(|e| Error::io(root, e))?
         }
     };
     let candidate = if Path::new(rel).is_absolute() {
