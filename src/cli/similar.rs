@@ -79,7 +79,10 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
         (None, Some(text)) => Ok(Source::Text(check_draft(text.as_bytes(), max)?.to_string())),
         (Some(arg), None) if arg == "-" => {
             let mut bytes = Vec::new();
-            io::stdin().take(max + 1).read_to_end(&mut bytes)?;
+            io::stdin()
+                .take(max + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| brain::Error::io("standard input", e))?;
             Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
         }
         (Some(arg), None) => {
@@ -94,7 +97,7 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             if let Some(rel) = inside(&config.root, &file) {
                 return Ok(Source::Path(rel));
             }
-            let meta = std::fs::metadata(&file)?;
+            let meta = std::fs::metadata(&file).map_err(|e| brain::Error::io(&file, e))?;
             if meta.len() > max {
                 return Err(invalid(format!(
                     "{arg} is {:.1} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
@@ -102,7 +105,7 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
                     max as f64 / 1e6
                 )));
             }
-            let bytes = std::fs::read(&file)?;
+            let bytes = std::fs::read(&file).map_err(|e| brain::Error::io(&file, e))?;
             Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
         }
     }

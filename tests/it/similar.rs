@@ -126,6 +126,16 @@ fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
     let run = b.run(&["similar", big.to_str().unwrap()]);
     assert_eq!(run.code(), 2);
     assert!(run.stderr().contains("max_file_mb"), "{}", run.stderr());
+    // A draft that cannot be read is named in the one line (root reads any mode, so the
+    // unreadable file is the kernel's: reading process memory at offset 0 fails).
+    let run = b.run(&["similar", "/proc/self/mem"]);
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    assert!(
+        run.stderr().contains("/proc/self/mem: "),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(run.stderr().trim().lines().count(), 1, "{}", run.stderr());
     // A draft of only a code fence is text like any other.
     b.ok(&[
         "similar",

@@ -95,7 +95,7 @@ pub struct GetArgs {
     /// absolute path inside the brain folder.
     pub path: String,
     /// 1-based line to show, e.g. a search hit's line. Without `count`: 20 lines, starting
-    /// 5 before it. Without `line`: the whole note.
+    /// 5 before it. Without `line`: the whole note, up to 400 lines.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub line: Option<u32>,
@@ -168,7 +168,8 @@ matching passage with matched words in «marks». Read more of a hit with `get`.
 
 const GET: &str = "Read a note from the user's brain with line numbers: pass a search hit's \
 path and line to see the passage around it, add count for a longer stretch, or omit line \
-for the whole note. Only notes inside the brain folder can be read.";
+for the whole note (up to 400 lines; the answer says how to read on). Only notes inside the \
+brain folder can be read.";
 
 const STATUS: &str = "What the user's brain holds: its folder, notes per type, when the index \
 last synced, and whether semantic search (the embedding model) is installed.";
@@ -254,8 +255,17 @@ impl BrainTools {
             Ok(passage)
         };
         match self.blocking(read).await {
-            Ok(passage) if args.json => json(&passage),
-            Ok(passage) => success(render::passage(&passage)),
+            Ok(passage) => {
+                let (passage, more) = cap(passage);
+                if args.json {
+                    return json(&passage);
+                }
+                let mut text = render::passage(&passage);
+                if let Some(more) = more {
+                    text.push_str(&format!("note: {more}\n"));
+                }
+                success(text)
+            }
             Err(message) => failure(message),
         }
     }
@@ -366,14 +376,61 @@ impl ServerHandler for BrainTools {
     }
 }
 
-/// `get`'s arguments as a [`NoteRef`]. A path written `PATH:LINE[:COUNT]`, as `brain get`
-/// takes it, is understood too when `line` and `count` are absent.
+/// Lines `get` answers when asked for a whole note: an assistant that reads "the note"
+/// gets its head and the way to the rest, not a 10 MB file in its context.
+const WHOLE_NOTE_LINES: u32 = 400;
+
+/// Characters of note text one `get` answer holds at most (a minified line can be
+/// megabytes long, so lines alone do not bound it).
+const MAX_CHARS: usize = 40_000;
+
+/// `p` cut to [`MAX_CHARS`] at a line's end (inside the first line when that alone is
+/// longer), and what was left out, said as the call that reads on.
+fn cap(mut p: brain::passage::Passage) -> (brain::passage::Passage, Option<String>) {
+    let mut cut_line = false;
+    if p.text.len() > MAX_CHARS {
+        let mut end = MAX_CHARS;
+        while !p.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        match p.text[..end].rfind('\n') {
+            Some(newline) => p.text.truncate(newline),
+            None => {
+                p.text.truncate(end);
+                cut_line = true;
+            }
+        }
+        p.end_line = p.start_line + p.text.lines().count().max(1) as u32 - 1;
+    }
+    let rest = p.total_lines.saturating_sub(p.end_line);
+    let more = match (cut_line, rest) {
+        (true, _) => Some(format!(
+            "line {} is cut at {MAX_CHARS} characters; the whole file is the path above",
+            p.end_line
+        )),
+        (false, 0) => None,
+        (false, rest) => Some(format!(
+            "{rest} more lines: call get with line={} (and count) to read on",
+            p.end_line + 1
+        )),
+    };
+    (p, more)
+}
+
+/// `get`'s arguments as a [`NoteRef`]; a whole note is its first [`WHOLE_NOTE_LINES`]. A
+/// path written `PATH:LINE[:COUNT]`, as `brain get` takes it, is understood too when
+/// `line` and `count` are absent.
 fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
     if args.path.trim().is_empty() {
         return Err("path is empty: pass a search hit's path".into());
     }
     if args.line.is_none() && args.count.is_none() {
-        return NoteRef::parse(&args.path).map_err(|e| e.to_string());
+        let mut note = NoteRef::parse(&args.path).map_err(|e| e.to_string())?;
+        if note.line.is_none() {
+            note.line = Some(1);
+            note.count = Some(WHOLE_NOTE_LINES);
+        }
+        return Ok(note);
     }
     if args.line == Some(0) {
         return Err("line: lines are numbered from 1".into());
@@ -402,5 +459,59 @@ fn json(value: &impl Serialize) -> CallToolResult {
     match serde_json::to_string(value) {
         Ok(text) => success(text),
         Err(e) => failure(format!("could not encode the answer: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brain::passage::Passage;
+
+    fn passage(text: &str, total_lines: u32) -> Passage {
+        Passage {
+            path: "a.md".into(),
+            abs_path: "/b/a.md".into(),
+            start_line: 1,
+            end_line: text.lines().count() as u32,
+            total_lines,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_whole_note_is_its_head_and_says_how_to_read_on() {
+        let args = |path: &str| GetArgs {
+            path: path.into(),
+            line: None,
+            count: None,
+            json: false,
+        };
+        let note = note_ref(&args("a.md")).unwrap();
+        assert_eq!((note.line, note.count), (Some(1), Some(WHOLE_NOTE_LINES)));
+        // A line asked for in the path is kept as `brain get` reads it.
+        let note = note_ref(&args("a.md:7")).unwrap();
+        assert_eq!((note.line, note.count), (Some(7), None));
+
+        let (p, more) = cap(passage("one\ntwo", 900));
+        assert_eq!(p.text, "one\ntwo");
+        assert_eq!(
+            more.as_deref(),
+            Some("898 more lines: call get with line=3 (and count) to read on")
+        );
+        assert_eq!(cap(passage("one\ntwo", 2)).1, None);
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_line_end_or_inside_one_huge_line() {
+        let line = "x".repeat(30_000);
+        let (p, more) = cap(passage(&format!("{line}\n{line}\n{line}"), 3));
+        assert_eq!((p.text.len(), p.end_line), (30_000, 1));
+        assert!(more.unwrap().contains("call get with line=2"));
+
+        let huge = "é".repeat(MAX_CHARS);
+        let (p, more) = cap(passage(&huge, 1));
+        assert!(p.text.len() <= MAX_CHARS && p.text.chars().all(|c| c == 'é'));
+        assert_eq!(p.end_line, 1);
+        assert!(more.unwrap().contains("line 1 is cut"));
     }
 }

@@ -185,6 +185,25 @@ async fn a_client_session_lists_and_calls_the_tools() {
     let usage = b.json(&["stats"]);
     assert_eq!(usage["reads_by_via"]["mcp"], 2, "both gets so far: {usage}");
 
+    // a whole note is its head and the line to read on from, never a flood
+    let long: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(b.root.join("lore/long.md"), long).unwrap();
+    let r = client
+        .call_tool(call("get", json!({"path": "lore/long.md"})))
+        .await
+        .unwrap();
+    let out = text(&r);
+    assert!(
+        out.starts_with("lore/long.md:1-400 (of 1000 lines)\n"),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with("note: 600 more lines: call get with line=401 (and count) to read on"),
+        "{out}"
+    );
+    std::fs::remove_file(b.root.join("lore/long.md")).unwrap();
+
     // the knowledge-base tools: the audit and a note's links
     let r = client.call_tool(call("check", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
