@@ -173,6 +173,7 @@ impl AppState {
             mode,
             top: PANEL_TOP,
             filters,
+            as_you_type: true,
             ..SearchRequest::new(query)
         };
         self.open_host()?.search(&req)

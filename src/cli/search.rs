@@ -29,6 +29,7 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         filters,
         sync: !args.no_sync,
         explain: args.explain,
+        as_you_type: false,
     };
     let response = shim::answerer(config, &args.daemon).search(&request)?;
     if let Some(notice) = &response.notice {

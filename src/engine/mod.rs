@@ -313,8 +313,15 @@ impl Engine {
         let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
-        let id = recall::record(&conn, text, mode.as_str(), &filters, &paths, took)
-            .map_err(|e| self.index.err(e))?;
+        let entry = recall::Entry {
+            query: text,
+            mode: mode.as_str(),
+            filters: &filters,
+            paths: &paths,
+            took_us: took,
+            as_you_type: req.as_you_type,
+        };
+        let id = recall::record(&conn, &entry).map_err(|e| self.index.err(e))?;
         drop(conn);
         crate::usage::now_and_then_cap(&self.index, id, self.config.log_keep_days)?;
         Ok(id)

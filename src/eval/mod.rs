@@ -394,6 +394,7 @@ fn dump_explain(
             top: 25,
             sync: false,
             explain: true,
+            as_you_type: false,
             ..SearchRequest::new(q.text.clone())
         };
         let found = engine.find(&req, Fusion::Default, &mut Vec::new())?;

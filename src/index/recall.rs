@@ -21,33 +21,47 @@ pub struct RecallTotals {
     pub reads_last_7_days: u64,
 }
 
+/// One search, as the recall log keeps it.
+pub struct Entry<'a> {
+    /// The query as searched.
+    pub query: &'a str,
+    /// The mode that answered.
+    pub mode: &'a str,
+    /// The request's filters.
+    pub filters: &'a serde_json::Value,
+    /// The results, best first.
+    pub paths: &'a [&'a str],
+    /// How long it took.
+    pub took_us: u64,
+    /// Sent by search as you type ([`crate::search::SearchRequest::as_you_type`]).
+    pub as_you_type: bool,
+}
+
 /// Appends one search to the log and returns its `recall_id`.
-pub fn record(
-    conn: &Connection,
-    query: &str,
-    mode: &str,
-    filters: &serde_json::Value,
-    paths: &[&str],
-    took_us: u64,
-) -> rusqlite::Result<i64> {
+pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
     let ts = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let results = serde_json::to_string(paths).unwrap_or_else(|_| "[]".into());
-    let filters = filters.to_string();
+    let results = serde_json::to_string(e.paths).unwrap_or_else(|_| "[]".into());
+    let filters = e.filters.to_string();
+    let (query, mode, took_us) = (e.query, e.mode, e.took_us);
     // Search as you type sends "r", "re", "ret"... within moments: the same search being
     // typed (or backspaced) is one row, ending with what the person settled on, so the
     // history and `brain stats` see queries, not keystrokes. The same text again is a
-    // search of its own.
-    let last: Option<(i64, i64, String, String, String)> = conn
-        .prepare_cached(
-            "SELECT id, ts, query, mode, filters FROM recalls ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .optional()?;
+    // search of its own, and so is every search of a client that does not type (a script
+    // running `brain search tar` then `brain search "tar -xzf"` asked twice).
+    let last: Option<(i64, i64, String, String, String)> = match e.as_you_type {
+        true => conn
+            .prepare_cached(
+                "SELECT id, ts, query, mode, filters FROM recalls ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .optional()?,
+        false => None,
+    };
     if let Some((id, at, before, m, f)) = last {
         let typing = ts - at < TYPING_MS
             && m == mode
@@ -104,7 +118,22 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         crate::index::schema::migrate(&mut conn).unwrap();
         let none = serde_json::json!({});
-        let log = |q: &str, mode: &str| record(&conn, q, mode, &none, &[], 1).unwrap();
+        fn entry<'a>(
+            q: &'a str,
+            mode: &'a str,
+            none: &'a serde_json::Value,
+            typed: bool,
+        ) -> Entry<'a> {
+            Entry {
+                query: q,
+                mode,
+                filters: none,
+                paths: &[],
+                took_us: 1,
+                as_you_type: typed,
+            }
+        }
+        let log = |q: &str, mode: &str| record(&conn, &entry(q, mode, &none, true)).unwrap();
         let first = log("r", "hybrid");
         assert_eq!(log("ret", "hybrid"), first);
         assert_eq!(log("retries jitter", "hybrid"), first);
@@ -129,5 +158,9 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(rows, ["retries", "caches", "caches", "caches"]);
+        // A client that does not type: each search is its own row, however close.
+        let cli = record(&conn, &entry("tar", "hybrid", &none, false)).unwrap();
+        let refined = record(&conn, &entry("tar -xzf", "hybrid", &none, false)).unwrap();
+        assert_ne!(cli, refined);
     }
 }

@@ -115,6 +115,11 @@ pub struct SearchRequest {
     /// Include the ranking stages in the response.
     #[serde(default)]
     pub explain: bool,
+    /// Sent by search as you type (the panel): a search whose text extends or trims the
+    /// one logged just before is that search being typed, and replaces its row in the
+    /// recall log. Other clients' searches are each their own row, however close.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_you_type: bool,
 }
 
 fn default_top() -> usize {
@@ -140,6 +145,7 @@ impl SearchRequest {
             filters: Filters::default(),
             sync: true,
             explain: false,
+            as_you_type: false,
         }
     }
 }

@@ -453,6 +453,10 @@ mod tests {
             Op::Status,
             Op::Reindex { full: true },
             Op::Search(SearchRequest::new("x")),
+            Op::Search(SearchRequest {
+                as_you_type: true,
+                ..SearchRequest::new("x")
+            }),
         ] {
             let req = Request {
                 v: PROTOCOL_VERSION,

@@ -231,6 +231,7 @@ impl BrainTools {
             },
             sync: true,
             explain: false,
+            as_you_type: false,
         };
         let root = self.brain.config().root.clone();
         match self.blocking(move |b| b.search(&request)).await {
