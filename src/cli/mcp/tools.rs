@@ -381,11 +381,11 @@ impl ServerHandler for BrainTools {
 /// gets its head and the way to the rest, not a 10 MB file in its context.
 const WHOLE_NOTE_LINES: u32 = 400;
 
-/// Characters of note text one `get` answer holds at most (a minified line can be
-/// megabytes long, so lines alone do not bound it).
+/// Bytes of note text one `get` answer holds at most, whatever `count` asked for (a
+/// minified line can be megabytes long, so lines alone do not bound it).
 const MAX_CHARS: usize = 40_000;
 
-/// `p` cut to [`MAX_CHARS`] at a line's end (inside the first line when that alone is
+/// `p` cut to [`MAX_CHARS`] bytes at a line's end (inside the first line when that alone is
 /// longer), and what was left out, said as the call that reads on.
 fn cap(mut p: brain::passage::Passage) -> (brain::passage::Passage, Option<String>) {
     let mut cut_line = false;
@@ -406,7 +406,7 @@ fn cap(mut p: brain::passage::Passage) -> (brain::passage::Passage, Option<Strin
     let rest = p.total_lines.saturating_sub(p.end_line);
     let more = match (cut_line, rest) {
         (true, _) => Some(format!(
-            "line {} is cut at {MAX_CHARS} characters; the whole file is the path above",
+            "line {} is cut after {MAX_CHARS} bytes; the whole file is the path above",
             p.end_line
         )),
         (false, 0) => None,
