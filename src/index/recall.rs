@@ -54,7 +54,8 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
     let last: Option<(i64, i64, String, String, String)> = match e.as_you_type {
         true => conn
             .prepare_cached(
-                "SELECT id, ts, query, mode, filters FROM recalls ORDER BY id DESC LIMIT 1",
+                "SELECT id, ts, query, mode, filters FROM recalls
+                 WHERE typed = 1 AND id = (SELECT max(id) FROM recalls)",
             )?
             .query_row([], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
@@ -77,9 +78,9 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
         }
     }
     conn.prepare_cached(
-        "INSERT INTO recalls(ts, query, mode, filters, results, took_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO recalls(ts, query, mode, filters, results, took_us, typed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![ts, query, mode, filters, results, took_us as i64])?;
+    .execute(params![ts, query, mode, filters, results, took_us as i64, e.as_you_type])?;
     Ok(conn.last_insert_rowid())
 }
 
@@ -162,5 +163,7 @@ mod tests {
         let cli = record(&conn, &entry("tar", "hybrid", &none, false)).unwrap();
         let refined = record(&conn, &entry("tar -xzf", "hybrid", &none, false)).unwrap();
         assert_ne!(cli, refined);
+        // ...and the panel's next keystroke does not fold into a CLI row either.
+        assert_ne!(log("tar -xzf v", "hybrid"), refined);
     }
 }

@@ -125,6 +125,12 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX notes_stat ON notes(path, mtime_ns, size);
     "#,
+    // 6: which searches were typed in the panel (search as you type). Only such a row may
+    // take the next keystroke of the same search; a CLI or MCP search stays its own row even
+    // when the panel's next search extends it seconds later. Rows logged before are 0.
+    r#"
+    ALTER TABLE recalls ADD COLUMN typed INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes.
