@@ -32,16 +32,8 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
     )?;
     let width = p.end_line.to_string().len().max(4);
     for (i, line) in p.text.lines().enumerate() {
-        // Control characters (escape sequences, NULs of a binary file) would drive the
-        // terminal; `--json` keeps the text exact.
-        let shown: String = line
-            .chars()
-            .map(|c| match c {
-                '\t' => c,
-                c if c.is_control() => '\u{FFFD}',
-                c => c,
-            })
-            .collect();
+        // `--json` keeps the text exact.
+        let shown: String = line.chars().map(brain::search::printable).collect();
         writeln!(out, "{:>width$}  {shown}", p.start_line as usize + i)?;
     }
     Ok(())

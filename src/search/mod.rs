@@ -50,6 +50,7 @@ pub(crate) enum Fusion {
 }
 pub use semantic::{dot, Matrix, SemHit};
 pub use shortlist::MIN_ROWS as SHORTLIST_MIN_ROWS;
+pub use snippet::printable;
 
 /// How to rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

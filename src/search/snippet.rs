@@ -4,12 +4,22 @@
 /// one token to FTS5, and a snippet of it would otherwise be megabytes.
 pub const WORD_CHARS: usize = 64;
 
+/// `c` as it may be printed to a terminal: a control character (an escape sequence's
+/// start, a NUL of a binary file) becomes U+FFFD so a note cannot drive the terminal that
+/// shows it; a tab, which only moves the cursor, stays.
+pub fn printable(c: char) -> char {
+    match c {
+        '\t' => c,
+        c if c.is_control() => '\u{FFFD}',
+        c => c,
+    }
+}
+
 /// Collapses runs of whitespace (newlines included) to single spaces and trims; a word
 /// longer than [`WORD_CHARS`] keeps its start and end around a `…`, and control characters
 /// (a terminal's escape sequences among them) become U+FFFD, so a note cannot drive the
 /// terminal that prints its snippet.
 pub fn one_line(s: &str) -> String {
-    let clean = |c: char| if c.is_control() { '\u{FFFD}' } else { c };
     let mut out = String::with_capacity(s.len().min(4096));
     for word in s.split_whitespace() {
         if !out.is_empty() {
@@ -17,13 +27,13 @@ pub fn one_line(s: &str) -> String {
         }
         let chars = word.chars().count();
         if chars <= WORD_CHARS {
-            out.extend(word.chars().map(clean));
+            out.extend(word.chars().map(printable));
         } else {
             // Both ends stay: a «mark» opens at the start of a word and closes at its end.
             let tail = WORD_CHARS / 4;
-            out.extend(word.chars().take(WORD_CHARS - tail - 1).map(clean));
+            out.extend(word.chars().take(WORD_CHARS - tail - 1).map(printable));
             out.push('…');
-            out.extend(word.chars().skip(chars - tail).map(clean));
+            out.extend(word.chars().skip(chars - tail).map(printable));
         }
     }
     out
