@@ -110,3 +110,47 @@ fn a_damaged_index_says_how_to_rebuild_it_once() {
         vec![0x5a; len]
     );
 }
+
+/// #16: the scale benchmark still named its keywords-only steps with a model name brain
+/// did not know after unknown names became an error, so it stopped at its first step
+/// without a word. Run on tiny brains (its figures mean nothing here): every step must
+/// run and every row hold a figure for both sizes.
+#[test]
+fn the_scale_benchmark_runs_every_step() {
+    crate::harness::corpus("tldr");
+    // The script sets brain's folders itself; a HOME of its own keeps a developer's config
+    // out, as every other test does.
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new("bash")
+        .arg(crate::harness::repo().join("scripts/bench-scale.sh"))
+        .args(["--bin", crate::harness::BIN, "--sizes", "120 240"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .output()
+        .expect("run scripts/bench-scale.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("notes "))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() >= 18, "the table is short:\n{stdout}");
+    for row in &table[1..] {
+        assert!(
+            !row.contains("n/a"),
+            "a step gave no figure: {row}\n{stderr}"
+        );
+    }
+    let rss = table.iter().find(|r| r.starts_with("backend RSS")).unwrap();
+    let figures: Vec<u64> = rss
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(
+        figures.len() == 2 && figures.iter().all(|&mb| mb > 0),
+        "{rss}"
+    );
+}
