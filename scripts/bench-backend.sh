@@ -12,6 +12,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
+command -v hyperfine >/dev/null || { echo "error: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
 bin="${1:-}"
 if [[ -z "$bin" ]]; then
   (cd "$here" && cargo build --release --quiet)

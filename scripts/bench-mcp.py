@@ -36,7 +36,7 @@ try:
         root = os.path.join(tmp, "brain")
         shutil.copytree(folder, root)
         env.update(BRAIN_DIR=root, BRAIN_DATA_DIR=os.path.join(tmp, "data"))
-        subprocess.run([binary, "index", "--no-daemon"], env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([binary, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
     if serve:
         server = subprocess.Popen([binary, "serve"], env=env, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the menu-bar app needs to build (Tauri's WebKitGTK stack), what its
 # end-to-end test needs to run (Xvfb, WebKitWebDriver, xdotool, tauri-driver), and what the
-# fault tests use (unshare, strace), on Debian or
+# fault tests use (unshare, strace) and what the benchmark scripts' smoke tests run
+# (hyperfine, pkill), on Debian or
 # Ubuntu. Idempotent and quiet: it prints only what it installs. Runs as root or via sudo.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev  # Tauri on Linux
   xvfb xauth webkit2gtk-driver xdotool curl jq     # the end-to-end test
   util-linux strace                                # the fault tests: unshare -n, traced sockets
+  hyperfine procps                                 # scripts/bench-*: timing, cleanup
 )
 
 missing=()

@@ -154,3 +154,47 @@ fn the_scale_benchmark_runs_every_step() {
         "{rss}"
     );
 }
+
+/// The MCP benchmark still passed `--no-daemon` to `brain index`, which has no such flag,
+/// so it stopped at its first step. Run on the example brain, a few rounds each way.
+#[test]
+fn the_mcp_benchmark_runs() {
+    let home = tempfile::tempdir().expect("temp dir");
+    for serve in ["", "1"] {
+        let out = std::process::Command::new("python3")
+            .arg(crate::harness::repo().join("scripts/bench-mcp.py"))
+            .arg(crate::harness::BIN)
+            .arg(crate::harness::repo().join("examples/brain"))
+            .arg("2")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("BENCH_SERVE", serve)
+            .output()
+            .expect("run scripts/bench-mcp.py");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "BENCH_SERVE={serve:?}\n{stdout}\n{stderr}"
+        );
+        assert!(stdout.contains("MCP search call"), "{stdout}");
+    }
+}
+
+/// The backend benchmark, like the others, had no test and could break unseen: run it on
+/// the example brain (it needs hyperfine, which `scripts/setup-app-deps.sh` installs).
+#[test]
+fn the_backend_benchmark_runs() {
+    let out = std::process::Command::new("bash")
+        .arg(crate::harness::repo().join("scripts/bench-backend.sh"))
+        .arg(crate::harness::BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("run scripts/bench-backend.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("save -> searchable"), "{stdout}");
+}
