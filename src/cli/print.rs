@@ -169,7 +169,14 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         )
     })?;
     list(out, "semantic list:", &e.semantic, |v| {
-        (v.rank, &v.path, format!("sem={:.3}", v.score))
+        (
+            v.rank,
+            &v.path,
+            format!(
+                "sem={:.3}  (best passage {:.3}, whole note {:.3})",
+                v.score, v.passage, v.whole
+            ),
+        )
     })?;
     if let (Some(w), Some(ev)) = (&e.weights, &e.evidence) {
         writeln!(

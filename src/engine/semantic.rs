@@ -275,19 +275,34 @@ impl Engine {
         let reader = self.index.read()?;
         // The same notes are kept out as in a search (`-word`).
         let (_, excluded) = crate::search::pipeline::parse(&reader, query)?;
-        let mut best: std::collections::HashMap<i64, f32> = std::collections::HashMap::new();
+        // Per note: its best passage's score and the sum of its passage vectors, for the
+        // same blend as the search's (`search::semantic`), here from exact vectors.
+        let mut notes: std::collections::HashMap<i64, (f32, Vec<f32>)> =
+            std::collections::HashMap::new();
         let mut row = Vec::with_capacity(q.len());
         reader.for_each_vector(|_, note, blob| {
             row.clear();
             if crate::index::vectors::extend_from_blob(&mut row, blob) && row.len() == q.len() {
                 let s = crate::search::dot(&row, &q);
-                let e = best.entry(note).or_insert(s);
-                *e = e.max(s);
+                let (best, sum) = notes
+                    .entry(note)
+                    .or_insert_with(|| (f32::NEG_INFINITY, vec![0.0; q.len()]));
+                *best = best.max(s);
+                sum.iter_mut().zip(&row).for_each(|(a, x)| *a += x);
             }
         })?;
-        let mut ranked: Vec<(i64, f32)> = best
+        let w = crate::search::NOTE_WEIGHT;
+        let mut ranked: Vec<(i64, f32)> = notes
             .into_iter()
             .filter(|(id, _)| !excluded.contains(id))
+            .map(|(id, (best, sum))| {
+                let length = crate::search::dot(&sum, &sum).sqrt();
+                let whole = match length > 0.0 {
+                    true => crate::search::dot(&sum, &q) / length,
+                    false => 0.0,
+                };
+                (id, (1.0 - w) * best + w * whole)
+            })
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked

@@ -20,7 +20,8 @@ pub(crate) struct Candidate {
     pub bm25: f64,
     /// 1-based rank in the keyword list, when it made the list.
     pub bm25_rank: Option<u32>,
-    /// Cosine similarity of its best passage; `None` when it has no vector yet.
+    /// Its semantic score (its best passage blended with the whole note, see
+    /// [`super::semantic`]); `None` when it has no vector yet.
     pub cos: Option<f32>,
     /// 1-based rank in the semantic list, when it made the list.
     pub sem_rank: Option<u32>,

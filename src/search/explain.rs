@@ -57,8 +57,15 @@ pub struct SemanticEntry {
     pub path: String,
     /// 1-based.
     pub rank: u32,
-    /// Cosine similarity of its best passage.
+    /// Its semantic score: its best passage's cosine similarity blended with the whole
+    /// note's (see [`super::semantic`]).
     pub score: f64,
+    /// Its best passage's cosine similarity (absent from an older backend's answer).
+    #[serde(default)]
+    pub passage: f64,
+    /// The whole note's cosine similarity (with the mean of its passage vectors).
+    #[serde(default)]
+    pub whole: f64,
 }
 
 /// One row of the fused list, with the parts of its score.
@@ -125,6 +132,8 @@ pub(crate) fn build(
             path: reader.path_of(h.note_id)?,
             rank: rank(i),
             score: f64::from(h.score),
+            passage: f64::from(h.passage),
+            whole: f64::from(h.whole),
         });
     }
     let mut explain = Explain {

@@ -10,7 +10,8 @@
 //! 1. **A title that is the query leads.** The person typed a note's name.
 //! 2. **Scores, weighted by the keyword list's evidence for this query:**
 //!    `alpha * bm25 / bm25_max + (1 - alpha) * (cos - cos_min) / (cos_max - cos_min)`
-//!    over the candidates, where `alpha = 0.5 * max(0, (coverage - 0.5) / 0.5)` and
+//!    over the candidates (`cos` is the note's semantic score, see [`super::semantic`]),
+//!    where `alpha = 0.5 * max(0, (coverage - 0.5) / 0.5)` and
 //!    `coverage` is the share of the query's IDF mass that the keyword list's best note
 //!    holds ([`super::evidence`]). Keywords count as much as meaning only when their best
 //!    note holds every rare word of the query, and not at all when it holds under half of

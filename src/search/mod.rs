@@ -48,7 +48,7 @@ pub(crate) enum Fusion {
     /// Plain RRF, k = [`RRF_K`].
     Rrf,
 }
-pub use semantic::{dot, Matrix, SemHit};
+pub use semantic::{dot, Matrix, SemHit, NOTE_WEIGHT};
 pub use shortlist::MIN_ROWS as SHORTLIST_MIN_ROWS;
 pub use snippet::printable;
 

@@ -62,6 +62,11 @@ pub(crate) fn parse(
     Ok((query, excluded))
 }
 
+/// At most this many rows are read exactly for the notes the exact re-rank ranks (their
+/// best rows and every other row of theirs): a note of hundreds of passages keeps the
+/// whole-note part its codes give.
+const RERANK_WHOLE_ROWS: usize = 4 * RERANK_ROWS;
+
 /// The query's vector and the int8 scan of every passage: what needs no read transaction,
 /// so it runs on its own thread while the keyword list is read.
 struct Scan {
@@ -107,26 +112,58 @@ impl Scan {
         })
     }
 
-    /// The scan's best [`RERANK_ROWS`] rows scored again with their exact vectors: the
-    /// ranked list is then the exact one, and the scores of the notes deeper down (used
-    /// only as evidence) are within about 0.002 of it.
+    /// The scan's best [`RERANK_ROWS`] rows scored again with their exact vectors, and
+    /// every other row of their notes (up to [`RERANK_WHOLE_ROWS`] in all), whose sums
+    /// make the whole-note part of a note's score: the ranked list is then the exact one,
+    /// and the scores of the notes deeper down (used only as evidence) are within about
+    /// 0.002 of it.
     fn exact<'a>(
         mut self,
         reader: &Reader<'_>,
         matrix: &'a Matrix,
         allowed: Option<&std::collections::HashSet<i64>>,
     ) -> Result<NoteScores<'a>> {
-        let ids: Vec<i64> = self.best.iter().map(|&r| matrix.chunk_ids()[r]).collect();
+        let notes = matrix.notes_of_rows(&self.best, RERANK_WHOLE_ROWS);
+        let mut rows: Vec<usize> = self.best.clone();
+        rows.extend(
+            notes
+                .iter()
+                .flat_map(|(_, of)| of.iter().map(|&r| r as usize)),
+        );
+        rows.sort_unstable();
+        rows.dedup();
+        let ids: Vec<i64> = rows.iter().map(|&r| matrix.chunk_ids()[r]).collect();
         let exact = reader.vectors_of(&ids)?;
-        for (&row, id) in self.best.iter().zip(&ids) {
-            if let Some(v) = exact.get(id).filter(|v| v.len() == self.query.len()) {
+        let dim = self.query.len();
+        let vector = |row: usize| {
+            exact
+                .get(&matrix.chunk_ids()[row])
+                .filter(|v| v.len() == dim)
+        };
+        for &row in &rows {
+            if let Some(v) = vector(row) {
                 self.scores[row] = super::semantic::dot(v, &self.query);
             }
         }
-        Ok(match self.rows {
+        let mut lengths = std::collections::HashMap::new();
+        let mut sum = vec![0f32; dim];
+        'notes: for (slot, of) in notes {
+            sum.iter_mut().for_each(|x| *x = 0.0);
+            for &r in of {
+                // A vector missing from the index (changed since the matrix was loaded):
+                // that note keeps the length from its codes.
+                let Some(v) = vector(r as usize) else {
+                    continue 'notes;
+                };
+                sum.iter_mut().zip(v).for_each(|(a, x)| *a += x);
+            }
+            lengths.insert(slot, super::semantic::dot(&sum, &sum).sqrt());
+        }
+        let scores = match self.rows {
             Some((rows, q)) => matrix.note_scores_among(&self.scores, &rows, q),
             None => matrix.note_scores(&self.scores, allowed),
-        })
+        };
+        Ok(scores.with_exact_lengths(lengths))
     }
 }
 

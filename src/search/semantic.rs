@@ -7,8 +7,16 @@
 //! quarter of the bytes. The approximation moves a cosine by about 0.002; the search
 //! re-scores its best [`RERANK_ROWS`] rows with the exact f32 vectors from the index (see
 //! `search::pipeline`), so the ranked list is the exact one (measured in the README).
+//!
+//! A note's score is its best passage's cosine blended with the whole note's
+//! ([`NOTE_WEIGHT`]): the query against the mean of the note's passage vectors. The best
+//! passage alone ranks a long note that mentions the topic once beside a short note that
+//! is all about it; the whole note tells them apart. It costs nothing per row: the cosine
+//! with the mean is the sum of the passages' scores (which the scan has) over the length of
+//! their vector sum, computed only for the notes that can reach the list.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -20,6 +28,15 @@ const ROWS_PER_TASK: usize = 4096;
 
 /// How many of the best rows by the int8 scan are scored again with exact vectors.
 pub const RERANK_ROWS: usize = 256;
+
+/// The whole note's share of a note's semantic score, beside its best passage's (see the
+/// module's documentation). Chosen on the tune half of `eval/` (the README's Evaluation
+/// section gives the figures).
+pub const NOTE_WEIGHT: f32 = 0.2;
+
+/// How many notes, best by their best passage, are scored as wholes for a ranked list of
+/// up to this many: the blend moves a note by a few places, not from deeper than this.
+const WHOLE_NOTE_DEPTH: usize = 200;
 
 /// All passage vectors of one model, loaded once, stored as int8.
 #[derive(Debug, Default)]
@@ -40,6 +57,43 @@ pub struct Matrix {
     /// One-bit sketches of the rows, in a large brain's warm backend (see
     /// [`Matrix::with_shortlist`]).
     shortlist: Option<Shortlist>,
+    /// The rows of each note, grouped: built on first use after the last change.
+    by_note: OnceLock<RowsByNote>,
+}
+
+/// The rows of each note slot, as one array of rows grouped by slot.
+#[derive(Debug, Default)]
+struct RowsByNote {
+    /// Slot `s`'s rows are `rows[start[s]..start[s + 1]]`.
+    start: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl RowsByNote {
+    fn build(slots: &[u32], slot_count: usize) -> RowsByNote {
+        let mut start = vec![0u32; slot_count + 1];
+        for &s in slots {
+            start[s as usize + 1] += 1;
+        }
+        for i in 0..slot_count {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut rows = vec![0u32; slots.len()];
+        for (r, &s) in slots.iter().enumerate() {
+            rows[next[s as usize] as usize] = r as u32;
+            next[s as usize] += 1;
+        }
+        RowsByNote { start, rows }
+    }
+
+    fn of(&self, slot: u32) -> &[u32] {
+        let s = slot as usize;
+        match (self.start.get(s), self.start.get(s + 1)) {
+            (Some(&a), Some(&b)) => &self.rows[a as usize..b as usize],
+            _ => &[],
+        }
+    }
 }
 
 /// A note's best chunk for a query.
@@ -49,8 +103,13 @@ pub struct SemHit {
     pub note_id: i64,
     /// `chunks.id` of the best-scoring passage.
     pub chunk_id: i64,
-    /// Cosine similarity of that passage.
+    /// The note's score: that passage's cosine similarity blended with the whole note's
+    /// ([`NOTE_WEIGHT`]).
     pub score: f32,
+    /// That passage's cosine similarity.
+    pub passage: f32,
+    /// The whole note's: the query's cosine with the mean of the note's passage vectors.
+    pub whole: f32,
 }
 
 impl Matrix {
@@ -82,6 +141,7 @@ impl Matrix {
     }
 
     fn push_ids(&mut self, chunk_id: i64, note_id: i64) {
+        self.by_note = OnceLock::new();
         self.chunk_ids.push(chunk_id);
         self.note_ids.push(note_id);
         let next = self.slot_of.len() as u32;
@@ -120,6 +180,7 @@ impl Matrix {
             slot_of,
             scratch: Vec::new(),
             shortlist: None,
+            by_note: OnceLock::new(),
         })
     }
 
@@ -133,7 +194,7 @@ impl Matrix {
             return self;
         }
         let m = &self;
-        let built = Shortlist::build(m.dim, &m.slots, m.slot_of.len(), |r, out| {
+        let built = Shortlist::build(m.dim, m.len(), |r, out| {
             let s = m.scales[r];
             out.iter_mut()
                 .zip(m.codes(r))
@@ -153,7 +214,7 @@ impl Matrix {
         for r in s.nearest(query, keep) {
             let slot = self.slots[r as usize];
             if !std::mem::replace(&mut taken[slot as usize], true) {
-                rows.extend_from_slice(s.rows_of(slot));
+                rows.extend_from_slice(self.rows_of_slot(slot));
             }
         }
         Some(rows)
@@ -242,6 +303,10 @@ impl Matrix {
         self.codes.len()
             + self.scales.len() * 4
             + self.shortlist.as_ref().map_or(0, Shortlist::bytes)
+            + self
+                .by_note
+                .get()
+                .map_or(0, |b| (b.start.len() + b.rows.len()) * 4)
     }
 
     /// The note of each row, in row order.
@@ -256,6 +321,61 @@ impl Matrix {
 
     fn codes(&self, i: usize) -> &[i8] {
         &self.codes[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The rows of note slot `slot`.
+    fn rows_of_slot(&self, slot: u32) -> &[u32] {
+        self.by_note
+            .get_or_init(|| RowsByNote::build(&self.slots, self.slot_of.len()))
+            .of(slot)
+    }
+
+    /// The notes of `rows` (each once, as note slots) with every row of each, until
+    /// `cap` rows are gathered: what the exact re-rank reads so that the notes it ranks
+    /// are scored as wholes from exact vectors too.
+    pub(crate) fn notes_of_rows(&self, rows: &[usize], cap: usize) -> Vec<(u32, &[u32])> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut taken = 0;
+        for &r in rows {
+            let slot = self.slots[r];
+            if !seen.insert(slot) {
+                continue;
+            }
+            let of = self.rows_of_slot(slot);
+            if taken + of.len() > cap {
+                continue;
+            }
+            taken += of.len();
+            out.push((slot, of));
+        }
+        out
+    }
+
+    /// The length of the sum of note slot `slot`'s passage vectors: the cosine of a query
+    /// with the note's mean vector is the sum of its passages' scores over this.
+    fn sum_length(&self, slot: u32) -> f32 {
+        let rows = self.rows_of_slot(slot);
+        if let [r] = rows {
+            // One passage: the note is that passage (a unit vector, up to rounding).
+            let r = *r as usize;
+            return self
+                .codes(r)
+                .iter()
+                .map(|&c| f32::from(c) * f32::from(c))
+                .sum::<f32>()
+                .sqrt()
+                * self.scales[r];
+        }
+        let mut sum = vec![0f32; self.dim];
+        for &r in rows {
+            let r = r as usize;
+            let s = self.scales[r];
+            sum.iter_mut()
+                .zip(self.codes(r))
+                .for_each(|(o, &c)| *o += f32::from(c) * s);
+        }
+        sum.iter().map(|x| x * x).sum::<f32>().sqrt()
     }
 
     /// The (approximate) similarity of rows `a` and `b`.
@@ -313,15 +433,20 @@ impl Matrix {
     /// the similarity of any note the keyword list found deeper than the semantic list goes.
     pub fn note_scores(&self, scores: &[f32], allowed: Option<&HashSet<i64>>) -> NoteScores<'_> {
         let mut best: Vec<Option<(f32, u32)>> = vec![None; self.slot_of.len()];
+        let mut sums = vec![0f32; self.slot_of.len()];
         for (i, &score) in scores.iter().enumerate().take(self.len()) {
             if allowed.is_some_and(|a| !a.contains(&self.note_ids[i])) {
                 continue;
             }
-            keep_best(&mut best[self.slots[i] as usize], score, i as u32);
+            let slot = self.slots[i] as usize;
+            keep_best(&mut best[slot], score, i as u32);
+            sums[slot] += score;
         }
         NoteScores {
             matrix: Some(self),
             best,
+            sums,
+            exact_lengths: HashMap::new(),
             query: None,
             touched: None,
         }
@@ -337,6 +462,7 @@ impl Matrix {
         q: Quantized,
     ) -> NoteScores<'_> {
         let mut best: Vec<Option<(f32, u32)>> = vec![None; self.slot_of.len()];
+        let mut sums = vec![0f32; self.slot_of.len()];
         let mut touched = Vec::new();
         for &r in rows {
             let s = self.slots[r as usize];
@@ -344,10 +470,13 @@ impl Matrix {
                 touched.push(s);
             }
             keep_best(&mut best[s as usize], scores[r as usize], r);
+            sums[s as usize] += scores[r as usize];
         }
         NoteScores {
             matrix: Some(self),
             best,
+            sums,
+            exact_lengths: HashMap::new(),
             query: Some(q),
             touched: Some(touched),
         }
@@ -417,12 +546,18 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     max / 127.0
 }
 
-/// The best passage of every note for one query.
+/// The best passage of every note for one query, and the note's score (see the module's
+/// documentation).
 #[derive(Debug, Default)]
 pub struct NoteScores<'a> {
     matrix: Option<&'a Matrix>,
-    /// Per note slot: the best score and its row.
+    /// Per note slot: the best passage's score and its row.
     best: Vec<Option<(f32, u32)>>,
+    /// Per note slot: the sum of its passages' scores.
+    sums: Vec<f32>,
+    /// The length of the sum of a note's passage vectors, from exact vectors, for the
+    /// notes the exact re-rank read whole; any other note's comes from its int8 codes.
+    exact_lengths: HashMap<u32, f32>,
     /// The query's int8 codes and scale, when `best` holds only a shortlist's notes: any
     /// other note is scored from its rows when asked for.
     query: Option<Quantized>,
@@ -432,60 +567,86 @@ pub struct NoteScores<'a> {
 }
 
 impl NoteScores<'_> {
-    fn hit(&self, score: f32, row: u32) -> Option<SemHit> {
+    /// The note of `row`, scored: its best passage `best` (at `row`) blended with the whole
+    /// note, whose passages' scores sum to `sum`.
+    fn hit(&self, best: f32, sum: f32, row: u32) -> Option<SemHit> {
         let m = self.matrix?;
+        let slot = m.slots[row as usize];
+        let length = match self.exact_lengths.get(&slot) {
+            Some(&l) => l,
+            None => m.sum_length(slot),
+        };
+        let whole = if length > 0.0 { sum / length } else { 0.0 };
         Some(SemHit {
             note_id: m.note_ids[row as usize],
             chunk_id: m.chunk_ids[row as usize],
-            score,
+            score: (1.0 - NOTE_WEIGHT) * best + NOTE_WEIGHT * whole,
+            passage: best,
+            whole,
         })
+    }
+
+    /// The same scores, with the lengths of these notes' passage-vector sums (by note
+    /// slot) computed from exact vectors.
+    pub(crate) fn with_exact_lengths(mut self, lengths: HashMap<u32, f32>) -> Self {
+        self.exact_lengths = lengths;
+        self
     }
 
     /// The `limit` best notes, best first (ties by note id).
     pub fn top(&self, limit: usize) -> Vec<SemHit> {
+        let Some(m) = self.matrix else {
+            return Vec::new();
+        };
         if limit == 0 {
             return Vec::new();
         }
+        // By best passage first: only the notes near the top are scored as wholes.
+        let scored = |s: u32| self.best[s as usize].map(|(score, row)| (score, s, row));
+        let mut near: Vec<(f32, u32, u32)> = match &self.touched {
+            Some(slots) => slots.iter().filter_map(|&s| scored(s)).collect(),
+            None => (0..self.best.len() as u32).filter_map(scored).collect(),
+        };
+        let by_score = |a: &(f32, u32, u32), b: &(f32, u32, u32)| {
+            b.0.total_cmp(&a.0)
+                .then(m.note_ids[a.2 as usize].cmp(&m.note_ids[b.2 as usize]))
+        };
+        let depth = limit.max(WHOLE_NOTE_DEPTH);
+        if near.len() > depth {
+            near.select_nth_unstable_by(depth - 1, by_score);
+            near.truncate(depth);
+        }
         let order =
             |a: &SemHit, b: &SemHit| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id));
-        let mut hits: Vec<SemHit> = match &self.touched {
-            Some(slots) => slots
-                .iter()
-                .filter_map(|&s| self.best[s as usize])
-                .filter_map(|(score, row)| self.hit(score, row))
-                .collect(),
-            None => self
-                .best
-                .iter()
-                .flatten()
-                .filter_map(|&(score, row)| self.hit(score, row))
-                .collect(),
-        };
-        if hits.len() > limit {
-            hits.select_nth_unstable_by(limit - 1, order);
-            hits.truncate(limit);
-        }
+        let mut hits: Vec<SemHit> = near
+            .iter()
+            .filter_map(|&(best, slot, row)| self.hit(best, self.sums[slot as usize], row))
+            .collect();
         hits.sort_by(order);
+        hits.truncate(limit);
         hits
     }
 
-    /// Note `id`'s best passage, when it has a vector (and passes the filter).
+    /// Note `id`, scored, when it has a vector (and passes the filter).
     pub fn get(&self, id: i64) -> Option<SemHit> {
         let m = self.matrix?;
         let slot = *m.slot_of.get(&id)?;
         if let Some((score, row)) = *self.best.get(slot as usize)? {
-            return self.hit(score, row);
+            return self.hit(score, self.sums[slot as usize], row);
         }
         // Outside the shortlist: a note the keyword list found, scored as the scan would.
         let q = self.query.as_ref()?;
-        let rows = m.shortlist.as_ref()?.rows_of(slot);
-        let mut best = None;
+        m.shortlist.as_ref()?;
+        let rows = m.rows_of_slot(slot);
+        let (mut best, mut sum) = (None, 0f32);
         for &r in rows {
             let i = r as usize;
-            keep_best(&mut best, approx(m.codes(i), m.scales[i], q), r);
+            let score = approx(m.codes(i), m.scales[i], q);
+            keep_best(&mut best, score, r);
+            sum += score;
         }
         let (score, row) = best?;
-        self.hit(score, row)
+        self.hit(score, sum, row)
     }
 }
 
@@ -609,6 +770,49 @@ mod tests {
         assert_eq!(m.best_rows(&scores, 1, Some(&only20)), [2]);
         assert_eq!(m.top_notes(&q, 5, Some(&only20))[0].note_id, 20);
         assert_eq!(m.top_notes(&q, 1, None).len(), 1);
+    }
+
+    #[test]
+    fn a_note_all_about_the_query_outranks_one_that_mentions_it_once() {
+        let mut m = Matrix::new(3);
+        // Note 10: one passage on the query's topic among two on others.
+        m.push(1, 10, &unit(&[1.0, 0.1, 0.0]));
+        m.push(2, 10, &unit(&[0.0, 1.0, 0.0]));
+        m.push(3, 10, &unit(&[0.0, 0.0, 1.0]));
+        // Note 20: two passages on it, each a little less close than note 10's best.
+        m.push(4, 20, &unit(&[1.0, 0.2, 0.0]));
+        m.push(5, 20, &unit(&[1.0, 0.0, 0.2]));
+        // Note 30: one passage, scored as that passage.
+        m.push(6, 30, &unit(&[1.0, 0.5, 0.5]));
+        let q = [1.0, 0.0, 0.0];
+        let hits = m.top_notes(&q, 3, None);
+        assert_eq!(
+            hits.iter()
+                .map(|h| (h.note_id, h.chunk_id))
+                .collect::<Vec<_>>(),
+            [(20, 4), (10, 1), (30, 6)],
+            "{hits:?}"
+        );
+        let best_passage = dot(&unit(&[1.0, 0.5, 0.5]), &q);
+        assert!((hits[2].score - best_passage).abs() < 0.01, "{hits:?}");
+        // Asked for by id, a note scores as in the list.
+        assert_eq!(m.note_scores(&m.scores(&q), None).get(10), Some(hits[1]));
+    }
+
+    #[test]
+    fn rows_are_grouped_by_note_and_regrouped_after_a_push() {
+        let mut m = Matrix::new(2);
+        for (chunk, note) in [(1, 10), (2, 20), (3, 10), (4, 30)] {
+            m.push(chunk, note, &unit(&[1.0, chunk as f32]));
+        }
+        assert_eq!(m.rows_of_slot(0), &[0, 2]);
+        assert_eq!(m.rows_of_slot(1), &[1]);
+        assert!(m.rows_of_slot(9).is_empty());
+        m.push(5, 20, &unit(&[1.0, 5.0]));
+        assert_eq!(m.rows_of_slot(1), &[1, 4]);
+        assert_eq!(m.notes_of_rows(&[4, 0, 1], 10).len(), 2);
+        // A note whose rows would pass the cap is left out, not cut.
+        assert_eq!(m.notes_of_rows(&[0, 3], 2).len(), 1);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub(crate) const KEEP_ONE_IN: usize = 8;
 /// Rows per parallel task of the Hamming scan.
 const ROWS_PER_TASK: usize = 8192;
 
-/// The sketches of a matrix's rows and where each note's rows are.
+/// The sketches of a matrix's rows.
 #[derive(Debug, Default)]
 pub(crate) struct Shortlist {
     /// `u64` words per row.
@@ -36,22 +36,16 @@ pub(crate) struct Shortlist {
     bits: Vec<u64>,
     /// The mean of every row, per dimension.
     mean: Vec<f32>,
-    /// Per note slot, where its rows start in `slot_rows`; one more entry than slots.
-    slot_start: Vec<u32>,
-    /// Rows grouped by note slot.
-    slot_rows: Vec<u32>,
 }
 
 impl Shortlist {
     /// Sketches `rows` vectors of length `dim`, row `r` given by `row(r, out)` (which fills
-    /// `out` with its values), each belonging to note slot `slots[r]` of `slot_count`.
+    /// `out` with its values).
     pub(crate) fn build(
         dim: usize,
-        slots: &[u32],
-        slot_count: usize,
+        rows: usize,
         row: impl Fn(usize, &mut [f32]) + Sync,
     ) -> Shortlist {
-        let rows = slots.len();
         let words = dim.div_ceil(64);
         let mean = {
             let sums = (0..rows)
@@ -85,43 +79,12 @@ impl Shortlist {
                 sketch(buf, &mean, out);
             },
         );
-        // Rows grouped by slot (a counting sort): a note's rows, for its own score.
-        let mut slot_start = vec![0u32; slot_count + 1];
-        for &s in slots {
-            slot_start[s as usize + 1] += 1;
-        }
-        for i in 0..slot_count {
-            slot_start[i + 1] += slot_start[i];
-        }
-        let mut next = slot_start.clone();
-        let mut slot_rows = vec![0u32; rows];
-        for (r, &s) in slots.iter().enumerate() {
-            slot_rows[next[s as usize] as usize] = r as u32;
-            next[s as usize] += 1;
-        }
-        Shortlist {
-            words,
-            bits,
-            mean,
-            slot_start,
-            slot_rows,
-        }
+        Shortlist { words, bits, mean }
     }
 
     /// Bytes it holds.
     pub(crate) fn bytes(&self) -> usize {
-        self.bits.len() * 8
-            + self.mean.len() * 4
-            + (self.slot_start.len() + self.slot_rows.len()) * 4
-    }
-
-    /// The rows of note slot `slot`.
-    pub(crate) fn rows_of(&self, slot: u32) -> &[u32] {
-        let s = slot as usize;
-        match (self.slot_start.get(s), self.slot_start.get(s + 1)) {
-            (Some(&a), Some(&b)) => &self.slot_rows[a as usize..b as usize],
-            _ => &[],
-        }
+        self.bits.len() * 8 + self.mean.len() * 4
     }
 
     /// The `keep` rows nearest `query` by Hamming distance between sketches, in row order
@@ -218,22 +181,19 @@ mod tests {
     fn nearest_keeps_the_closest_rows_and_all_ties_at_the_cut() {
         // Four rows of 2 dims around a mean of 0: signs (+,+), (+,-), (-,+), (-,-).
         let rows = [[1.0f32, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]];
-        let s = Shortlist::build(2, &[0, 1, 2, 2], 3, |r, out| out.copy_from_slice(&rows[r]));
+        let s = Shortlist::build(2, 4, |r, out| out.copy_from_slice(&rows[r]));
         assert_eq!(s.nearest(&[0.5, 0.5], 1), vec![0]);
         // Rows 1 and 2 are both one bit away: the first of them takes the place left.
         assert_eq!(s.nearest(&[0.5, 0.5], 2), vec![0, 1]);
         assert_eq!(s.nearest(&[0.5, 0.5], 3), vec![0, 1, 2]);
         assert_eq!(s.nearest(&[-0.5, -0.5], 4).len(), 4);
-        assert_eq!(s.rows_of(2), &[2, 3]);
-        assert_eq!(s.rows_of(0), &[0]);
-        assert!(s.rows_of(9).is_empty());
     }
 
     #[test]
     fn bits_are_signs_around_the_mean() {
         // Every row is far above 0 in dimension 0: around the mean the sign still splits.
         let rows = [[10.0f32, 0.0], [12.0, 0.0], [8.0, 0.0], [11.0, 0.0]];
-        let s = Shortlist::build(2, &[0, 1, 2, 3], 4, |r, out| out.copy_from_slice(&rows[r]));
+        let s = Shortlist::build(2, 4, |r, out| out.copy_from_slice(&rows[r]));
         assert_eq!(
             s.bits.iter().map(|w| w & 1).collect::<Vec<_>>(),
             vec![0, 1, 0, 1]
