@@ -38,7 +38,7 @@ try:
         env.update(BRAIN_DIR=root, BRAIN_DATA_DIR=os.path.join(tmp, "data"))
         subprocess.run([binary, "index"], env=env, check=True, stdout=subprocess.DEVNULL)
     if serve:
-        server = subprocess.Popen([binary, "serve"], env=env, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen([binary, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120
         while b'"backend":{' not in subprocess.run([binary, "status", "--json"], env=env, capture_output=True).stdout.replace(b" ", b""):
             if time.time() > deadline:

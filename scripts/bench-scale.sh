@@ -41,7 +41,9 @@ if [[ -z $bin ]]; then
 fi
 [[ -x $bin ]] || { echo "error: $bin is not an executable brain (--bin)" >&2; exit 2; }
 work=$(mktemp -d)
-trap 'pkill -f "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
+# A backend started by serve_warm runs as `brain serve`, which pkill -f "$work" cannot
+# match: stop it by its pid.
+trap '[[ -n ${spid:-} ]] && kill "$spid" 2>/dev/null; pkill -f "$work" 2>/dev/null || true; rm -rf "$work"' EXIT
 # A step that fails stops the run and says which, with brain's own words (its stderr goes
 # to $errlog): a figure timed from a failed command would be a lie.
 errlog=$work/stderr.log

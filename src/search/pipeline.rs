@@ -62,9 +62,9 @@ pub(crate) fn parse(
     Ok((query, excluded))
 }
 
-/// At most this many rows are read exactly for the notes the exact re-rank ranks (their
-/// best rows and every other row of theirs): a note of hundreds of passages keeps the
-/// whole-note part its codes give.
+/// How many rows of the re-ranked notes (every row of each, the best notes first) are read
+/// exactly beside the [`RERANK_ROWS`] best rows: a note of hundreds of passages, or any
+/// note past the cap, keeps the whole-note part its codes give.
 const RERANK_WHOLE_ROWS: usize = 4 * RERANK_ROWS;
 
 /// The query's vector and the int8 scan of every passage: what needs no read transaction,
@@ -123,6 +123,10 @@ impl Scan {
         matrix: &'a Matrix,
         allowed: Option<&std::collections::HashSet<i64>>,
     ) -> Result<NoteScores<'a>> {
+        // Best first, so that when the cap is reached it is the lower notes that keep the
+        // whole-note part their codes give.
+        self.best
+            .sort_unstable_by(|&a, &b| self.scores[b].total_cmp(&self.scores[a]));
         let notes = matrix.notes_of_rows(&self.best, RERANK_WHOLE_ROWS);
         let mut rows: Vec<usize> = self.best.clone();
         rows.extend(

@@ -35,7 +35,9 @@ pub const RERANK_ROWS: usize = 256;
 pub const NOTE_WEIGHT: f32 = 0.2;
 
 /// How many notes, best by their best passage, are scored as wholes for a ranked list of
-/// up to this many: the blend moves a note by a few places, not from deeper than this.
+/// up to this many. A heuristic, not a bound (a note's whole can score above its best
+/// passage): the blend moves a note by a few places. `brain eval` checks the list against
+/// an exact scan that blends every note.
 const WHOLE_NOTE_DEPTH: usize = 200;
 
 /// All passage vectors of one model, loaded once, stored as int8.
@@ -298,7 +300,8 @@ impl Matrix {
         self.dim
     }
 
-    /// Bytes the vectors take in memory (codes and scales, and sketches when built).
+    /// Bytes the vectors take in memory: codes and scales, sketches when built, and the
+    /// rows grouped by note once a search has grouped them.
     pub fn vector_bytes(&self) -> usize {
         self.codes.len()
             + self.scales.len() * 4
