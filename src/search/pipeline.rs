@@ -65,7 +65,7 @@ pub(crate) fn parse(
 /// How many rows of the re-ranked notes (every row of each, the best notes first) are read
 /// exactly beside the [`RERANK_ROWS`] best rows: a note of hundreds of passages, or any
 /// note past the cap, keeps the whole-note part its codes give.
-const RERANK_WHOLE_ROWS: usize = 4 * RERANK_ROWS;
+const RERANK_WHOLE_ROWS: usize = RERANK_ROWS;
 
 /// The query's vector and the int8 scan of every passage: what needs no read transaction,
 /// so it runs on its own thread while the keyword list is read.

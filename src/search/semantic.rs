@@ -69,6 +69,9 @@ struct RowsByNote {
     /// Slot `s`'s rows are `rows[start[s]..start[s + 1]]`.
     start: Vec<u32>,
     rows: Vec<u32>,
+    /// Per slot, once asked for: the length of the sum of its rows' vectors (from their
+    /// codes), which no query changes, so the warm backend works it out once per note.
+    lengths: Vec<OnceLock<f32>>,
 }
 
 impl RowsByNote {
@@ -86,7 +89,12 @@ impl RowsByNote {
             rows[next[s as usize] as usize] = r as u32;
             next[s as usize] += 1;
         }
-        RowsByNote { start, rows }
+        let lengths = (0..slot_count).map(|_| OnceLock::new()).collect();
+        RowsByNote {
+            start,
+            rows,
+            lengths,
+        }
     }
 
     fn of(&self, slot: u32) -> &[u32] {
@@ -306,10 +314,9 @@ impl Matrix {
         self.codes.len()
             + self.scales.len() * 4
             + self.shortlist.as_ref().map_or(0, Shortlist::bytes)
-            + self
-                .by_note
-                .get()
-                .map_or(0, |b| (b.start.len() + b.rows.len()) * 4)
+            + self.by_note.get().map_or(0, |b| {
+                (b.start.len() + b.rows.len()) * 4 + b.lengths.len() * 8
+            })
     }
 
     /// The note of each row, in row order.
@@ -328,9 +335,12 @@ impl Matrix {
 
     /// The rows of note slot `slot`.
     fn rows_of_slot(&self, slot: u32) -> &[u32] {
+        self.by_note().of(slot)
+    }
+
+    fn by_note(&self) -> &RowsByNote {
         self.by_note
             .get_or_init(|| RowsByNote::build(&self.slots, self.slot_of.len()))
-            .of(slot)
     }
 
     /// The notes of `rows` (each once, as note slots) with every row of each, until
@@ -358,6 +368,13 @@ impl Matrix {
     /// The length of the sum of note slot `slot`'s passage vectors: the cosine of a query
     /// with the note's mean vector is the sum of its passages' scores over this.
     fn sum_length(&self, slot: u32) -> f32 {
+        match self.by_note().lengths.get(slot as usize) {
+            Some(cached) => *cached.get_or_init(|| self.sum_length_of(slot)),
+            None => 0.0,
+        }
+    }
+
+    fn sum_length_of(&self, slot: u32) -> f32 {
         let rows = self.rows_of_slot(slot);
         if let [r] = rows {
             // One passage: the note is that passage (a unit vector, up to rounding).
