@@ -24,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod cache_file;
 pub mod config;
 pub mod date;
 pub mod desktop;

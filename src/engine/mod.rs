@@ -254,6 +254,15 @@ impl Engine {
             embedder: embedder.as_ref(),
             matrix,
         });
+        let once;
+        let terms = match &self.terms {
+            Some(terms) => Some(terms),
+            None if req.mode != Mode::Semantic && req.filters.is_empty() => {
+                once = self.terms_for_one_search(&reader);
+                once.as_ref()
+            }
+            None => None,
+        };
         search::run(
             &reader,
             &self.config.root,
@@ -261,8 +270,28 @@ impl Engine {
             text,
             semantic,
             fusion,
-            self.terms.as_ref(),
+            terms,
         )
+    }
+
+    /// For an engine that does not remember words between searches (a process that
+    /// searches once), keyword scores word by word from FTS5's note lengths, as the backend
+    /// scores a word new to it: the lengths come from the lengths file, which the first
+    /// process after a change writes, and each word costs about a third of what `bm25()`
+    /// costs per matching note (at 100k notes, a common word's tens of milliseconds).
+    /// `None` when the lengths cannot be had: then `bm25()` scores, the same numbers.
+    fn terms_for_one_search(
+        &self,
+        reader: &crate::index::Reader<'_>,
+    ) -> Option<search::TermScores> {
+        let terms = search::TermScores::new(search::BM25_WEIGHTS);
+        match terms.prepare(reader) {
+            Ok(()) => Some(terms),
+            Err(e) => {
+                tracing::debug!(error = %e, "keyword scores by bm25()");
+                None
+            }
+        }
     }
 
     /// For each term of `found`'s query, which of its candidates hold it.
@@ -551,6 +580,81 @@ mod tests {
         assert_eq!(now.len(), want.len() + 1);
         let got = remembered.all(&reader, &query).unwrap().unwrap();
         assert_eq!(bits(got), bits(now), "nothing kept from the older snapshot");
+    }
+
+    /// A process that searches once scores words from the lengths file: its first search
+    /// writes it, the next reads it, a changed note makes it stale (written again), and a
+    /// damaged one is never trusted. The hits are `bm25()`'s, to the last bit, every time.
+    #[test]
+    fn searches_without_a_backend_share_fts5s_lengths_through_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(&root).unwrap();
+        let mut rng = Lcg(11);
+        let vocabulary = [
+            "tar", "files", "list", "size", "disk", "usage", "port", "ssh",
+        ];
+        for i in 0..60 {
+            let (t, b) = (1 + rng.below(2), 2 + rng.below(30));
+            let text = format!(
+                "# {}\n\n{}\n",
+                rng.words(&vocabulary, t),
+                rng.words(&vocabulary, b)
+            );
+            std::fs::write(root.join(format!("n{i}.md")), text).unwrap();
+        }
+        let config = Config::for_root(&root, dir.path().join("data"));
+        let once = Engine::open(config.clone()).unwrap();
+        once.sync().unwrap();
+        let file = once.index.lengths_path();
+        let hits = |engine: &Engine, q: &str| {
+            let req = SearchRequest {
+                top: 50,
+                sync: false,
+                ..req(q, Mode::Bm25)
+            };
+            let r = engine.search(&req).unwrap();
+            r.results
+                .iter()
+                .map(|h| (h.path.clone(), h.score.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        // By `bm25()`: an engine that remembers words but has not read the lengths.
+        let by_bm25 = |q: &str| {
+            hits(
+                &Engine::open(config.clone()).unwrap().remembering_terms(),
+                q,
+            )
+        };
+        let queries = ["files list size", "tar disk usage port", "ssh files"];
+        for q in queries {
+            assert_eq!(hits(&once, q), by_bm25(q), "{q}");
+        }
+        let written = std::fs::read(&file).expect("the first search wrote the file");
+        let inode = |p: &std::path::Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).unwrap().ino()
+        };
+        let first = inode(&file);
+        assert_eq!(hits(&once, "files tar"), by_bm25("files tar"));
+        assert_eq!(inode(&file), first, "read, not written again");
+
+        std::fs::write(root.join("n0.md"), "# tar\n\ntar tar files\n").unwrap();
+        once.sync().unwrap();
+        for q in queries {
+            assert_eq!(hits(&once, q), by_bm25(q), "{q} after an edit");
+        }
+        let rewritten = std::fs::read(&file).unwrap();
+        assert_ne!(rewritten, written, "the stale file was replaced");
+
+        let mut damaged = rewritten.clone();
+        let at = damaged.len() - 20;
+        damaged[at] ^= 0x10;
+        std::fs::write(&file, &damaged).unwrap();
+        for q in queries {
+            assert_eq!(hits(&once, q), by_bm25(q), "{q} with a damaged file");
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), rewritten, "replaced whole");
     }
 
     /// The warm backend's remembered single-term scores add up to FTS5's scores of the whole

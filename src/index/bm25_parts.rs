@@ -212,6 +212,33 @@ pub(crate) struct DocLengths {
 }
 
 impl DocLengths {
+    /// Lengths from their parts (see [`DocLengths::parts`]); `None` unless they hang
+    /// together as FTS5's do: one length per id, ids ascending, as many as FTS5's rows,
+    /// summing to its tokens.
+    pub(super) fn from_parts(
+        ids: Vec<i64>,
+        lengths: Vec<u32>,
+        rows: i64,
+        tokens: i64,
+    ) -> Option<DocLengths> {
+        let sum: i64 = lengths.iter().map(|&l| i64::from(l)).sum();
+        let consistent = ids.len() == lengths.len()
+            && i64::try_from(ids.len()).ok() == Some(rows)
+            && sum == tokens
+            && ids.windows(2).all(|w| w[0] < w[1]);
+        consistent.then_some(DocLengths {
+            ids,
+            lengths,
+            rows,
+            tokens,
+        })
+    }
+
+    /// The ids, their lengths, FTS5's rows and tokens.
+    pub(super) fn parts(&self) -> (&[i64], &[u32], i64, i64) {
+        (&self.ids, &self.lengths, self.rows, self.tokens)
+    }
+
     /// Reads them from FTS5's docsize table and its averages record, in `conn`'s current
     /// transaction. `None` when they do not agree (then only `bm25()` is to be trusted).
     pub(super) fn read(conn: &Connection) -> rusqlite::Result<Option<DocLengths>> {
@@ -239,7 +266,6 @@ impl DocLengths {
         }
         let mut stmt = conn.prepare_cached("SELECT id, sz FROM notes_fts_docsize ORDER BY id")?;
         let mut rows = stmt.query([])?;
-        let mut sum: i64 = 0;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
             let sizes = row.get_ref(1)?.as_blob()?;
@@ -253,14 +279,17 @@ impl DocLengths {
             let Ok(length) = u32::try_from(length) else {
                 return Ok(None);
             };
-            sum += i64::from(length);
             out.ids.push(id);
             out.lengths.push(length);
         }
         // The averages record and the lengths are kept by FTS5 in one transaction; should
         // they ever disagree, `bm25()` would not be computing what this does.
-        let consistent = out.ids.len() as i64 == out.rows && sum == out.tokens;
-        Ok(consistent.then_some(out))
+        Ok(DocLengths::from_parts(
+            out.ids,
+            out.lengths,
+            out.rows,
+            out.tokens,
+        ))
     }
 
     /// BM25 scores (higher is better: `-bm25()`) of the notes a one-phrase query matched,

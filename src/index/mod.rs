@@ -5,6 +5,7 @@
 mod bm25_parts;
 pub(crate) mod chunk;
 mod filter;
+mod lengths_file;
 mod read;
 pub(crate) mod rebuild;
 pub(crate) mod recall;
@@ -140,17 +141,29 @@ impl Index {
         self.path.with_file_name("matrix.bin")
     }
 
-    /// Total bytes on disk: the database, its write-ahead log and the matrix cache.
+    /// Where FTS5's note lengths are cached, next to the index file (see
+    /// `index::lengths_file`).
+    pub fn lengths_path(&self) -> PathBuf {
+        self.path.with_file_name("lengths.bin")
+    }
+
+    /// Total bytes on disk: the database, its write-ahead log and the matrix and lengths
+    /// caches.
     pub fn size_on_disk(&self) -> u64 {
         let wal = {
             let mut p = self.path.clone().into_os_string();
             p.push("-wal");
             PathBuf::from(p)
         };
-        [self.path.clone(), wal, self.matrix_path()]
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
-            .sum()
+        [
+            self.path.clone(),
+            wal,
+            self.matrix_path(),
+            self.lengths_path(),
+        ]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
+        .sum()
     }
 
     /// A read transaction: every read through it sees one committed state.

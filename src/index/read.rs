@@ -10,6 +10,7 @@ use rusqlite::{params_from_iter, types::Value as SqlValue, OptionalExtension};
 
 use super::bm25_parts::{self, DocLengths, PHRASE_FREQUENCIES};
 use super::filter::Filters;
+use super::lengths_file;
 use super::recall::{self, RecallTotals};
 use super::{vectors, Conn, Index};
 use crate::error::Result;
@@ -82,6 +83,13 @@ pub(crate) struct NotesVersion {
     counter: i64,
     /// FTS5's structure record, which counts every segment it writes.
     fts: Vec<u8>,
+}
+
+impl NotesVersion {
+    /// brain's counter and FTS5's structure record.
+    pub(super) fn parts(&self) -> (i64, &[u8]) {
+        (self.counter, &self.fts)
+    }
 }
 
 #[cfg(test)]
@@ -525,8 +533,28 @@ impl<'a> Reader<'a> {
 
     /// FTS5's length of every note and the totals `bm25()` averages over, as this read
     /// transaction sees them; `None` when FTS5's records disagree (see [`DocLengths`]).
+    /// From the lengths file when it was written at this transaction's notes version, else
+    /// from FTS5, writing the file for the next process (see `index::lengths_file`).
     pub fn doc_lengths(&self) -> Result<Option<DocLengths>> {
-        DocLengths::read(&self.conn).map_err(|e| self.err(e))
+        let version = self.notes_version()?;
+        // Without an identity no file can be trusted to be this index's.
+        let index_id: Option<i64> = self.meta(super::INDEX_ID)?.and_then(|v| v.parse().ok());
+        let key = index_id.map(|index_id| lengths_file::Key {
+            index_id,
+            version: version.parts(),
+        });
+        let path = self.index.lengths_path();
+        if let Some(held) = key.and_then(|key| lengths_file::read(&path, key)) {
+            return Ok(Some(held));
+        }
+        let read = DocLengths::read(&self.conn).map_err(|e| self.err(e))?;
+        if let (Some(lengths), Some(key)) = (&read, key) {
+            // A process that cannot write it (a read-only data dir) only loses speed.
+            if let Err(e) = lengths_file::write(&path, lengths, key) {
+                tracing::debug!(error = %e, path = %path.display(), "lengths file not written");
+            }
+        }
+        Ok(read)
     }
 
     /// What [`Reader::fts_all_scores`] gives for `expr` (one phrase, no filters) with

@@ -18,13 +18,13 @@
 //! scales (`rows` f32, padded to 8), chunk ids and note ids (`rows` i64 each), then the
 //! CRC-32 of everything before it (`u32`).
 
-use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::codes::Codes;
 use super::semantic::Matrix;
+use crate::cache_file::{self, pad8, Cursor};
 
 const MAGIC: &[u8; 8] = b"BRAINMX2";
 
@@ -39,10 +39,6 @@ pub struct Key<'a> {
     pub version: i64,
     /// The index's identity (`index::INDEX_ID`).
     pub index_id: i64,
-}
-
-fn pad8(out: &mut Vec<u8>) {
-    out.resize(out.len().next_multiple_of(8), 0);
 }
 
 /// The file's bytes for `matrix` read at `key`.
@@ -70,36 +66,7 @@ fn encode(matrix: &Matrix, key: Key<'_>) -> Vec<u8> {
     note_ids
         .iter()
         .for_each(|i| out.extend_from_slice(&i.to_le_bytes()));
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
-}
-
-/// Reads fixed-size fields front to back; `None` past the end.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.at.checked_add(n)?;
-        let out = self.bytes.get(self.at..end)?;
-        self.at = end;
-        Some(out)
-    }
-
-    fn skip_pad(&mut self) {
-        self.at = self.at.next_multiple_of(8);
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
+    cache_file::seal(out)
 }
 
 /// A matrix file's parts, checked whole, with its codes still in the file's bytes.
@@ -122,8 +89,8 @@ impl Decoded {
 /// The parts in `bytes`, if they are a whole, undamaged file written at `key` (at any
 /// vectors version with `any_version`).
 fn decode(bytes: &[u8], key: Key<'_>, any_version: bool) -> Option<Decoded> {
-    let (body, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
-    let mut c = Cursor { bytes: body, at: 0 };
+    let (body, crc) = cache_file::unseal(bytes)?;
+    let mut c = Cursor::new(body);
     if c.take(8)? != MAGIC {
         return None;
     }
@@ -140,7 +107,7 @@ fn decode(bytes: &[u8], key: Key<'_>, any_version: bool) -> Option<Decoded> {
     if !version_ok || index_id != key.index_id || dim != key.dim || model != key.model.as_bytes() {
         return None;
     }
-    if crc32fast::hash(body).to_le_bytes() != crc {
+    if !cache_file::intact(body, crc) {
         return None;
     }
     c.skip_pad();
@@ -154,17 +121,9 @@ fn decode(bytes: &[u8], key: Key<'_>, any_version: bool) -> Option<Decoded> {
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     c.skip_pad();
-    let ids = |c: &mut Cursor<'_>| -> Option<Vec<i64>> {
-        Some(
-            c.take(rows.checked_mul(8)?)?
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default()))
-                .collect(),
-        )
-    };
-    let chunk_ids = ids(&mut c)?;
-    let note_ids = ids(&mut c)?;
-    if c.at != body.len() {
+    let chunk_ids = c.i64s(rows)?;
+    let note_ids = c.i64s(rows)?;
+    if !c.at_end() {
         return None;
     }
     Some(Decoded {
@@ -217,11 +176,7 @@ fn read_as(path: &Path, key: Key<'_>, any_version: bool) -> Option<Matrix> {
 /// Stores `matrix` (read at `key`) at `path`, atomically: a reader sees the old file or
 /// the new one, never a part.
 pub fn write(path: &Path, matrix: &Matrix, key: Key<'_>) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&encode(matrix, key))?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    cache_file::write(path, &encode(matrix, key))
 }
 
 #[cfg(test)]
