@@ -18,7 +18,7 @@
 
 use std::ffi::{c_int, c_void, CStr};
 
-use rusqlite::{ffi, Connection};
+use rusqlite::{ffi, Connection, OptionalExtension};
 
 /// The auxiliary function: `brain_phrase_frequencies(notes_fts, w_title, w_tags, w_body)`,
 /// called on the first row of a query of one phrase: every row the phrase matches, in id
@@ -242,28 +242,14 @@ impl DocLengths {
     /// Reads them from FTS5's docsize table and its averages record, in `conn`'s current
     /// transaction. `None` when they do not agree (then only `bm25()` is to be trusted).
     pub(super) fn read(conn: &Connection) -> rusqlite::Result<Option<DocLengths>> {
-        let averages: Option<Vec<u8>> = {
-            let mut stmt = conn.prepare_cached("SELECT block FROM notes_fts_data WHERE id = 1")?;
-            let mut rows = stmt.query([])?;
-            match rows.next()? {
-                Some(row) => Some(row.get(0)?),
-                None => None,
-            }
+        let Some((rows, tokens)) = totals(conn)? else {
+            return Ok(None);
         };
-        let mut out = DocLengths::default();
-        if let Some(block) = averages.filter(|b| !b.is_empty()) {
-            let mut at = 0;
-            let Some(rows) = varint(&block, &mut at) else {
-                return Ok(None);
-            };
-            out.rows = rows as i64;
-            while at < block.len() {
-                let Some(column) = varint(&block, &mut at) else {
-                    return Ok(None);
-                };
-                out.tokens = out.tokens.wrapping_add(column as i64);
-            }
-        }
+        let mut out = DocLengths {
+            rows,
+            tokens,
+            ..DocLengths::default()
+        };
         let mut stmt = conn.prepare_cached("SELECT id, sz FROM notes_fts_docsize ORDER BY id")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
@@ -332,6 +318,30 @@ impl DocLengths {
         let found = rest[..end].binary_search(&id).ok()?;
         Some(from + found)
     }
+}
+
+/// FTS5's count of rows and of tokens in every row and column, from its averages record
+/// (none yet: zero and zero); `None` when the record cannot be read as one.
+pub(super) fn totals(conn: &Connection) -> rusqlite::Result<Option<(i64, i64)>> {
+    let block: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT block FROM notes_fts_data WHERE id = 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    let Some(block) = block.filter(|b| !b.is_empty()) else {
+        return Ok(Some((0, 0)));
+    };
+    let mut at = 0;
+    let Some(rows) = varint(&block, &mut at) else {
+        return Ok(None);
+    };
+    let mut tokens: i64 = 0;
+    while at < block.len() {
+        let Some(column) = varint(&block, &mut at) else {
+            return Ok(None);
+        };
+        tokens = tokens.wrapping_add(column as i64);
+    }
+    Ok(Some((rows as i64, tokens)))
 }
 
 /// SQLite's variable-length integer at `bytes[*at..]` (big-endian groups of seven bits, a

@@ -531,6 +531,12 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// How many notes FTS5 holds, from its averages record (one row read).
+    pub fn fts_rows(&self) -> Result<i64> {
+        let totals = bm25_parts::totals(&self.conn).map_err(|e| self.err(e))?;
+        Ok(totals.map_or(0, |(rows, _)| rows))
+    }
+
     /// FTS5's length of every note and the totals `bm25()` averages over, as this read
     /// transaction sees them; `None` when FTS5's records disagree (see [`DocLengths`]).
     /// From the lengths file when it was written at this transaction's notes version, else
