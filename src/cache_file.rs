@@ -82,22 +82,21 @@ impl<'a> Cursor<'a> {
 
     /// The next `n` `i64`s.
     pub fn i64s(&mut self, n: usize) -> Option<Vec<i64>> {
-        let bytes = self.take(n.checked_mul(8)?)?;
-        Some(
-            bytes
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default()))
-                .collect(),
-        )
+        self.array(n, i64::from_le_bytes)
     }
 
     /// The next `n` `u32`s.
     pub fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
-        let bytes = self.take(n.checked_mul(4)?)?;
+        self.array(n, u32::from_le_bytes)
+    }
+
+    /// The next `n` values of `N` bytes each, each made by `from`.
+    fn array<const N: usize, T>(&mut self, n: usize, from: fn([u8; N]) -> T) -> Option<Vec<T>> {
+        let bytes = self.take(n.checked_mul(N)?)?;
         Some(
             bytes
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+                .chunks_exact(N)
+                .map(|b| from(b.try_into().unwrap_or([0; N])))
                 .collect(),
         )
     }

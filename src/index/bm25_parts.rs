@@ -199,7 +199,7 @@ pub(super) fn unpack(blob: &[u8]) -> Option<Vec<(i64, f64)>> {
 
 /// Every note's length in tokens (all columns together, as `bm25()` reads it) and the
 /// totals `bm25()` averages over: one version of the notes' full-text index.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DocLengths {
     /// Note ids, ascending.
     ids: Vec<i64>,
@@ -242,14 +242,10 @@ impl DocLengths {
     /// Reads them from FTS5's docsize table and its averages record, in `conn`'s current
     /// transaction. `None` when they do not agree (then only `bm25()` is to be trusted).
     pub(super) fn read(conn: &Connection) -> rusqlite::Result<Option<DocLengths>> {
-        let Some((rows, tokens)) = totals(conn)? else {
+        let Some((notes, tokens)) = totals(conn)? else {
             return Ok(None);
         };
-        let mut out = DocLengths {
-            rows,
-            tokens,
-            ..DocLengths::default()
-        };
+        let (mut ids, mut lengths) = (Vec::new(), Vec::new());
         let mut stmt = conn.prepare_cached("SELECT id, sz FROM notes_fts_docsize ORDER BY id")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
@@ -265,17 +261,12 @@ impl DocLengths {
             let Ok(length) = u32::try_from(length) else {
                 return Ok(None);
             };
-            out.ids.push(id);
-            out.lengths.push(length);
+            ids.push(id);
+            lengths.push(length);
         }
         // The averages record and the lengths are kept by FTS5 in one transaction; should
         // they ever disagree, `bm25()` would not be computing what this does.
-        Ok(DocLengths::from_parts(
-            out.ids,
-            out.lengths,
-            out.rows,
-            out.tokens,
-        ))
+        Ok(DocLengths::from_parts(ids, lengths, notes, tokens))
     }
 
     /// BM25 scores (higher is better: `-bm25()`) of the notes a one-phrase query matched,
