@@ -12,9 +12,10 @@
 //!
 //! The frequencies come from one auxiliary function call, [`PHRASE_FREQUENCIES`], not one
 //! per row: on the query's first row it walks every row of the phrase itself (FTS5's
-//! `xQueryPhrase`, as `bm25()` does to count them), reading each row's instances as
-//! `bm25()` does. A call per row spent as much in SQLite's statement loop and in reading
-//! two columns of each row back as in FTS5 (a profile of common words at 100k notes).
+//! `xQueryPhrase`, as `bm25()` does to count them), reading each row's position list: the
+//! instances `bm25()` reads, in its order. A call per row spent as much in SQLite's
+//! statement loop and in reading two columns of each row back as in FTS5 (a profile of
+//! common words at 100k notes).
 
 use std::ffi::{c_int, c_void, CStr};
 
@@ -140,7 +141,11 @@ unsafe extern "C" fn phrase_frequencies(
 }
 
 /// One row of the phrase, from `xQueryPhrase`: its id and weighted frequency onto the
-/// [`Walk`] at `data`. The loop is `fts5Bm25Function`'s first, alone.
+/// [`Walk`] at `data`. The loop is `fts5Bm25Function`'s first, alone, over the phrase's
+/// position list: `bm25()` reads the same instances, in the same (column, offset) order,
+/// through `xInst`, whose per-row instance array (built for every phrase of a query, and
+/// sorted) cost a tenth of a common word's walk; this query has one phrase, so its
+/// position list is that array already.
 unsafe extern "C" fn visit(
     api: *const ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
@@ -148,30 +153,33 @@ unsafe extern "C" fn visit(
 ) -> c_int {
     // SAFETY: FTS5 calls this with its own API table and a cursor on the row, valid for
     // the call, and the `Walk` that `phrase_frequencies` passed, alive and not otherwise
-    // borrowed while `xQueryPhrase` runs.
+    // borrowed while `xQueryPhrase` runs. The iterator points into the cursor's position
+    // list, read before the cursor moves.
     unsafe {
         let api = &*api;
         let walk = &mut *data.cast::<Walk>();
-        let (Some(rowid), Some(count), Some(inst)) = (api.xRowid, api.xInstCount, api.xInst) else {
+        let (Some(rowid), Some(first), Some(next)) =
+            (api.xRowid, api.xPhraseFirst, api.xPhraseNext)
+        else {
             return ffi::SQLITE_MISUSE;
         };
-        let mut n: c_int = 0;
-        let rc = count(fts, &mut n);
+        let mut iter = ffi::Fts5PhraseIter {
+            a: std::ptr::null(),
+            b: std::ptr::null(),
+        };
+        let (mut column, mut offset) = (0, 0);
+        let rc = first(fts, 0, &mut iter, &mut column, &mut offset);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
         let mut frequency = 0.0f64;
-        for i in 0..n {
-            let (mut phrase, mut column, mut offset) = (0, 0, 0);
-            let rc = inst(fts, i, &mut phrase, &mut column, &mut offset);
-            if rc != ffi::SQLITE_OK {
-                return rc;
-            }
+        while column >= 0 {
             frequency += usize::try_from(column)
                 .ok()
                 .and_then(|c| walk.weights.get(c))
                 .copied()
                 .unwrap_or(1.0);
+            next(fts, &mut iter, &mut column, &mut offset);
         }
         walk.packed.extend_from_slice(&rowid(fts).to_ne_bytes());
         walk.packed.extend_from_slice(&frequency.to_ne_bytes());

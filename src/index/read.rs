@@ -580,11 +580,17 @@ impl<'a> Reader<'a> {
              FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT 1"
         );
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let blob: Option<Vec<u8>> = stmt
-            .query_row([expr], |r| r.get(0))
+        // Unpacked from SQLite's own copy of the blob: for a word in most notes it is
+        // megabytes, and one copy fewer.
+        let hits = stmt
+            .query_row([expr], |r| {
+                Ok(bm25_parts::unpack(
+                    r.get_ref(0)?.as_blob_or_null()?.unwrap_or_default(),
+                ))
+            })
             .optional()
             .map_err(|e| self.err(e))?;
-        let Some(mut hits) = bm25_parts::unpack(blob.as_deref().unwrap_or_default()) else {
+        let Some(mut hits) = hits.unwrap_or(Some(Vec::new())) else {
             return Ok(None);
         };
         if !hits.is_sorted_by_key(|&(id, _)| id) {
