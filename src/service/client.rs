@@ -13,7 +13,7 @@ use super::error::ServiceError;
 use super::location::{check_owner, socket_path};
 use super::protocol::{
     expect, Answer, Op, Outcome, Reply, Request, Response, ServerInfo, StatusReport,
-    PROTOCOL_VERSION,
+    MAX_LINE_BYTES, PROTOCOL_VERSION,
 };
 use crate::index::SyncReport;
 use crate::passage::{NoteRef, Passage};
@@ -110,6 +110,10 @@ impl Client {
         })
         .map_err(|e| ServiceError::Protocol(format!("request could not be encoded: {e}")))?;
         line.push(b'\n');
+        if line.len() > MAX_LINE_BYTES {
+            // The backend would close the connection on it mid-write.
+            return Err(ServiceError::TooLarge(line.len()));
+        }
         let gone = |e: std::io::Error| ServiceError::Disconnected(e.to_string());
         self.reader.get_mut().write_all(&line).map_err(gone)?;
         let mut answer = Vec::new();

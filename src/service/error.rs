@@ -56,6 +56,10 @@ pub enum ServiceError {
     /// The connection ended or timed out before a whole answer arrived.
     #[error("the backend stopped answering: {0}")]
     Disconnected(String),
+    /// A request longer than the backend reads (a draft of megabytes for `similar`): not
+    /// sent, and answered in-process without a warning, since nothing is wrong.
+    #[error("the request is {0} bytes, more than the backend reads in one line")]
+    TooLarge(usize),
     /// The backend sent something that is not a response.
     #[error("the backend sent an unreadable response: {0}")]
     Protocol(String),
@@ -83,6 +87,7 @@ impl ServiceError {
             | ServiceError::Unsafe { .. }
             | ServiceError::VersionMismatch { .. }
             | ServiceError::Disconnected(_)
+            | ServiceError::TooLarge(_)
             | ServiceError::Protocol(_)
             | ServiceError::Io { .. } => true,
             ServiceError::Remote(f) => matches!(
@@ -96,7 +101,10 @@ impl ServiceError {
     /// True when falling back deserves a warning: something is there but is unusable.
     /// "Not running" is the ordinary case and stays silent.
     pub fn is_surprising(&self) -> bool {
-        !matches!(self, ServiceError::NotRunning { .. })
+        !matches!(
+            self,
+            ServiceError::NotRunning { .. } | ServiceError::TooLarge(_)
+        )
     }
 
     /// The exit status for a command that fails with this error: the backend's for the

@@ -11,6 +11,9 @@ use super::local;
 use super::protocol::{ErrorCode, Fault, Op, Reply, StatusReport, PROTOCOL_VERSION};
 use super::state::Live;
 
+use crate::index::walk::Scope;
+use crate::index::SyncOptions;
+use crate::similar::Source;
 use crate::Engine;
 
 /// Everything a request may touch.
@@ -23,6 +26,19 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// Syncs the one note at `path` (relative to the root), as the watcher would once it
+    /// saw it change. A path that climbs out of the folder is left to the answer's own
+    /// check ("not a note of the index").
+    fn sync_one(&self, path: &str) -> crate::Result<()> {
+        let path = path.trim_start_matches("./");
+        if path.trim().is_empty() || path.split('/').any(|c| c == "..") {
+            return Ok(());
+        }
+        self.engine
+            .sync_paths(&Scope::new([path]), SyncOptions::default())
+            .map(|_| ())
+    }
+
     /// A handler that sends reindexes to the indexer through `jobs`.
     pub fn new(engine: Arc<Engine>, live: Arc<Live>, jobs: Sender<Job>) -> Handler {
         Handler { engine, live, jobs }
@@ -64,27 +80,30 @@ impl Handler {
             }
             get @ Op::Get(_) => local::answer(&self.engine, get).map_err(fault),
             Op::Similar(mut req) => {
-                // As for a search: a watched index is already fresh.
-                if self.live.is_fresh() {
+                // As for a search: a watched index is already fresh, except for a note the
+                // client has just written (`brain new`, then at once `brain similar` on it),
+                // which the watcher may not have seen yet: that one file is synced first.
+                if self.live.is_fresh() && req.sync {
                     req.sync = false;
+                    if let Source::Path(path) = &req.source {
+                        self.sync_one(path).map_err(fault)?;
+                    }
                 }
                 local::answer(&self.engine, Op::Similar(req)).map_err(fault)
             }
-            Op::SimilarAll { sync } => {
-                let sync = sync && !self.live.is_fresh();
-                local::answer(&self.engine, Op::SimilarAll { sync }).map_err(fault)
-            }
-            Op::Check { sync } => {
-                let sync = sync && !self.live.is_fresh();
-                local::answer(&self.engine, Op::Check { sync }).map_err(fault)
-            }
-            Op::IndexMd { sync } => {
-                let sync = sync && !self.live.is_fresh();
-                local::answer(&self.engine, Op::IndexMd { sync }).map_err(fault)
-            }
             Op::Links { path, sync } => {
-                let sync = sync && !self.live.is_fresh();
+                if sync && self.live.is_fresh() {
+                    self.sync_one(&path).map_err(fault)?;
+                    return local::answer(&self.engine, Op::Links { path, sync: false })
+                        .map_err(fault);
+                }
                 local::answer(&self.engine, Op::Links { path, sync }).map_err(fault)
+            }
+            // These read (or write, `index-md --write`) every note, and a note saved a moment
+            // ago may still wait for the watcher: they sync whole, as in-process, whatever
+            // the watcher says. Rare commands, where a no-change sync's walk is no burden.
+            whole @ (Op::SimilarAll { .. } | Op::Check { .. } | Op::IndexMd { .. }) => {
+                local::answer(&self.engine, whole).map_err(fault)
             }
         }
     }

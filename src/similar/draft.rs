@@ -24,8 +24,16 @@ impl Draft {
         check(bytes, max_bytes)?;
         let (mut parsed, _) = note::parse(name, bytes);
         let body = parsed.text.trim();
-        let titled =
-            parsed.fields.contains_key("title") || parsed.headings.iter().any(|h| h.level == 1);
+        // A title counts only when it says something: `title: ""` or a bare `# ` would
+        // otherwise leave the placeholder name (`draft.md`) to be compared as its words.
+        let titled = parsed
+            .fields
+            .get("title")
+            .is_some_and(|t| !t.as_str().is_some_and(|t| t.trim().is_empty()) && !t.is_null())
+            || parsed
+                .headings
+                .iter()
+                .any(|h| h.level == 1 && !h.text.trim().is_empty());
         if body.is_empty() && !titled {
             let what = if parsed.fields.is_empty() {
                 "the draft is empty"
@@ -98,6 +106,11 @@ mod tests {
         assert!(err(b"").contains("empty"));
         assert!(err(b"  \n\n").contains("empty"));
         assert!(err(b"---\ntags: [a]\n---\n").contains("only frontmatter"));
+        // An empty title is no title: the placeholder name is never compared.
+        assert!(err(b"---\ntitle: \"\"\n---\n").contains("only frontmatter"));
+        assert!(err(b"---\ntitle:\n---\n").contains("only frontmatter"));
+        assert!(err(b"# \n").contains("empty"));
+        assert!(err(b"#\n\n  \n").contains("empty"));
         assert!(err(b"a\0b").contains("NUL"));
         assert!(err(b"caf\xe9").contains("UTF-8"));
         let big = vec![b'a'; 11];

@@ -195,3 +195,47 @@ fn the_backend_answers_similar_like_the_cli() {
     assert_eq!(warm["results"], cold["results"]);
     assert_eq!(verdict(&warm), "duplicate");
 }
+
+/// What a client has just written is there for the commands that name it or read every
+/// note, though the backend's watcher may not have seen it yet; and a draft longer than the
+/// backend reads in one request is answered in-process, without a warning.
+#[test]
+fn the_backend_answers_about_a_note_written_a_moment_ago() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    let _server = b.serve_synced(&[]);
+    for i in 0..3 {
+        let path = format!("idea/just-written-{i}.md");
+        b.write(
+            &path,
+            format!(
+                "---\ntype: idea\ntags: [retries]\ncreated: 2026-12-04\nphase: Exploring\n---\n\
+                 # Just written {i}\n\nSee [[lore/sqlite-busy-timeout]] before retrying.\n"
+            ),
+        );
+        let similar = b.ok(&["similar", &path, "--json"]).json();
+        assert!(similar["verdict"].is_string(), "{similar}");
+        let links = b.ok(&["links", &path, "--json"]).json();
+        assert!(
+            links.to_string().contains("lore/sqlite-busy-timeout"),
+            "{links}"
+        );
+        let dry = b.ok(&["index-md"]).stdout();
+        assert!(dry.contains(&format!("[[idea/just-written-{i}]]")), "{dry}");
+    }
+
+    let big = "Retries need jitter so that clients do not come back together.\n".repeat(20_000);
+    assert!(big.len() > 1 << 20);
+    b.write("../big-draft.md", &big);
+    let run = b.ok(&[
+        "similar",
+        b.root.join("../big-draft.md").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        !run.stderr().contains("stopped answering"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.json()["verdict"].is_string());
+}
