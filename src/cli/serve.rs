@@ -14,14 +14,21 @@ use tracing_subscriber::EnvFilter;
 
 use super::args::ServeArgs;
 
+/// The shortest `--client-timeout`, in seconds.
+const MIN_CLIENT_TIMEOUT: f64 = 0.1;
+/// The longest, a day.
+const MAX_CLIENT_TIMEOUT: f64 = 86_400.0;
+
 /// Runs `brain serve` until a signal stops it.
 pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
         brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
     })?;
-    if !(args.client_timeout > 0.0 && args.client_timeout.is_finite()) {
+    // Below a tenth of a second every client is cut off mid-request; past a day is no
+    // limit at all (and past u64 seconds no Duration).
+    if !(MIN_CLIENT_TIMEOUT..=MAX_CLIENT_TIMEOUT).contains(&args.client_timeout) {
         return Err(brain::Error::InvalidInput(format!(
-            "--client-timeout must be a positive number of seconds, got {}",
+            "--client-timeout must be between {MIN_CLIENT_TIMEOUT} and {MAX_CLIENT_TIMEOUT} seconds, got {}",
             args.client_timeout
         ))
         .into());

@@ -286,6 +286,12 @@ pub(crate) fn run(
         }
     }
     let mut notices = Vec::new();
+    if text.len() < req.query.len() {
+        notices.push(format!(
+            "the query is {} bytes: only its first {MAX_QUERY_BYTES} were searched for",
+            req.query.len()
+        ));
+    }
     if query.capped {
         notices.push(capped_notice());
     }

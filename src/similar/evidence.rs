@@ -134,8 +134,20 @@ pub(crate) fn rare_share(terms: &[RareTerm], held: &[usize]) -> (f64, Vec<String
     (share, held.iter().map(|&k| terms[k].word.clone()).collect())
 }
 
-/// Jaccard likeness of two titles' words (lowercase, stopwords and 1-letter words dropped).
+/// Jaccard likeness of two titles' words (lowercase, stopwords and 1-letter words dropped),
+/// or 0 when both hold numbers and not the same ones: "Standup 2026-12-03" and "Standup
+/// 2026-12-04", "Q3 review" and "Q4 review" are entries of a series, not one title twice.
 pub(crate) fn title_likeness(a: &str, b: &str) -> f64 {
+    let numbers = |s: &str| -> HashSet<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (na, nb) = (numbers(a), numbers(b));
+    if !na.is_empty() && !nb.is_empty() && na != nb {
+        return 0.0;
+    }
     let set = |s: &str| -> HashSet<String> {
         s.split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.chars().count() > 1)
@@ -177,6 +189,21 @@ mod tests {
             (title_likeness("Delete remote git tags", "Delete a git branch") - 0.4).abs() < 1e-9
         );
         assert_eq!(title_likeness("", ""), 0.0);
+        // Entries of a series differ by their numbers.
+        assert_eq!(
+            title_likeness("Standup 2026-12-03", "Standup 2026-12-04"),
+            0.0
+        );
+        assert_eq!(
+            title_likeness("Q3 planning review", "Q4 planning review"),
+            0.0
+        );
+        assert_eq!(title_likeness("Race number 1", "Race number 2"), 0.0);
+        assert_eq!(
+            title_likeness("Upgrade to Postgres 16", "upgrade postgres 16"),
+            1.0
+        );
+        assert!(title_likeness("Python 3 tips", "Python tips") > 0.5);
     }
 
     #[test]

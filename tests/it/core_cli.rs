@@ -466,6 +466,14 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
     assert_eq!(r.json()["notice"], said);
     let r = b.ok(&["search", "--mode", "bm25", "--json", "jitter"]);
     assert!(r.json().get("notice").is_none(), "{}", r.stdout());
+    // A query past 10,000 bytes is cut, and says so too.
+    let long = format!("{} jitter", "a".repeat(10_000));
+    let r = b.ok(&["search", "--mode", "bm25", "--json", &long]);
+    let notice = r.json()["notice"].as_str().unwrap_or_default().to_string();
+    assert!(
+        notice.contains("the query is 10007 bytes: only its first 10000"),
+        "{notice}"
+    );
 }
 
 #[test]
@@ -639,6 +647,14 @@ fn bad_settings_are_one_line_and_exit_2() {
         .output()
         .unwrap();
     refused("unknown model", crate::harness::Run(r), "unknown model");
+    // Out of range is refused before anything starts (1e300 s is no Duration at all).
+    for t in ["1e300", "0", "0.000001", "NaN", "inf"] {
+        refused(
+            &format!("--client-timeout {t}"),
+            b.run(&["serve", "--client-timeout", t]),
+            "--client-timeout must be between",
+        );
+    }
 }
 
 #[test]

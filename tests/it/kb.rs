@@ -242,6 +242,17 @@ fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
         r.stderr()
     );
     assert!(b.root.join(slug).is_file());
+
+    // Entries of a series (a date, a number apart) are new entries, not duplicates.
+    for title in [
+        "Standup 2026-12-03",
+        "Standup 2026-12-04",
+        "Q3 planning review",
+        "Q4 planning review",
+    ] {
+        let r = b.run(&["new", "lore", title]);
+        assert_eq!(r.code(), 0, "{title}: {}", r.stderr());
+    }
 }
 
 #[test]

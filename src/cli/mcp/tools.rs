@@ -250,6 +250,7 @@ impl BrainTools {
             Ok(note) => note,
             Err(message) => return failure(message),
         };
+        let wanted = note.line;
         let read = move |b: &Answerer| {
             let passage = b.get(&note)?;
             crate::cli::stats::record_read(b.config(), &passage.path, brain::usage::Via::Mcp);
@@ -257,7 +258,7 @@ impl BrainTools {
         };
         match self.blocking(read).await {
             Ok(passage) => {
-                let (passage, more) = cap(passage);
+                let (passage, more) = cap(passage, wanted);
                 if args.json {
                     return json(&passage);
                 }
@@ -386,9 +387,32 @@ const WHOLE_NOTE_LINES: u32 = 400;
 const MAX_CHARS: usize = 40_000;
 
 /// `p` cut to [`MAX_CHARS`] bytes at a line's end (inside the first line when that alone is
-/// longer), and what was left out, said as the call that reads on.
-fn cap(mut p: brain::passage::Passage) -> (brain::passage::Passage, Option<String>) {
+/// longer), and what was left out, said as the call that reads on. The lines of context
+/// before `wanted` (the line asked for) go first: a cut that left out the asked line would
+/// tell the caller to read on from it, and give it the same answer again.
+fn cap(
+    mut p: brain::passage::Passage,
+    wanted: Option<u32>,
+) -> (brain::passage::Passage, Option<String>) {
     let mut cut_line = false;
+    if p.text.len() > MAX_CHARS {
+        if let Some(w) = wanted.filter(|&w| w > p.start_line && w <= p.end_line) {
+            // Byte offset where line `w` starts, and where it ends.
+            let skip = (w - p.start_line) as usize;
+            let start = p
+                .text
+                .match_indices('\n')
+                .nth(skip - 1)
+                .map_or(0, |(i, _)| i + 1);
+            let end = p.text[start..]
+                .find('\n')
+                .map_or(p.text.len(), |i| start + i);
+            if end > MAX_CHARS {
+                p.text.drain(..start);
+                p.start_line = w;
+            }
+        }
+    }
     if p.text.len() > MAX_CHARS {
         let mut end = MAX_CHARS;
         while !p.text.is_char_boundary(end) {
@@ -401,7 +425,8 @@ fn cap(mut p: brain::passage::Passage) -> (brain::passage::Passage, Option<Strin
                 cut_line = true;
             }
         }
-        p.end_line = p.start_line + p.text.lines().count().max(1) as u32 - 1;
+        // Counted by newlines: `lines()` would miss a last line that is empty.
+        p.end_line = p.start_line + p.text.matches('\n').count() as u32;
     }
     let rest = p.total_lines.saturating_sub(p.end_line);
     let more = match (cut_line, rest) {
@@ -493,26 +518,39 @@ mod tests {
         let note = note_ref(&args("a.md:7")).unwrap();
         assert_eq!((note.line, note.count), (Some(7), None));
 
-        let (p, more) = cap(passage("one\ntwo", 900));
+        let (p, more) = cap(passage("one\ntwo", 900), None);
         assert_eq!(p.text, "one\ntwo");
         assert_eq!(
             more.as_deref(),
             Some("898 more lines: call get with line=3 (and count) to read on")
         );
-        assert_eq!(cap(passage("one\ntwo", 2)).1, None);
+        assert_eq!(cap(passage("one\ntwo", 2), None).1, None);
     }
 
     #[test]
     fn long_text_is_cut_at_a_line_end_or_inside_one_huge_line() {
         let line = "x".repeat(30_000);
-        let (p, more) = cap(passage(&format!("{line}\n{line}\n{line}"), 3));
+        let (p, more) = cap(passage(&format!("{line}\n{line}\n{line}"), 3), None);
         assert_eq!((p.text.len(), p.end_line), (30_000, 1));
         assert!(more.unwrap().contains("call get with line=2"));
 
         let huge = "é".repeat(MAX_CHARS);
-        let (p, more) = cap(passage(&huge, 1));
+        let (p, more) = cap(passage(&huge, 1), None);
         assert!(p.text.len() <= MAX_CHARS && p.text.chars().all(|c| c == 'é'));
         assert_eq!(p.end_line, 1);
         assert!(more.unwrap().contains("line 1 is cut"));
+
+        // A hit on a huge line after a short one and a blank: the answer holds that line
+        // (cut), not only the context before it, so reading on never asks for it again.
+        let text = format!("# One line\n\n{}", "minified ".repeat(20_000));
+        let (p, more) = cap(passage(&text, 3), Some(3));
+        assert_eq!((p.start_line, p.end_line), (3, 3));
+        assert!(p.text.starts_with("minified"));
+        assert!(more.unwrap().contains("line 3 is cut"));
+        // Context that fits stays, and a blank last line is counted.
+        let text = format!("a\n\n{}\nb", "x".repeat(MAX_CHARS));
+        let (p, more) = cap(passage(&text, 4), Some(2));
+        assert_eq!((p.start_line, p.end_line, p.text.as_str()), (1, 2, "a\n"));
+        assert!(more.unwrap().contains("line=3"));
     }
 }
