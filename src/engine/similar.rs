@@ -14,9 +14,8 @@ use crate::similar::{
 /// Draft passages compared at most (a 10 MB draft would otherwise take minutes to embed).
 pub const MAX_DRAFT_PASSAGES: usize = 32;
 
-/// The line printed when similar works without a model.
-const KEYWORDS_ONLY: &str =
-    "no embedding model: verdicts from rare words and titles only (run 'brain model fetch')";
+/// What similar does without vectors: verdicts from rare words and titles.
+const KEYWORDS_ONLY: &str = "verdicts from rare words and titles only";
 
 impl Engine {
     /// The notes most like a draft or a note, each with a verdict. Reads only: the draft's
@@ -114,7 +113,7 @@ impl Engine {
             None => {
                 without_model(
                     &mut notices,
-                    "no embedding model: only notes whose titles are the same words are grouped (run 'brain model fetch')",
+                    "only notes whose titles are the same words are grouped",
                 );
                 "keywords"
             }
@@ -127,10 +126,18 @@ impl Engine {
     }
 }
 
-/// Replaces search's "semantic search off" line with what `similar` does instead.
+/// Says what `similar` does without vectors (`instead`) and why: no model (search's
+/// "semantic search off" line, replaced), or a model whose vectors are not made yet (the
+/// line saying so is kept; fetching the model again would not help).
 fn without_model(notices: &mut Vec<String>, instead: &str) {
+    let before = notices.len();
     notices.retain(|n| n != super::NO_MODEL_NOTICE);
-    notices.push(instead.into());
+    match notices.len() < before || notices.is_empty() {
+        true => notices.push(format!(
+            "no embedding model: {instead} (run 'brain model fetch')"
+        )),
+        false => notices.push(format!("{instead} until then")),
+    }
 }
 
 /// The draft's passage vectors: stored ones where the brain has the same passage text,

@@ -17,36 +17,15 @@ pub struct Link {
     pub line: u32,
 }
 
-/// The links in `body` (markdown whose first line is line `first_line` of its file). Fenced
-/// code blocks and inline code spans hold no links; `[[]]` and a link that does not close on
-/// its line are not links.
+/// The links in `body` (markdown whose first line is line `first_line` of its file). Code
+/// (fenced or indented blocks, also inside list items, and inline spans) and HTML comments
+/// hold no links; `[[]]` and a link that does not close on its line are not links.
 pub fn extract(body: &str, first_line: u32) -> Vec<Link> {
+    let text = without_code(body);
     let mut links = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    for (i, line) in body.lines().enumerate() {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
-        if let (Some(c), true) = (marker, indent < 4) {
-            let run = trimmed.chars().take_while(|x| *x == c).count();
-            if run >= 3 {
-                match fence {
-                    None => fence = Some((c, run)),
-                    Some((open, len))
-                        if open == c && run >= len && trimmed[run..].trim().is_empty() =>
-                    {
-                        fence = None
-                    }
-                    Some(_) => {}
-                }
-                continue;
-            }
-        }
-        if fence.is_some() {
-            continue;
-        }
+    for (i, line) in text.lines().enumerate() {
         let line_no = first_line + i as u32;
-        for target in in_line(&without_code_spans(line)) {
+        for target in in_line(line) {
             links.push(Link {
                 target,
                 line: line_no,
@@ -56,28 +35,34 @@ pub fn extract(body: &str, first_line: u32) -> Vec<Link> {
     links
 }
 
-/// `line` with inline code spans (`` `x` ``, ``` ``x`` ```) blanked out.
-fn without_code_spans(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(start) = rest.find('`') {
-        out.push_str(&rest[..start]);
-        let run = rest[start..].chars().take_while(|c| *c == '`').count();
-        let ticks = &rest[start..start + run];
-        let after = &rest[start + run..];
-        match after.find(ticks) {
-            Some(end) => {
-                out.push(' ');
-                rest = &after[end + run..];
-            }
-            None => {
-                out.push_str(&rest[start..start + run]);
-                rest = after;
+/// `body` with every byte of code and of HTML comments blanked to a space (line breaks
+/// kept, so lines keep their numbers), as CommonMark reads them: a fence inside a list item
+/// or a block indented four spaces is code as much as a fence at the margin.
+fn without_code(body: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
+    for (event, range) in Parser::new_ext(body, Options::empty()).into_offset_iter() {
+        let comment = || body[range.clone()].trim_start().starts_with("<!--");
+        match event {
+            Event::Start(Tag::CodeBlock(_)) | Event::Code(_) => blank.push(range),
+            Event::Start(Tag::HtmlBlock) | Event::InlineHtml(_) if comment() => blank.push(range),
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return body.to_string();
+    }
+    let mut bytes = body.as_bytes().to_vec();
+    for r in blank {
+        for b in &mut bytes[r] {
+            if *b != b'\n' {
+                *b = b' ';
             }
         }
     }
-    out.push_str(rest);
-    out
+    // Every byte of a blanked character became a space and the rest is untouched, so this
+    // is still UTF-8 (the lossy conversion never replaces anything).
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The targets of the `[[...]]` on one line: each `]]` closes the nearest `[[` before it.
@@ -225,7 +210,17 @@ mod tests {
                     ~~~~md\n[[also/fenced]]\n~~~\n[[still/fenced]]\n~~~~\n\
                     [[]] [[ ]] [[open only\n\
                     [[lore/z.md]] [[a [[lore/inner]]\n\
-                    ![[diagram.png]] [[report.pdf]] [[idea/v1.2]] [[notes/version-2.0]]";
+                    ![[diagram.png]] [[report.pdf]] [[idea/v1.2]] [[notes/version-2.0]]\n\
+                    \n\
+                    \x20   [[indented/code]]\n\
+                    \n\
+                    - a list item\n\
+                    \x20   ```toml\n\
+                    \x20   [[tool.mypy.overrides]]\n\
+                    \x20   ```\n\
+                    \n\
+                    <!-- [[in/a-comment]] -->\n\
+                    Café ``[[x]]`` [[lore/after-code]] <!-- [[inline/comment]] -->";
         assert_eq!(
             targets(body),
             [
@@ -236,6 +231,7 @@ mod tests {
                 ("lore/inner".into(), 21),
                 ("idea/v1.2".into(), 22),
                 ("notes/version-2.0".into(), 22),
+                ("lore/after-code".into(), 32),
             ]
         );
     }

@@ -161,19 +161,35 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
 /// existing file is left alone and the write fails.
 pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> crate::Result<()> {
     use std::io::Write;
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
     use std::os::unix::fs::PermissionsExt;
-    // A note is as readable as any file the person makes (tempfile's default is 0600);
-    // a file being replaced keeps its own mode.
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o666);
+    // A symlinked file (an INDEX.md kept elsewhere) is replaced where it lives: a rename
+    // onto the link would put a plain file in its place and leave the target stale.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path).map_err(|e| crate::Error::io(path, e))?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    // A note is as readable as any file the person makes (tempfile's default is 0600, and
+    // a new file's mode is then cut by the umask, as any other's); a file being replaced
+    // keeps its own mode exactly, so it is set again past the umask.
+    let kept = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777);
     let mut tmp = tempfile::Builder::new()
         .prefix(".brain-")
         .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(mode))
+        .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(0o666)))
         .tempfile_in(dir)
         .map_err(|e| crate::Error::io(dir, e))?;
+    if let Some(mode) = kept {
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(|e| crate::Error::io(tmp.path(), e))?;
+    }
     tmp.write_all(text.as_bytes())
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| crate::Error::io(tmp.path(), e))?;
@@ -183,4 +199,37 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
     };
     persisted.map_err(|e| crate::Error::io(path, e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_link_keeps_pointing_at_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("INDEX.md");
+        std::fs::write(&file, "old").unwrap();
+        // Group-writable: a umask of 022 would cut it to 0644 if it were applied again.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+        write_atomic(&file, "new", false).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o664);
+
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        write_atomic(&link, "through the link", false).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "through the link");
+        assert!(!std::fs::read_dir(dir.path()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".tmp")));
+    }
 }

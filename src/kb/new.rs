@@ -72,7 +72,7 @@ pub fn plan(
                 known = folders(root);
             }
             return Err(Error::InvalidInput(format!(
-                "unknown type {kind:?}: the types are {}",
+                "unknown type {kind:?}: the types are {} (or any top-level folder, without a schema)",
                 if known.is_empty() {
                     "(none yet: brain install writes the defaults)".into()
                 } else {
@@ -267,7 +267,7 @@ mod tests {
             .to_string();
         assert!(
             err.contains(
-                "unknown type \"lroe\": the types are followup, idea, job, lore, research-link"
+                "unknown type \"lroe\": the types are followup, idea, job, lore, research-link (or any top-level folder, without a schema)"
             ),
             "{err}"
         );

@@ -239,3 +239,16 @@ fn the_backend_answers_about_a_note_written_a_moment_ago() {
     );
     assert!(run.json()["verdict"].is_string());
 }
+
+/// A model that is installed but has not embedded the notes yet is not called missing:
+/// fetching it again would not help, `brain index` would.
+#[test]
+fn notes_not_embedded_yet_say_so_and_not_that_the_model_is_missing() {
+    let b = Brain::example().model();
+    let run = b.ok(&["similar", "--text", DUPLICATE, "--json", "--no-daemon"]);
+    let err = run.stderr();
+    assert!(err.contains("not embedded"), "{err}");
+    assert!(err.contains("titles only until then"), "{err}");
+    assert!(!err.contains("model fetch"), "{err}");
+    assert_eq!(run.json()["mode"], "keywords");
+}
