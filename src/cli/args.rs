@@ -526,12 +526,12 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
                         .is_some_and(|c| c.is_alphanumeric() || c == '"')
                     && s != "-h";
                 let name = s.split('=').next().unwrap_or(s);
+                let options = known.get_or_insert_with(search_options);
+                // A near miss of one of search's own options (`--jsn`, `--nosync`) is a
+                // typo, left for clap to refuse, not a word to search for.
                 let long = s.starts_with("--")
                     && s[2..].starts_with(|c: char| c.is_alphanumeric())
-                    && !known
-                        .get_or_insert_with(search_options)
-                        .iter()
-                        .any(|(o, _)| o == name);
+                    && !options.iter().any(|(o, _)| o == name || mistyped(name, o));
                 (short || long).then(|| format!("{EXCLUDE_MARK}{}", &s[1..]).into())
             }
             _ => None,
@@ -549,6 +549,15 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
         out.push(rewritten.unwrap_or(arg));
     }
     out
+}
+
+/// Whether `given` (`--jsn`) is a typo of the option `known` (`--json`): one edit apart
+/// (a swap of neighbours is one), two for names of seven letters or more. Closer than
+/// that to a real flag a person searches for (`--release`, `--force`, `--dry-run`) none
+/// of search's options comes.
+fn mistyped(given: &str, known: &str) -> bool {
+    let distance = strsim::osa_distance(given, known);
+    distance == 1 || (distance == 2 && known.len() >= 2 + 7)
 }
 
 /// Joins the query words and turns [`EXCLUDE_MARK`] back into `-`.
@@ -617,5 +626,32 @@ mod tests {
             parsed(&["--dir", "/x", "search", "q", "--", "--mode"]).0,
             "q --mode"
         );
+        // Flags a person searches for stay words; a typo of search's own is refused.
+        for flag in [
+            "--force",
+            "--dry-run",
+            "--release",
+            "--all",
+            "--verbose",
+            "--tags-only",
+        ] {
+            assert_eq!(parsed(&["search", "git", flag]).0, format!("git {flag}"));
+        }
+        for typo in [
+            "--jsn",
+            "--josn",
+            "--nosync",
+            "--explian",
+            "--no-deamon",
+            "--mdoe",
+        ] {
+            let argv = ["brain", "search", "retry", typo].map(std::ffi::OsString::from);
+            let err = Cli::try_parse_from(protect_excludes(argv.to_vec())).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{typo}"
+            );
+        }
     }
 }

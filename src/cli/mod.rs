@@ -28,7 +28,10 @@ use args::{Cli, Command};
 /// Runs the command line and turns the outcome into an exit code: 0 success, 1 failure,
 /// 2 bad input. A closed stdout (`brain search x | head -1`) is success, not an error.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse_from(args::protect_excludes(std::env::args_os().collect()));
+    let cli = match Cli::try_parse_from(args::protect_excludes(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -50,6 +53,42 @@ pub fn main() -> ExitCode {
             ExitCode::from(code as u8)
         }
     }
+}
+
+/// A command line clap could not read: help and version as clap prints them, anything
+/// else in one line, as every other error (clap's cause, its tip, where the help is),
+/// exit 2.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    // clap's text: the cause (its first paragraph, which may list names on lines of its
+    // own), tips, the usage line and a pointer to --help, in paragraphs.
+    let text = err.to_string();
+    let mut paragraphs = text.split("\n\n");
+    let mut line = paragraphs
+        .next()
+        .unwrap_or("error: bad arguments")
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for tip in paragraphs
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip:"))
+    {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
+    let _ = writeln!(io::stderr(), "{line} (see --help)");
+    ExitCode::from(2)
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {

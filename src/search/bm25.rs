@@ -181,9 +181,11 @@ pub(crate) fn snippet_and_line(
         head.replace(MARK_OPEN, "\u{1}")
             .replace(MARK_CLOSE, "\u{2}")
     });
+    // The line is the match's, not the snippet's first (a snippet may start lines earlier,
+    // or with the line break before the match).
     let at = anchor
         .as_deref()
-        .and_then(|a| marked.find(a))
+        .and_then(|a| Some(marked.find(a)? + a.find('\u{1}')?))
         .or_else(|| marked.find('\u{1}'));
     let line = match at {
         Some(pos) => body_line + marked[..pos].matches('\n').count() as u32,

@@ -108,6 +108,33 @@ fn hit_line_points_at_the_matched_passage() {
         "line {}: {line}",
         hit["line"]
     );
+
+    // The match's own line, also when the snippet starts lines before it or with the
+    // blank line after the frontmatter.
+    b.write(
+        "lore/zebra-a.md",
+        "---\ntitle: Animals\n---\n\nThe zebrafinch has stripes.\n",
+    );
+    b.write(
+        "lore/zebra-b.md",
+        "# Herd\n\nSome text here.\nA zebrafinch herd moves.\n",
+    );
+    let j = b
+        .ok(&["search", "zebrafinch", "--mode", "bm25", "--json"])
+        .json();
+    let lines: Vec<(String, u64)> = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["path"].as_str().unwrap().to_string(),
+                h["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(lines.contains(&("lore/zebra-a.md".into(), 5)), "{lines:?}");
+    assert!(lines.contains(&("lore/zebra-b.md".into(), 4)), "{lines:?}");
 }
 
 #[test]
@@ -647,6 +674,11 @@ fn bad_settings_are_one_line_and_exit_2() {
         .output()
         .unwrap();
     refused("unknown model", crate::harness::Run(r), "unknown model");
+    // What clap cannot read is one line too, and a typo of a flag is not a query word.
+    refused("a typo", b.run(&["search", "retry", "--jsn"]), "'--json'");
+    refused("no query", b.run(&["search"]), "<QUERY>");
+    refused("a bad number", b.run(&["search", "x", "--top", "1.5"]), "--top");
+    refused("no command", b.run(&["bogus"]), "bogus");
     // Out of range is refused before anything starts (1e300 s is no Duration at all).
     for t in ["1e300", "0", "0.000001", "NaN", "inf"] {
         refused(
