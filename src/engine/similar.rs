@@ -88,6 +88,10 @@ impl Engine {
             req.top,
             req.explain,
         )?;
+        // "new" from an empty index would be said with confidence and mean nothing.
+        if let Some(empty) = crate::search::empty_index_notice(&reader)? {
+            notices = vec![empty];
+        }
         Ok(SimilarResponse {
             verdict: found.verdict,
             summary: found.summary,
@@ -108,6 +112,9 @@ impl Engine {
         let reader = self.index.read()?;
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
         let clusters = similar::find_clusters(&reader, matrix)?;
+        if let Some(empty) = crate::search::empty_index_notice(&reader)? {
+            notices = vec![empty];
+        }
         let mode = match matrix {
             Some(_) => "semantic",
             None => {

@@ -296,6 +296,7 @@ pub(crate) fn run(
         notices.push(capped_notice());
     }
     if results.is_empty() {
+        notices.extend(empty_index_notice(reader)?);
         notices.extend(filter_notice(reader, &req.filters)?);
     }
     let explain = match req.explain {
@@ -360,6 +361,15 @@ fn gather_evidence(
 
 /// When a filter names a type that no note has, say so: a typo in `--type` should not
 /// look like an empty brain.
+/// What an answer from an index that holds no notes says: nothing found there means
+/// nothing was indexed (a `--no-sync` call before any `brain index`, a new data dir), not
+/// that the brain lacks the thing.
+pub(crate) fn empty_index_notice(reader: &Reader<'_>) -> Result<Option<String>> {
+    Ok((reader.note_count()? == 0).then(|| {
+        "the index holds no notes: run 'brain index' (or leave out --no-sync)".to_string()
+    }))
+}
+
 fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
     let Some(kind) = &filters.kind else {
         return Ok(None);

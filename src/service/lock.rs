@@ -27,20 +27,39 @@ pub enum LockFailure {
     Failed(ServiceError),
 }
 
+/// `e`, with what to do when it says the data dir cannot be written (as the index's own
+/// errors say it).
+fn writable(e: std::io::Error, dir: &Path) -> std::io::Error {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match e.kind() {
+        ReadOnlyFilesystem | PermissionDenied => std::io::Error::new(
+            e.kind(),
+            format!(
+                "{e}: make {} writable, or set BRAIN_DATA_DIR to a writable folder",
+                dir.display()
+            ),
+        ),
+        _ => e,
+    }
+}
+
 impl InstanceLock {
     /// Takes the one-backend-per-index lock of `config`'s brain (creating its folder);
     /// [`ServiceError::AlreadyRunning`], with the holder's pid, while another process has it.
     pub fn for_backend(config: &Config) -> Result<InstanceLock, ServiceError> {
         let path = lock_path(config);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, e))?;
-        }
+        let dir = path.parent().unwrap_or(&path);
+        std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, writable(e, dir)))?;
         match InstanceLock::acquire(&path) {
             Ok(lock) => Ok(lock),
             Err(LockFailure::Held(pid)) => Err(ServiceError::AlreadyRunning {
                 root: config.root.to_string_lossy().into_owned(),
                 pid,
                 socket: socket_path(config),
+            }),
+            Err(LockFailure::Failed(ServiceError::Io { path, cause })) => Err(ServiceError::Io {
+                cause: writable(cause, dir),
+                path,
             }),
             Err(LockFailure::Failed(e)) => Err(e),
         }
@@ -93,5 +112,17 @@ mod tests {
         }
         drop(held);
         InstanceLock::acquire(&path).unwrap();
+    }
+
+    #[test]
+    fn a_data_dir_that_cannot_be_written_says_what_to_do() {
+        let dir = Path::new("/ro/run");
+        let e = writable(std::io::ErrorKind::ReadOnlyFilesystem.into(), dir).to_string();
+        assert!(
+            e.contains("make /ro/run writable, or set BRAIN_DATA_DIR"),
+            "{e}"
+        );
+        let other = writable(std::io::ErrorKind::NotFound.into(), dir).to_string();
+        assert!(!other.contains("BRAIN_DATA_DIR"), "{other}");
     }
 }

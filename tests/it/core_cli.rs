@@ -677,7 +677,11 @@ fn bad_settings_are_one_line_and_exit_2() {
     // What clap cannot read is one line too, and a typo of a flag is not a query word.
     refused("a typo", b.run(&["search", "retry", "--jsn"]), "'--json'");
     refused("no query", b.run(&["search"]), "<QUERY>");
-    refused("a bad number", b.run(&["search", "x", "--top", "1.5"]), "--top");
+    refused(
+        "a bad number",
+        b.run(&["search", "x", "--top", "1.5"]),
+        "--top",
+    );
     refused("no command", b.run(&["bogus"]), "bogus");
     // Out of range is refused before anything starts (1e300 s is no Duration at all).
     for t in ["1e300", "0", "0.000001", "NaN", "inf"] {
@@ -700,4 +704,44 @@ fn a_model_folder_with_wrong_files_is_refused_not_taken_for_no_model() {
     let r = b.run(&["search", "retry storms", "--no-daemon"]);
     assert_eq!(r.code(), 2, "{}", describe(&r));
     assert!(r.stderr().contains("model.safetensors"), "{}", r.stderr());
+}
+
+/// An answer from an index that holds no notes says so, instead of a confident "nothing
+/// found" or "new: nothing like it".
+#[test]
+fn an_empty_index_says_so_instead_of_finding_nothing() {
+    let b = Brain::example();
+    let fresh = b.tmp.path().join("fresh-data");
+    let run = |args: &[&str]| {
+        let out = b
+            .command()
+            .env("BRAIN_DATA_DIR", &fresh)
+            .args(args)
+            .output()
+            .unwrap();
+        let r = crate::harness::Run(out);
+        assert_eq!(r.code(), 0, "{args:?}: {}", r.stderr());
+        r.json()
+    };
+    let said = "the index holds no notes: run 'brain index'";
+    let j = run(&["search", "retry", "--no-sync", "--json", "--no-daemon"]);
+    assert!(
+        j["notice"].as_str().unwrap_or_default().contains(said),
+        "{j}"
+    );
+    let j = run(&[
+        "similar",
+        "--text",
+        "Retries need jitter",
+        "--no-sync",
+        "--json",
+        "--no-daemon",
+    ]);
+    assert_eq!(j["verdict"], "new");
+    assert!(
+        j["notice"].as_str().unwrap_or_default().contains(said),
+        "{j}"
+    );
+    let j = run(&["search", "retry", "--json", "--no-daemon"]);
+    assert!(!j.to_string().contains(said), "{j}");
 }
