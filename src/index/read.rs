@@ -213,6 +213,15 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// The size in bytes of note `id`'s file when it was indexed (0 when it is gone).
+    pub fn note_size(&self, id: i64) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT size FROM notes WHERE id = ?1")
+            .and_then(|mut s| s.query_row([id], |r| r.get::<_, i64>(0)).optional())
+            .map(|size| size.unwrap_or(0).max(0) as u64)
+            .map_err(|e| self.err(e))
+    }
+
     /// The passage with id `id`.
     pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>> {
         self.conn

@@ -745,3 +745,33 @@ fn an_empty_index_says_so_instead_of_finding_nothing() {
     let j = run(&["search", "retry", "--json", "--no-daemon"]);
     assert!(!j.to_string().contains(said), "{j}");
 }
+
+/// A large note's keyword hit shows the passage holding the word, at its line: FTS5's
+/// snippet of a note that size takes time growing with the square of its matches.
+#[test]
+fn a_large_notes_keyword_hit_shows_the_passage_with_the_word() {
+    let b = Brain::example();
+    let mut text = String::from("# Big log\n\n");
+    for i in 0..6000 {
+        text.push_str(&format!("line {i} alpha beta gamma delta\n\n"));
+    }
+    text.push_str("the needleword sits here\n");
+    assert!(text.len() > 32 * 1024);
+    b.write("lore/big-log.md", &text);
+    b.ok(&["index"]);
+    let j = b
+        .ok(&["search", "needleword", "--mode", "bm25", "--json"])
+        .json();
+    let hit = &j["results"][0];
+    assert_eq!(hit["path"], "lore/big-log.md", "{j}");
+    assert!(
+        hit["snippet"].as_str().unwrap().contains("«needleword»"),
+        "{hit}"
+    );
+    let line = hit["line"].as_u64().unwrap() as usize;
+    let at: Vec<&str> = text.lines().skip(line - 1).take(20).collect();
+    assert!(
+        at.iter().any(|l| l.contains("needleword")),
+        "line {line}: {at:?}"
+    );
+}
