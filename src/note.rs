@@ -98,7 +98,17 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
     let note = Note {
         path: rel_path.to_string(),
         kind,
-        title: title.trim().to_string(),
+        // A control character in a title (an escape sequence in YAML's "\e[31m") would
+        // reach a terminal raw from every list that prints titles.
+        title: title
+            .trim()
+            .chars()
+            .map(|c| match c {
+                '\t' => ' ',
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            })
+            .collect(),
         tags,
         fields,
         body: body.to_string(),
@@ -454,6 +464,16 @@ mod tests {
     fn comma_separated_tag_string() {
         let (n, _) = parse("a.md", b"---\ntags: rust, sqlite\n---\n");
         assert_eq!(n.tags, vec!["rust", "sqlite"]);
+    }
+
+    #[test]
+    fn a_titles_control_characters_never_reach_a_terminal() {
+        let (n, _) = parse(
+            "a.md",
+            b"---\ntitle: \"evil \\e]0;pwned\\a \\e[31mred\"\n---\nx\n",
+        );
+        assert!(!n.title.chars().any(char::is_control), "{:?}", n.title);
+        assert!(n.title.contains("pwned") && n.title.contains('\u{FFFD}'));
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub fn plan(
             "the title is empty: say what the entry is about".into(),
         ));
     }
+    if title.chars().any(char::is_control) {
+        return Err(Error::InvalidInput(
+            "the title holds control characters (an escape sequence?): type it as plain text"
+                .into(),
+        ));
+    }
     let schema = schemas.types.get(kind);
     if schema.is_none() {
         // A type whose schema is there but unusable is refused, not written without its
@@ -274,6 +280,7 @@ mod tests {
         for (title, want) in [
             ("?!", "makes an empty file name"),
             ("   ", "the title is empty"),
+            ("a\x1bb\x07c", "control characters"),
         ] {
             let err = plan(dir.path(), &schemas, "lore", title, false, today)
                 .unwrap_err()
