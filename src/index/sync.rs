@@ -189,8 +189,13 @@ fn reconcile(
             }
         }
         match rows.next_if(|(p, _)| *p == stat.rel) {
+            // A note over a lowered `max_file_mb` is read again, to be dropped as any
+            // new file that size is.
             Some((_, k))
-                if !options.force && k.mtime_ns == stat.mtime_ns && k.size == stat.size =>
+                if !options.force
+                    && k.mtime_ns == stat.mtime_ns
+                    && k.size == stat.size
+                    && stat.size <= config.max_file_bytes =>
             {
                 report.unchanged += 1
             }
@@ -380,9 +385,9 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
         let warning = format!(
-            "{}: skipped: {} MB is over the {} MB limit (max_file_mb)",
+            "{}: skipped: {:.2} MB is over the {} MB limit (max_file_mb)",
             stat.rel,
-            stat.size / (1024 * 1024),
+            stat.size as f64 / (1024.0 * 1024.0),
             config.max_file_bytes / (1024 * 1024)
         );
         return Outcome::Drop {

@@ -775,3 +775,26 @@ fn a_large_notes_keyword_hit_shows_the_passage_with_the_word() {
         "line {line}: {at:?}"
     );
 }
+
+/// Lowering `max_file_mb` drops the notes already indexed over it at the next sync, as
+/// it skips new ones, saying the size.
+#[test]
+fn a_lowered_size_limit_drops_notes_indexed_under_the_old_one() {
+    let b = Brain::example();
+    b.write(
+        "lore/big.md",
+        format!("# Big\n\n{}", "word ".repeat(300_000)),
+    );
+    b.ok(&["index"]);
+    let hits = |b: &Brain| b.ok(&["search", "big", "--mode", "bm25", "--json"]).json();
+    assert!(hits(&b).to_string().contains("lore/big.md"));
+    b.write_config("max_file_mb = 1\n");
+    let r = b.ok(&["index"]);
+    assert!(
+        r.stderr()
+            .contains("lore/big.md: skipped: 1.43 MB is over the 1 MB limit"),
+        "{}",
+        r.stderr()
+    );
+    assert!(!hits(&b).to_string().contains("lore/big.md"));
+}
