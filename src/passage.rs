@@ -112,10 +112,17 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     let real = match std::fs::canonicalize(&candidate) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // `x.md:abc`, `x.md:1:-1`, `x.md:1:2:3`: a note named, with a line spec that is
+            // not one (so it was read as part of the path).
+            let spec = rel
+                .find(".md:")
+                .filter(|&at| root.join(&rel[..at + 3]).is_file())
+                .map(|_| ": after the path, give :LINE or :LINE:COUNT, whole numbers from 1")
+                .unwrap_or_default();
             return Err(Error::InvalidInput(format!(
-                "{rel}: no such note in {}",
+                "{rel}: no such note in {}{spec}",
                 root.display()
-            )))
+            )));
         }
         Err(e) => return Err(Error::io(&candidate, e)),
     };
@@ -224,5 +231,14 @@ mod tests {
         }
         let abs = dir.path().join("secret.md");
         assert!(read(&root, &NoteRef::parse(abs.to_str().unwrap()).unwrap()).is_err());
+        // A note named with a line spec that is not one says what a spec is.
+        for bad in ["lore/a.md:abc", "lore/a.md:1:-1", "lore/a.md:1:2:3"] {
+            let err = read(&root, &NoteRef::parse(bad).unwrap())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("give :LINE or :LINE:COUNT"), "{bad}: {err}");
+        }
+        let err = read(&root, &NoteRef::parse("missing.md:x").unwrap()).unwrap_err();
+        assert!(!err.to_string().contains(":LINE"), "{err}");
     }
 }
