@@ -65,7 +65,9 @@ async function send() {
   const seq = ++state.seq;
   const inputAt = state.lastInputAt;
   state.lastSent = performance.now();
-  if (!query) {
+  // Only ASCII punctuation (the `"` that starts a phrase, a lone `-`): nothing to search
+  // for yet; the backend would refuse it, and an error would flash while typing.
+  if (!query || /^[\s!-\/:-@\[-`{-~]*$/.test(query)) {
     showHits([]);
     return;
   }

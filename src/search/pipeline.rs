@@ -184,6 +184,17 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
             "empty query: say what to search for".into(),
         ));
     }
+    // `"`, `*`, `()`: nothing for keywords, and meaning would rank notes by noise.
+    if req
+        .query
+        .chars()
+        .all(|c| c.is_ascii_punctuation() || c.is_whitespace() || c.is_control())
+    {
+        return Err(Error::InvalidInput(format!(
+            "the query {:?} has no words, only punctuation: say what to search for",
+            req.query
+        )));
+    }
     if req.top == 0 || req.top > MAX_TOP {
         return Err(Error::InvalidInput(format!(
             "--top must be between 1 and {MAX_TOP}, got {}",
