@@ -302,6 +302,13 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
 /// models would be written among the notes (and synced or committed with them), and brain
 /// writes there only when asked to (`new`, `index-md --write`, `install`).
 fn check_data_outside_root(data_dir: &Path, root: &Path) -> Result<()> {
+    // A file there would fail every command later with "Not a directory" under it.
+    if data_dir.exists() && !data_dir.is_dir() {
+        return Err(Error::Config(format!(
+            "the data folder {} is a file, not a folder: set BRAIN_DATA_DIR (or data_dir in the config) to a folder",
+            data_dir.display()
+        )));
+    }
     let (data, root) = (resolved(data_dir), resolved(root));
     if data.starts_with(&root) {
         return Err(Error::Config(format!(

@@ -673,6 +673,20 @@ fn bad_settings_are_one_line_and_exit_2() {
         .output()
         .unwrap();
     refused("unknown model", crate::harness::Run(r), "unknown model");
+    // A data folder that is a file is a setting that cannot be used.
+    let file = b.tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = b
+        .command()
+        .env("BRAIN_DATA_DIR", &file)
+        .args(["status"])
+        .output()
+        .unwrap();
+    refused(
+        "data dir is a file",
+        crate::harness::Run(r),
+        "is a file, not a folder",
+    );
     // What clap cannot read is one line too, and a typo of a flag is not a query word.
     refused("a typo", b.run(&["search", "retry", "--jsn"]), "'--json'");
     refused("no query", b.run(&["search"]), "<QUERY>");
