@@ -207,6 +207,9 @@ pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
             .cmp(&(a.exact == Exact::Title))
             .then(b.score.total_cmp(&a.score))
             .then(b.rrf.total_cmp(&a.rrf))
+            // Tied on both (each list's #1, the other list missing it): the note that holds
+            // the query's words, as far as the weights let keywords count at all.
+            .then(b.bm25_part.total_cmp(&a.bm25_part))
             .then(a.note_id.cmp(&b.note_id))
     });
     fused
@@ -272,6 +275,34 @@ mod tests {
             w.reason
         );
         assert!(Weights::from_literal(0.73).alpha > Weights::from_coverage(0.73).alpha);
+    }
+
+    #[test]
+    fn a_tie_between_the_two_lists_leaders_goes_to_the_keyword_one() {
+        // Note 7 is meaning's #1 and no keyword hit; note 9 keywords' #1 and not in the
+        // semantic list: each scores alpha = 0.5 and one rank-1 RRF term. The lower id
+        // must not decide: the note holding the words does.
+        let sem_only = Candidate {
+            note_id: 7,
+            bm25: 0.0,
+            bm25_rank: None,
+            cos: Some(0.3),
+            sem_rank: Some(1),
+            chunk: Some(70),
+            exact: Exact::None,
+        };
+        let kw_only = Candidate {
+            note_id: 9,
+            bm25: 5.0,
+            bm25_rank: Some(1),
+            cos: None,
+            sem_rank: None,
+            chunk: None,
+            exact: Exact::None,
+        };
+        let f = fuse(&[sem_only, kw_only], &Weights::from_coverage(1.0));
+        assert_eq!(f[0].score, f[1].score);
+        assert_eq!(order(&f), vec![9, 7]);
     }
 
     #[test]
