@@ -30,6 +30,8 @@ pub(crate) struct NoteRow {
     pub body_line: u32,
     /// `YYYY-MM-DD`: see [`super::NOTE_DATE`].
     pub date: String,
+    /// Size in bytes of its file when it was indexed.
+    pub size: u64,
 }
 
 /// A passage as stored: the text embedded (title and heading first), its heading and line.
@@ -133,7 +135,7 @@ impl<'a> Reader<'a> {
     pub fn note(&self, id: i64) -> Result<Option<NoteRow>> {
         self.conn
             .prepare_cached(&format!(
-                "SELECT path, type, title, tags, body_line, {} FROM notes n WHERE id = ?1",
+                "SELECT path, type, title, tags, body_line, {}, size FROM notes n WHERE id = ?1",
                 super::NOTE_DATE
             ))
             .and_then(|mut s| {
@@ -146,6 +148,7 @@ impl<'a> Reader<'a> {
                         tags: serde_json::from_str(&tags).unwrap_or_default(),
                         body_line: r.get(4)?,
                         date: r.get(5)?,
+                        size: r.get::<_, i64>(6)?.max(0) as u64,
                     })
                 })
                 .optional()
@@ -210,15 +213,6 @@ impl<'a> Reader<'a> {
         self.conn
             .prepare_cached("SELECT vec FROM vectors WHERE hash = ?1")
             .and_then(|mut s| s.query_row([hash], |r| r.get(0)).optional())
-            .map_err(|e| self.err(e))
-    }
-
-    /// The size in bytes of note `id`'s file when it was indexed (0 when it is gone).
-    pub fn note_size(&self, id: i64) -> Result<u64> {
-        self.conn
-            .prepare_cached("SELECT size FROM notes WHERE id = ?1")
-            .and_then(|mut s| s.query_row([id], |r| r.get::<_, i64>(0)).optional())
-            .map(|size| size.unwrap_or(0).max(0) as u64)
             .map_err(|e| self.err(e))
     }
 

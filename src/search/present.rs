@@ -79,7 +79,7 @@ pub(crate) fn hit(
     };
     let (snip, line) = match r.chunk {
         Some(chunk) => passage(reader, chunk, query)?,
-        None if reader.note_size(r.note_id)? > SNIPPET_MAX_BYTES => {
+        None if row.size > SNIPPET_MAX_BYTES => {
             from_first_word(root, &row.path, row.body_line, query)
         }
         None => bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?,
