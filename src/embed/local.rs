@@ -91,6 +91,8 @@ pub struct LocalEmbedder {
     few: AtomicU8,
     /// Queries embedded so far, up to 2.
     queries: AtomicUsize,
+    /// The mapped weights the token table reads in place, checked before each use.
+    mapped: Option<std::sync::Arc<crate::model::verify::Bytes>>,
 }
 
 impl LocalEmbedder {
@@ -151,11 +153,23 @@ impl LocalEmbedder {
             few_allowed,
             few: AtomicU8::new(FEW_UNBUILT),
             queries: AtomicUsize::new(0),
+            mapped: files.shared_weights.clone(),
         })
+    }
+
+    /// Refuses weights written to since they were verified (see
+    /// [`crate::model::verify::Bytes::unchanged`]): one `fstat`, against embedding with
+    /// bytes nobody hashed and storing those vectors for good.
+    fn weights_unchanged(&self) -> Result<()> {
+        match &self.mapped {
+            Some(bytes) => Ok(bytes.unchanged(&self.spec.name)?),
+            None => Ok(()),
+        }
     }
 
     /// Embeds texts exactly as given (prefixes already applied), in input order.
     pub fn embed_raw(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.weights_unchanged()?;
         let ids = self.tokenizer.encode(texts).map_err(Error::Embed)?;
         // Similar lengths go together so the per-text attention work is balanced across
         // threads; packing means there is no padding to waste either way.
@@ -188,6 +202,7 @@ impl LocalEmbedder {
         if !self.few_allowed || self.few.load(Ordering::Acquire) != FEW_UNBUILT {
             return Ok(());
         }
+        self.weights_unchanged()?;
         let built = match &self.encoder {
             Encoder::Bert(m) => m.prepare_few(),
             Encoder::Nomic(m) => m.prepare_few(),
@@ -205,6 +220,7 @@ impl LocalEmbedder {
         if !self.few_allowed {
             return Ok(None);
         }
+        self.weights_unchanged()?;
         if self.few.load(Ordering::Acquire) == FEW_UNBUILT {
             if self.queries.fetch_add(1, Ordering::Relaxed) == 0 {
                 return Ok(None);

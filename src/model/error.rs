@@ -46,6 +46,17 @@ pub enum ModelError {
         /// Hash of the bytes on disk.
         actual: String,
     },
+    /// A loaded file was written to after it was verified (see `verify::Bytes::unchanged`).
+    #[error(
+        "{}: changed on disk since it was verified and loaded; refusing to use it: run 'brain model verify', then restart the backend (or the app)",
+        file.display()
+    )]
+    ChangedInUse {
+        /// The model.
+        model: String,
+        /// The file.
+        file: PathBuf,
+    },
     /// A file or folder could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {
@@ -85,6 +96,7 @@ impl ModelError {
             | ModelError::Missing { .. }
             | ModelError::WrongSize { .. }
             | ModelError::Mismatch { .. }
+            | ModelError::ChangedInUse { .. }
             | ModelError::Invalid(_) => 2,
             ModelError::NotInstalled(_)
             | ModelError::Io { .. }

@@ -30,6 +30,23 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// Whether the file this identity was taken from (still open, now `now`) was written
+    /// to since: its size, mtime or ctime moved. A file that was unlinked (a new install
+    /// renamed over it) has its ctime moved by the unlink alone, and can no longer be opened
+    /// to be written: then only its size and mtime count.
+    pub fn written_since(&self, now: &std::fs::Metadata) -> bool {
+        let Some(now_id) = Identity::of(now) else {
+            return false;
+        };
+        #[cfg(unix)]
+        let unlinked = std::os::unix::fs::MetadataExt::nlink(now) == 0;
+        #[cfg(not(unix))]
+        let unlinked = false;
+        self.size != now_id.size
+            || self.mtime_ns != now_id.mtime_ns
+            || (!unlinked && self.ctime_ns != now_id.ctime_ns)
+    }
+
     /// The identity in `meta`; `None` where the platform has no inode or ctime.
     pub fn of(meta: &std::fs::Metadata) -> Option<Identity> {
         #[cfg(unix)]

@@ -21,17 +21,48 @@ const MAP_THRESHOLD: u64 = 1 << 20;
 /// The bytes of one verified file.
 pub enum Bytes {
     /// A read-only mapping of a large file.
-    Mapped(memmap2::Mmap),
+    Mapped(Mapping),
     /// A small file, read whole.
     Owned(Vec<u8>),
+}
+
+/// A mapped file, with what it was when it was verified.
+pub struct Mapping {
+    map: memmap2::Mmap,
+    /// Kept open: its metadata is the mapped file's, whatever the path names later (a new
+    /// install is renamed into place; the mapping still shows the old file, unchanged).
+    file: File,
+    path: std::path::PathBuf,
+    verified: Option<super::stamp::Identity>,
 }
 
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped(m) => &m.map,
             Bytes::Owned(v) => v,
+        }
+    }
+}
+
+impl Bytes {
+    /// Whether the bytes are still the ones that were hashed. A private mapping shows
+    /// writes made to its file after it was mapped, so a long-lived process (the backend)
+    /// checks before each use: any write changes the file's ctime (which no process can set
+    /// back) and a truncation its size, so the next use is refused instead of reading
+    /// unhashed bytes, or faulting past a cut end. A file read whole cannot change.
+    pub fn unchanged(&self, model: &str) -> Result<(), ModelError> {
+        let Bytes::Mapped(m) = self else {
+            return Ok(());
+        };
+        let now = m.file.metadata().map_err(|e| ModelError::io(&m.path, e))?;
+        match &m.verified {
+            Some(then) if then.written_since(&now) => Err(ModelError::ChangedInUse {
+                model: model.to_string(),
+                file: m.path.clone(),
+            }),
+            _ => Ok(()),
         }
     }
 }
@@ -226,7 +257,15 @@ fn open_checked_with(
         unsafe { memmap2::MmapOptions::new().map(&file) }.map_err(|e| ModelError::io(path, e))?;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    Ok((Bytes::Mapped(map), identity))
+    Ok((
+        Bytes::Mapped(Mapping {
+            map,
+            file,
+            path: path.to_path_buf(),
+            verified: identity.clone(),
+        }),
+        identity,
+    ))
 }
 
 fn check_hash(

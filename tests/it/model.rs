@@ -133,6 +133,42 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     assert!(embed::is_installed(&b.config()));
 }
 
+/// A loaded model reads its token table from the mapped file, and a private mapping shows
+/// later writes to that file: a process that keeps a model (the backend) refuses to embed
+/// once the file was written to, instead of using bytes nobody hashed. A new install
+/// renamed into place is another file: the loaded one is unchanged and keeps working.
+#[test]
+fn a_loaded_model_refuses_weights_written_to_after_it_was_verified() {
+    let b = Brain::new();
+    b.import_model();
+    let weights = b.models_dir().join(MODEL).join("model.safetensors");
+    let model = embed::load(&b.config()).expect("load");
+    model.embed_query("cache stampede").expect("embed");
+
+    let copy = weights.with_extension("copy");
+    std::fs::copy(&weights, &copy).unwrap();
+    std::fs::rename(&copy, &weights).unwrap();
+    // (A second text may take the half-precision pass: not compared bit for bit.)
+    model
+        .embed_query("stampede of caches")
+        .expect("a rename is not a write");
+
+    let model = embed::load(&b.config()).expect("load the renamed-in file");
+    flip_byte(&weights, 1_000_000);
+    // Other words each time: a query embedded before may be answered from the cache.
+    for query in ["thundering herd", "retry with jitter"] {
+        match model.embed_query(query) {
+            Err(brain::Error::Model(ModelError::ChangedInUse { file, .. })) => {
+                assert!(file.ends_with("model.safetensors"))
+            }
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("embedded with weights written to after they were verified"),
+        }
+    }
+    let err = model.embed_documents(&["a passage"]).unwrap_err();
+    assert!(err.to_string().contains("brain model verify"), "{err}");
+}
+
 /// Issue #16: a load records what it verified and the next one trusts the record, but a
 /// file changed after the record (same size, mtime put back) is hashed again and refused.
 #[test]
@@ -181,6 +217,24 @@ fn importing_a_folder_with_a_wrong_file_installs_nothing() {
     std::fs::remove_file(src.path().join("config.json")).unwrap();
     let out = b.run(&["model", "import", MODEL, src.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}
+
+/// The folder imported from is not the brain folder (clap once read the positional DIR as
+/// the global `--dir`: a data dir under it was refused as "inside the brain folder").
+#[test]
+fn the_folder_imported_from_is_not_taken_for_the_brain_folder() {
+    let b = Brain::new();
+    let src = tempfile::tempdir().unwrap();
+    copy_dir(&test_model_dir(), src.path());
+    let out = b
+        .command()
+        .env("BRAIN_DATA_DIR", src.path().join("data"))
+        .args(["model", "import", MODEL])
+        .arg(src.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(src.path().join("data/models").join(MODEL).is_dir());
 }
 
 #[test]
