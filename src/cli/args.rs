@@ -290,7 +290,9 @@ pub enum ModelCommand {
         /// Model name (see 'brain model list').
         name: String,
         /// Folder holding config.json, tokenizer.json, model.safetensors, ...
-        dir: PathBuf,
+        // Not named `dir`: clap would read it as the global `--dir`, the brain folder.
+        #[arg(value_name = "DIR")]
+        from: PathBuf,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -414,14 +416,10 @@ pub struct SimilarArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// How many notes to show.
-    #[arg(
-        long,
-        default_value_t = 5,
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub top: i64,
+    /// How many notes to show [default: 5]; with --all, how many clusters, largest first
+    /// [default: all].
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub top: Option<i64>,
 
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -603,8 +601,8 @@ mod tests {
             &["brain", "similar", "--top", "-1", "-"],
         ] {
             match Cli::try_parse_from(args).map(|c| c.command) {
-                Ok(Command::Search(SearchArgs { top, .. }))
-                | Ok(Command::Similar(SimilarArgs { top, .. })) => assert_eq!(top, -1),
+                Ok(Command::Search(SearchArgs { top, .. })) => assert_eq!(top, -1),
+                Ok(Command::Similar(SimilarArgs { top, .. })) => assert_eq!(top, Some(-1)),
                 other => panic!("{other:?}"),
             }
         }

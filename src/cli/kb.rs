@@ -125,10 +125,21 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     let files = shim::answerer(config, &args.daemon).index_files()?;
     let mut out = io::stdout().lock();
     let mut rows = Vec::new();
+    // A type whose INDEX.md cannot be written (a read-only folder) does not keep the others
+    // from theirs: each failure is its own line, and the exit status says one failed.
+    let mut failed: Vec<brain::Error> = Vec::new();
     for f in &files {
         let changed = f.changed();
+        let mut error = None;
         if changed && args.write {
-            kb::write_atomic(&root.join(&f.path), &f.generated, false)?;
+            if let Err(e) = kb::write_atomic(&root.join(&f.path), &f.generated, false) {
+                error = Some(format!("{e:#}"));
+                failed.push(e);
+            }
+        }
+        if let Some(error) = error {
+            rows.push(serde_json::json!({"path": f.path, "changed": true, "written": false, "error": error}));
+            continue;
         }
         if !args.json && changed {
             if args.write {
@@ -166,7 +177,15 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
             files.len()
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    drop(out);
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut err = io::stderr().lock();
+    for e in &failed {
+        writeln!(err, "error: {e:#}")?;
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 /// Runs `brain links NOTE`.

@@ -24,10 +24,10 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             bar.finish();
             installed(&report.map_err(brain::Error::from)?, json, "fetched")
         }
-        ModelCommand::Import { name, dir, json } => {
+        ModelCommand::Import { name, from, json } => {
             let report = config
                 .models()
-                .import(&name, &dir)
+                .import(&name, &from)
                 .map_err(brain::Error::from)?;
             installed(&report, json, "imported")
         }

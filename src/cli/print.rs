@@ -91,7 +91,15 @@ pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
         writeln!(out, "    {}", c.reason)?;
     }
     writeln!(out)?;
-    writeln!(out, "({} clusters; mode: {})", r.clusters.len(), r.mode)
+    match r.total {
+        Some(total) => writeln!(
+            out,
+            "({} of {total} clusters shown, largest first; mode: {})",
+            r.clusters.len(),
+            r.mode
+        ),
+        None => writeln!(out, "({} clusters; mode: {})", r.clusters.len(), r.mode),
+    }
 }
 
 /// Why a hit is there: `bm25=6.23`, `sem=0.812`, or `fused=0.734 bm25=#3 sem=-`.

@@ -11,6 +11,9 @@ use brain::Config;
 use super::args::SimilarArgs;
 use super::{print, shim};
 
+/// Notes shown for a draft when `--top` is not given.
+const DEFAULT_TOP: i64 = 5;
+
 /// Runs `brain similar`.
 pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
     let answerer = shim::answerer(config.clone(), &args.daemon);
@@ -20,7 +23,22 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
                 "--all compares the whole brain: give no draft with it".into()
             ));
         }
-        let response = answerer.similar_all(!args.no_sync)?;
+        if args.explain {
+            bail!(brain::Error::InvalidInput(
+                "--explain shows the numbers behind one draft's verdicts; with --all, each \
+                 cluster's last line says why its notes were joined"
+                    .into()
+            ));
+        }
+        // Checked before the work, as for a draft.
+        let shown = match args.top {
+            Some(n) => Some(super::args::top(n, usize::MAX)?),
+            None => None,
+        };
+        let mut response = answerer.similar_all(!args.no_sync)?;
+        if let Some(shown) = shown {
+            response.shown(shown);
+        }
         return emit(
             &response,
             response.notice.as_deref(),
@@ -31,7 +49,7 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
     let source = source(&config, &args)?;
     let request = SimilarRequest {
         source,
-        top: super::args::top(args.top, brain::similar::MAX_TOP)?,
+        top: super::args::top(args.top.unwrap_or(DEFAULT_TOP), brain::similar::MAX_TOP)?,
         explain: args.explain,
         sync: !args.no_sync,
     };

@@ -129,6 +129,7 @@ impl Engine {
             clusters,
             mode: mode.into(),
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
+            total: None,
         })
     }
 }

@@ -148,6 +148,19 @@ pub struct ClustersResponse {
     /// Something the person should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// How many clusters there were in all, when `--top` left some out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+}
+
+impl ClustersResponse {
+    /// Keeps the `n` largest clusters, recording how many there were when that drops some.
+    pub fn shown(&mut self, n: usize) {
+        if self.clusters.len() > n {
+            self.total = Some(self.clusters.len());
+            self.clusters.truncate(n);
+        }
+    }
 }
 
 /// The summary line for a verdict over `results`.

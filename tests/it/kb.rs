@@ -133,6 +133,44 @@ fn index_md_shows_a_diff_writes_only_when_asked_and_is_byte_stable() {
 }
 
 #[test]
+fn index_md_write_writes_every_type_it_can_and_names_the_one_it_cannot() {
+    let b = Brain::example();
+    // A symlinked INDEX.md is written where it points; one that points into a folder that
+    // is gone cannot be written (as root, too, unlike a read-only folder).
+    let idea = b.root.join("idea/INDEX.md");
+    std::fs::remove_file(&idea).unwrap();
+    std::os::unix::fs::symlink(b.root.join("../gone/INDEX.md"), &idea).unwrap();
+    b.write("lore/INDEX.md", "stale\n");
+    b.ok(&["index"]);
+    let run = b.run(&["index-md", "--write"]);
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    assert!(
+        run.stdout().contains("wrote lore/INDEX.md"),
+        "{}",
+        run.stdout()
+    );
+    let err = run.stderr();
+    assert!(err.contains("idea/INDEX.md"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(std::fs::read_to_string(b.root.join("lore/INDEX.md"))
+        .unwrap()
+        .starts_with("# lore"));
+    let run = b.run(&["index-md", "--write", "--json"]);
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    let files = run.json()["files"].clone();
+    assert_eq!(files[0]["path"], "idea/INDEX.md", "{files}");
+    assert_eq!(files[0]["written"], false, "{files}");
+    assert!(
+        files[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("idea/INDEX.md"),
+        "{files}"
+    );
+    assert_eq!(files[1]["changed"], false, "lore was written: {files}");
+}
+
+#[test]
 fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
     let b = Brain::example();
     let r = b.ok(&["new", "lore", "Connection pools need a ceiling", "--json"]);

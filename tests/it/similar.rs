@@ -110,6 +110,8 @@ fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
         (vec!["similar"], b"", "say what to compare"),
         (vec!["similar", "x.md", "--text", "y"], b"", "not both"),
         (vec!["similar", "--all", "--text", "y"], b"", "no draft"),
+        (vec!["similar", "--all", "--explain"], b"", "--explain"),
+        (vec!["similar", "--all", "--top", "0"], b"", "--top"),
         (vec!["similar", "--text", "y", "--top", "0"], b"", "--top"),
     ];
     for (args, stdin, says) in cases {
@@ -181,6 +183,29 @@ fn all_finds_a_copied_note_and_nothing_else_in_the_examples() {
     );
     assert!(!clusters[0]["reason"].as_str().unwrap().is_empty());
     assert!(b.ok(&["similar", "--all"]).stdout().contains("[1] 2 notes"));
+    assert!(j.get("total").is_none(), "nothing left out: {j}");
+
+    // `--top` keeps the largest clusters and says how many there were.
+    let other =
+        std::fs::read_to_string(b.root.join("lore/retry-jitter-thundering-herd.md")).unwrap();
+    b.write(
+        "idea/jitter-again.md",
+        other.replace("title:", "title: Again,"),
+    );
+    b.write(
+        "idea/jitter-once-more.md",
+        other.replace("title:", "title: Once more,"),
+    );
+    b.ok(&["index"]);
+    let j = b.ok(&["similar", "--all", "--json"]).json();
+    assert_eq!(j["clusters"].as_array().unwrap().len(), 2, "{j}");
+    let j = b.ok(&["similar", "--all", "--json", "--top", "1"]).json();
+    let clusters = j["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{j}");
+    assert_eq!(clusters[0]["paths"].as_array().unwrap().len(), 3, "{j}");
+    assert_eq!(j["total"], 2, "{j}");
+    let human = b.ok(&["similar", "--all", "--top", "1"]).stdout();
+    assert!(human.contains("1 of 2 clusters shown"), "{human}");
 }
 
 #[test]
