@@ -105,6 +105,16 @@ pub struct Config {
 }
 
 impl Config {
+    /// The model these settings embed with, as one word: its name, with `@DIMS` when
+    /// `model_dims` shortens its vectors. Two processes with the same label read and write
+    /// the same vectors.
+    pub fn model_label(&self) -> String {
+        match self.model_dims {
+            Some(d) => format!("{}@{d}", self.model),
+            None => self.model.clone(),
+        }
+    }
+
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());

@@ -30,12 +30,18 @@ pub struct Client {
     reader: BufReader<UnixStream>,
     socket: PathBuf,
     next_id: u64,
+    /// Sent with each request: the model this client's settings name.
+    model: Option<String>,
 }
 
 impl Client {
-    /// Connects to the backend serving `config.root`, or says quickly that none does.
+    /// Connects to the backend serving `config.root`, or says quickly that none does. Each
+    /// request says which model `config` names, so a backend that embeds with another
+    /// refuses it ([`ServiceError::is_unavailable`]) rather than answer with its own.
     pub fn connect(config: &Config) -> Result<Client, ServiceError> {
-        Client::connect_to(&socket_path(config))
+        let mut client = Client::connect_to(&socket_path(config))?;
+        client.model = Some(config.model_label());
+        Ok(client)
     }
 
     /// Connects to the socket at `path`, which must belong to this user.
@@ -78,6 +84,7 @@ impl Client {
             reader: BufReader::new(stream),
             socket: path.into(),
             next_id: 1,
+            model: None,
         };
         client.set_timeout(Some(DEFAULT_TIMEOUT))?;
         Ok(client)
@@ -106,6 +113,7 @@ impl Client {
         let mut line = serde_json::to_vec(&Request {
             v: PROTOCOL_VERSION,
             id: Some(id),
+            client_model: self.model.clone(),
             op,
         })
         .map_err(|e| ServiceError::Protocol(format!("request could not be encoded: {e}")))?;

@@ -92,7 +92,10 @@ impl ServiceError {
             | ServiceError::Io { .. } => true,
             ServiceError::Remote(f) => matches!(
                 f.code,
-                ErrorCode::Busy | ErrorCode::ShuttingDown | ErrorCode::Internal
+                ErrorCode::Busy
+                    | ErrorCode::ShuttingDown
+                    | ErrorCode::Internal
+                    | ErrorCode::OtherSettings
             ),
             ServiceError::AlreadyRunning { .. } | ServiceError::Engine(_) => false,
         }

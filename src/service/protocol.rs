@@ -40,6 +40,12 @@ pub struct Request {
     /// Echoed in the response, for clients that pipeline requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
+    /// The model the client's own settings name ([`crate::Config::model_label`]). A
+    /// backend that embeds with another answers [`ErrorCode::OtherSettings`] instead of
+    /// answering with its model where the client's was asked for; a client that does not
+    /// say is answered as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_model: Option<String>,
     /// What is asked.
     #[serde(flatten)]
     pub op: Op,
@@ -271,6 +277,9 @@ pub enum ErrorCode {
     ShuttingDown,
     /// The request is well formed but cannot be done as asked (empty query, bad path...).
     InvalidInput,
+    /// The client's settings name another model than the backend embeds with: the client
+    /// works in-process, with its own.
+    OtherSettings,
     /// The brain folder is missing or unreadable.
     RootMissing,
     /// The configuration is invalid.
@@ -461,6 +470,7 @@ mod tests {
             let req = Request {
                 v: PROTOCOL_VERSION,
                 id: Some(9),
+                client_model: Some("all-minilm-l6-v2".into()),
                 op,
             };
             let line = serde_json::to_vec(&req).unwrap();

@@ -126,7 +126,10 @@ async fn connection(
         };
         if !bytes.iter().all(u8::is_ascii_whitespace) {
             let (response, keep) = match parse_request(&bytes) {
-                Ok(request) => (answer(handler, request.id, request.op).await, true),
+                Ok(request) => match other_settings(handler, &request) {
+                    Some(fault) => (Response::err(request.id, fault), true),
+                    None => (answer(handler, request.id, request.op).await, true),
+                },
                 Err(response) => {
                     tracing::debug!("closed a client that sent a malformed request");
                     (*response, false)
@@ -141,6 +144,27 @@ async fn connection(
             return;
         }
     }
+}
+
+/// Refuses a request from a client whose settings name another model than this backend
+/// embeds with: answered here, it would get this model's neighbours where it asked for its
+/// own (or an unknown model accepted without a word). Who is serving, and its status, are
+/// still answered: they describe the backend itself.
+fn other_settings(handler: &Handler, request: &super::protocol::Request) -> Option<Fault> {
+    use super::protocol::Op;
+    let theirs = request.client_model.as_deref()?;
+    let ours = handler.engine.config().model_label();
+    if theirs == ours || matches!(request.op, Op::Hello | Op::Status) {
+        return None;
+    }
+    Some(Fault::new(
+        ErrorCode::OtherSettings,
+        format!(
+            "the backend serving this brain embeds with {ours}, and this command's settings \
+             (BRAIN_MODEL or the config file) name {theirs}; restart 'brain serve' (or the \
+             app) to serve these settings"
+        ),
+    ))
 }
 
 async fn answer(handler: &Arc<Handler>, id: Option<u64>, op: super::protocol::Op) -> Response {

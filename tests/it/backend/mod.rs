@@ -74,6 +74,47 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
     assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
 }
 
+/// A command whose settings name another model than the backend embeds with is not
+/// answered with the backend's model: it works in-process with its own and says why (and
+/// a model brain does not know is refused as without a backend, exit 2).
+#[test]
+fn a_client_with_another_model_works_in_process_and_says_why() {
+    let brain = Brain::example().model();
+    brain.ok(&["index"]);
+    let _server = brain.serve(&[]);
+    assert_eq!(brain.json(&["search", "retry"])["mode"], "hybrid");
+    let other = |model: &str| {
+        let out = brain
+            .command()
+            .args(["search", "retry", "--json"])
+            .env("BRAIN_MODEL", model)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            err.contains("the backend serving this brain embeds with all-minilm-l6-v2")
+                && err.contains(model)
+                && err.contains("working in-process"),
+            "{err}"
+        );
+        out
+    };
+    let out = other("no-such-model");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model \"no-such-model\""));
+    let out = other("stand-in-hash-64");
+    assert!(out.status.success());
+    // Its own model has no vectors here: keywords, and the line saying so, not the
+    // backend's hybrid answer.
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["mode"], "bm25", "{j}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not embedded with stand-in-hash-64"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The backend remembers each word's keyword scores between searches; what it answers is
 /// still, to the last digit, what a process of its own computes, asked twice, and again
 /// after a note that moves every score (more notes, other frequencies) arrives through the
