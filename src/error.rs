@@ -115,6 +115,25 @@ pub(crate) fn sqlite_cause(e: &rusqlite::Error) -> String {
 }
 
 impl Error {
+    /// Whether this is the index (or a file beside it) that cannot be written: a full disk,
+    /// a read-only or unwritable data dir. What is already indexed can still be read.
+    pub fn is_unwritable(&self) -> bool {
+        use rusqlite::ErrorCode as C;
+        match self {
+            Error::Index {
+                cause: rusqlite::Error::SqliteFailure(f, _),
+                ..
+            } => matches!(f.code, C::DiskFull | C::ReadOnly | C::PermissionDenied),
+            Error::Io { cause, .. } => matches!(
+                cause.kind(),
+                io::ErrorKind::StorageFull
+                    | io::ErrorKind::ReadOnlyFilesystem
+                    | io::ErrorKind::PermissionDenied
+            ),
+            _ => false,
+        }
+    }
+
     /// The process exit code a command should end with for this error: 2 for input that
     /// cannot be used as given (and for model verification failures), 1 for everything else.
     pub fn exit_code(&self) -> i32 {

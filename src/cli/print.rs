@@ -25,12 +25,16 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
             writeln!(out, "    {}", hit.snippet)?;
         }
     }
+    let footer = match r.recall_id {
+        Some(id) => format!("(recall_id: {id}, mode: {})", r.mode),
+        None => format!("(not logged; mode: {})", r.mode),
+    };
     if r.results.is_empty() {
-        writeln!(out, "(recall_id: {}, mode: {})", r.recall_id, r.mode)?;
+        writeln!(out, "{footer}")?;
         writeln!(out, "(no results)")
     } else {
         writeln!(out)?;
-        writeln!(out, "(recall_id: {}, mode: {})", r.recall_id, r.mode)
+        writeln!(out, "{footer}")
     }
 }
 

@@ -211,17 +211,35 @@ impl Engine {
         req.filters.parsed_conditions()?;
         let req = &req;
         let text = search::validate(req)?;
+        let mut notices: Vec<String> = Vec::new();
         if req.sync {
-            self.sync()?;
+            // An index that cannot be written (a full disk, a read-only data dir) still
+            // answers from what it holds, saying that it may be behind the folder.
+            match self.sync() {
+                Err(e) if e.is_unwritable() => {
+                    notices.push(format!("the index could not be brought up to date: {e}"))
+                }
+                other => {
+                    other?;
+                }
+            }
         }
         self.check_conditions(&req.filters)?;
         let started = Instant::now();
-        let mut notices: Vec<String> = Vec::new();
         let found = self.find(req, fusion, &mut notices)?;
         notices.extend(found.notices);
         // Logged after the read transaction: a read cannot become a write once another
         // writer has committed.
-        let recall_id = self.record(req, text, found.mode, &found.results, started)?;
+        // The results stand without their log row: a full disk or a read-only data dir
+        // costs the search its line in `brain stats`, not its answer.
+        let recall_id = match self.record(req, text, found.mode, &found.results, started) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                tracing::warn!(error = %e, "search not logged");
+                notices.push(format!("this search was not logged: {e}"));
+                None
+            }
+        };
         let notice = (!notices.is_empty()).then(|| notices.join("; "));
         Ok(SearchResponse {
             query: req.query.clone(),
@@ -413,7 +431,7 @@ mod tests {
         assert_eq!(r.mode, Mode::Bm25);
         assert_eq!(r.results[0].path, "lore/retries.md");
         assert_eq!(r.notice.as_deref(), Some(NO_MODEL_NOTICE));
-        assert!(r.recall_id > 0);
+        assert!(r.recall_id.is_some_and(|id| id > 0));
     }
 
     #[test]

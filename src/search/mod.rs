@@ -190,8 +190,9 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// Best first.
     pub results: Vec<Hit>,
-    /// This search's row in the recall log.
-    pub recall_id: i64,
+    /// This search's row in the recall log; `None` (null) when it could not be written
+    /// (a full disk, a read-only data dir: the results stand, a notice says why).
+    pub recall_id: Option<i64>,
     /// One line for the person (e.g. why semantic search is off), printed on stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,

@@ -30,6 +30,29 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 const RETRY_WATCH: Duration = Duration::from_secs(10);
 /// More changed paths than this in one burst: a whole-folder sync is cheaper.
 const MAX_SCOPED_PATHS: usize = 2000;
+/// After a failed sync or embedding pass (a full disk, a read-only data dir), the first
+/// wait before trying again; it doubles up to [`RETRY_MAX`] while the failure lasts.
+const RETRY_FIRST: Duration = Duration::from_secs(5);
+/// See [`RETRY_FIRST`].
+const RETRY_MAX: Duration = Duration::from_secs(120);
+
+/// When to try a failed pass again, and the wait that led there.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    at: Instant,
+    wait: Duration,
+}
+
+impl Retry {
+    /// The retry after `last` (none yet: the first).
+    fn after(last: Option<Retry>) -> Retry {
+        let wait = last.map_or(RETRY_FIRST, |r| (r.wait * 2).min(RETRY_MAX));
+        Retry {
+            at: Instant::now() + wait,
+            wait,
+        }
+    }
+}
 
 /// What the indexer is asked to do.
 #[derive(Debug)]
@@ -66,6 +89,9 @@ pub struct Indexer {
     pending: BTreeSet<String>,
     rescan: Option<String>,
     burst: Option<(Instant, Instant)>,
+    /// Set while the last sync failed: the paths it held were taken off `pending`, so a
+    /// whole-folder sync is tried again then (what the watcher reported is not lost).
+    retry: Option<Retry>,
 }
 
 /// What an [`Indexer`] needs from the backend that starts it.
@@ -105,6 +131,7 @@ impl Indexer {
             pending: BTreeSet::new(),
             rescan: None,
             burst: None,
+            retry: None,
         }
     }
 
@@ -112,7 +139,8 @@ impl Indexer {
     pub fn run(mut self) {
         // Watch before the first sync, so nothing saved during it is missed.
         self.check_root(true);
-        let _ = self.sync(true, false, None);
+        let first = self.sync(true, false, None);
+        self.after(&first);
         let _ = self.embed.try_send(());
         let mut last_tick = Instant::now();
         while !self.stopping() {
@@ -121,6 +149,10 @@ impl Indexer {
                     .min(first + MAX_WAIT)
                     .saturating_duration_since(Instant::now()),
                 None => TICK.saturating_sub(last_tick.elapsed()),
+            };
+            let wait = match self.retry {
+                Some(r) => wait.min(r.at.saturating_duration_since(Instant::now())),
+                None => wait,
             };
             match self.rx.recv_timeout(wait) {
                 Ok(job) => {
@@ -140,6 +172,11 @@ impl Indexer {
                 now >= last + QUIET || now >= first + MAX_WAIT
             }) {
                 self.flush();
+            }
+            if self.burst.is_none() && self.retry.is_some_and(|r| Instant::now() >= r.at) {
+                tracing::info!("trying the failed sync again");
+                let again = self.sync(true, false, None);
+                self.after(&again);
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
@@ -173,7 +210,9 @@ impl Indexer {
             Job::Reindex { full, reply } => {
                 // A whole-folder sync covers whatever was queued.
                 self.clear_burst();
-                let _ = reply.send(self.sync(true, full, None));
+                let result = self.sync(true, full, None);
+                self.after(&result);
+                let _ = reply.send(result);
             }
             Job::Stop => self.stop.store(true, Ordering::Relaxed),
         }
@@ -190,13 +229,33 @@ impl Indexer {
         let rescan = self.rescan.take();
         let scope = Scope::new(std::mem::take(&mut self.pending));
         self.clear_burst();
-        if let Some(reason) = rescan {
+        let result = if let Some(reason) = rescan {
             self.live.fall_back(&reason);
-            let _ = self.sync(true, false, None);
-        } else if scope.paths().len() > MAX_SCOPED_PATHS {
-            let _ = self.sync(true, false, None);
+            self.sync(true, false, None)
+        } else if scope.paths().len() > MAX_SCOPED_PATHS || self.retry.is_some() {
+            // While a retry is due, only a whole sync covers what the failed one held.
+            self.sync(true, false, None)
         } else if !scope.is_empty() {
-            let _ = self.sync(false, false, Some(&scope));
+            self.sync(false, false, Some(&scope))
+        } else {
+            return;
+        };
+        self.after(&result);
+    }
+
+    /// Keeps the retry schedule after a sync: cleared by a success (while a retry is due,
+    /// every sync is a whole one), pushed back by a failure other than a shutdown.
+    fn after(&mut self, result: &Result<SyncReport>) {
+        match result {
+            Ok(_) => self.retry = None,
+            Err(Error::Cancelled) => {}
+            Err(_) => {
+                let next = Retry::after(self.retry);
+                tracing::info!(in_secs = next.wait.as_secs(), "will try the sync again");
+                self.retry = Some(next);
+                // Searches sync first meanwhile (and answer from the index if they cannot).
+                self.live.fresh.store(false, Ordering::Relaxed);
+            }
         }
     }
 
@@ -341,7 +400,17 @@ pub fn embed_loop(
     wake: Receiver<()>,
     stop: Arc<AtomicBool>,
 ) {
-    while wake.recv().is_ok() {
+    // After a failed pass (a full disk, say) the backlog is tried again on a timer: no
+    // sync may come to wake this thread once the disk has room.
+    let mut retry: Option<Duration> = None;
+    loop {
+        let woke = match retry {
+            None => wake.recv().is_ok(),
+            Some(wait) => !matches!(wake.recv_timeout(wait), Err(RecvTimeoutError::Disconnected)),
+        };
+        if !woke || stop.load(Ordering::Relaxed) {
+            break;
+        }
         let started = Instant::now();
         let mut told: Option<Instant> = None;
         let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
@@ -359,6 +428,9 @@ pub fn embed_loop(
         });
         match outcome {
             Ok(report) => {
+                if retry.take().is_some() {
+                    live.set_error(None);
+                }
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
                 if report.embedded > 0 {
                     tracing::info!(
@@ -376,7 +448,9 @@ pub fn embed_loop(
             }
             Err(e) => {
                 let message = super::protocol::chain(&e);
-                tracing::warn!(error = %message, "embedding failed");
+                let wait = retry.map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX));
+                tracing::warn!(error = %message, retry_in_secs = wait.as_secs(), "embedding failed");
+                retry = Some(wait);
                 live.set_error(Some(message.clone()));
                 let _ = events.send(BackendEvent::Failed { message });
             }

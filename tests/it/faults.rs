@@ -485,6 +485,63 @@ fn a_full_disk_under_the_index_fails_in_one_line_and_the_next_run_recovers() {
     assert_eq!(b.json(&["status", "--no-daemon"])["notes"], NOTES as u64);
 }
 
+/// The backend's sync fails while the disk under the index is full; once there is room
+/// again it tries again by itself, and what was saved meanwhile becomes searchable without
+/// another save to wake it. A search meanwhile answers from the index.
+#[test]
+fn the_backend_tries_a_sync_that_failed_on_a_full_disk_again() {
+    let b = Brain::example();
+    let Some(_disk) = Tmpfs::mount(&b.data, "size=8m") else {
+        return;
+    };
+    b.ok(&["index"]);
+    let _server = b.serve_synced(&[]);
+    let filler = b.data.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        while f.write_all(&[0u8; 64 * 1024]).is_ok() {}
+        let _ = f.sync_all();
+    }
+    for i in 0..30 {
+        b.write(
+            &format!("lore/full-{i}.md"),
+            format!(
+                "# Saved on a full disk {i}\n\nfulldiskword{i} {}\n",
+                "filler ".repeat(200)
+            ),
+        );
+    }
+    eventually(Duration::from_secs(20), || {
+        b.status()["backend"]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is full"))
+            .then_some(())
+    });
+    let r = b.run(&["search", "busy_timeout", "--mode", "bm25"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stdout().contains("lore/sqlite-busy-timeout.md"),
+        "{}",
+        r.stdout()
+    );
+
+    std::fs::remove_file(&filler).unwrap();
+    eventually(Duration::from_secs(40), || {
+        let r = b.run(&[
+            "search",
+            "fulldiskword7",
+            "--mode",
+            "bm25",
+            "--no-sync",
+            "--json",
+        ]);
+        (r.code() == 0 && hit_paths(&r.json()).contains(&"lore/full-7.md".to_string()))
+            .then_some(())
+    });
+    assert!(b.status()["backend"]["last_error"].is_null());
+}
+
 #[test]
 fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
     let b = Brain::new();
@@ -504,6 +561,24 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
         1,
         &["cannot write the index", "writable", "BRAIN_DATA_DIR"],
     );
+    // A search still answers: only its line in the log is lost, and it says so.
+    let r = b.run(&[
+        "search",
+        "busy_timeout",
+        "--mode",
+        "bm25",
+        "--no-sync",
+        "--json",
+    ]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("this search was not logged"),
+        "{}",
+        r.stderr()
+    );
+    let j = r.json();
+    assert!(j["recall_id"].is_null(), "{j}");
+    assert!(!j["results"].as_array().unwrap().is_empty(), "{j}");
     data.remount("rw");
 
     // A read-only notes folder: the commands that write say so; nothing appears.

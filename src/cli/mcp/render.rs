@@ -108,7 +108,7 @@ mod tests {
             query: "word".into(),
             mode: Mode::Hybrid,
             results: vec![hit(Some(1), None)],
-            recall_id: 1,
+            recall_id: Some(1),
             notice: None,
             explain: None,
         };
@@ -125,7 +125,7 @@ mod tests {
             query: "x".into(),
             mode: Mode::Bm25,
             results: vec![],
-            recall_id: 1,
+            recall_id: Some(1),
             notice: Some("semantic search off: run 'brain model fetch'".into()),
             explain: None,
         };
