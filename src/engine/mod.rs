@@ -149,12 +149,23 @@ impl Engine {
     /// embeds as for a new index.
     pub fn rebuild(config: Config) -> Result<(Engine, Salvage)> {
         let path = config.index_path();
-        let backup = rebuild::set_aside(&path)?;
-        let index = Index::open(&path)?;
-        let salvage = match backup {
-            Some(old) => rebuild::salvage(&old, &index)?,
-            None => Salvage::default(),
+        // The new index is made beside the old one, and takes its place only once it holds
+        // the logs and vectors that could be saved: a rebuild killed before that leaves the
+        // old index as it was (and its leftovers are cleared by the next rebuild), where
+        // one that moved the old index aside first left an empty index to carry on with.
+        let staging = rebuild::staging_path(&path);
+        rebuild::remove_with_sides(&staging)?;
+        let index = Index::open(&staging)?;
+        let mut salvage = match path.exists() {
+            true => rebuild::salvage(&path, &index)?,
+            false => Salvage::default(),
         };
+        index.checkpoint_all()?;
+        drop(index);
+        rebuild::remove_side_files(&staging)?;
+        salvage.backup = rebuild::set_aside(&path)?;
+        std::fs::rename(&staging, &path).map_err(|e| Error::io(&staging, e))?;
+        let index = Index::open(&path)?;
         Ok((Engine::over(config, index), salvage))
     }
 

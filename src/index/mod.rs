@@ -243,6 +243,23 @@ impl Index {
         }
     }
 
+    /// Copies everything in the write-ahead log into the main file and empties the log,
+    /// so that once this index is dropped its file alone holds it (a rebuild then renames
+    /// it into place; the empty side files are removed).
+    pub(crate) fn checkpoint_all(&self) -> Result<()> {
+        let conn = self.conn()?;
+        let busy: i64 = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if busy != 0 {
+            return Err(self.err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                Some("the new index is in use by another connection".into()),
+            )));
+        }
+        Ok(())
+    }
+
     fn connect(&self) -> Result<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE

@@ -70,6 +70,34 @@ pub fn set_aside(path: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(backup))
 }
 
+/// Where a rebuild makes the new index, beside the one it replaces.
+pub fn staging_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".rebuilding")
+}
+
+/// Removes the index file at `path` and its `-wal` and `-shm` side files, those that are
+/// there (a rebuild that was interrupted before its new index took the old one's place).
+pub fn remove_with_sides(path: &Path) -> Result<()> {
+    remove(path, &["-wal", "-shm", ""])
+}
+
+/// Removes the `-wal` and `-shm` side files of a closed index whose log was emptied.
+pub fn remove_side_files(path: &Path) -> Result<()> {
+    remove(path, &["-wal", "-shm"])
+}
+
+fn remove(path: &Path, sides: &[&str]) -> Result<()> {
+    for side in sides {
+        let file = with_suffix(path, side);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(file, e)),
+        }
+    }
+    Ok(())
+}
+
 /// Copies what can be read of `old`'s logs and vectors into the new, empty `index`.
 pub fn salvage(old: &Path, index: &Index) -> Result<Salvage> {
     let mut out = Salvage {

@@ -248,6 +248,59 @@ fn kill_9_at_random_moments_of_an_index_never_damages_it() {
     assert_complete(&b, &mut rng);
 }
 
+/// A rebuild makes its new index beside the old one: killed at any moment, the index in
+/// place still holds the whole search log (the old one's, or the new one's copy of it),
+/// never the empty file a rebuild that moved the old one aside first left behind.
+#[test]
+fn kill_9_at_random_moments_of_a_rebuild_never_loses_the_search_log() {
+    let b = bulk();
+    b.ok(&["index"]);
+    for q in ["w00042", "retries", "caches queues", "w01234"] {
+        b.ok(&["search", q, "--mode", "bm25", "--no-sync"]);
+    }
+    let index = b.config().index_path();
+    let logged = recalls(&index);
+    let mut rng = Rng::new();
+    let timed = Instant::now();
+    b.ok(&["index", "--rebuild"]);
+    let span = (timed.elapsed().as_millis() as u64).max(100);
+    for round in 0..loops() {
+        let mut child = b
+            .command()
+            .args(["index", "--rebuild"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Most kills early, where the new index is being filled.
+        std::thread::sleep(Duration::from_millis(rng.below(span / 4 + 1)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let what = format!("rebuild killed, round {round}");
+        assert_intact(&index, &what);
+        assert_eq!(recalls(&index), logged, "{what}");
+    }
+    let j = b.json(&["index", "--rebuild"]);
+    assert_eq!(j["rebuild"]["recalls"], logged, "{j}");
+    assert!(
+        !rebuild_leftovers(&index),
+        "the staging index was left behind"
+    );
+    assert_eq!(b.json(&["status", "--no-daemon"])["notes"], NOTES as u64);
+}
+
+/// Whether a rebuild's staging index (or a side file of it) is next to `index`.
+fn rebuild_leftovers(index: &Path) -> bool {
+    let name = index.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(index.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(&format!("{name}.rebuilding"))
+        })
+}
+
 #[test]
 fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
     let b = Brain::new().model();
