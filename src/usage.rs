@@ -6,7 +6,6 @@
 //! get`, the MCP `get` tool, and Claude Code's Read through `brain log-read`); maintenance
 //! work (`brain check`, `brain similar --all`) reads files directly and is never counted.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -156,7 +155,8 @@ pub(crate) fn now_and_then_cap(index: &Index, id: i64, keep_days: u32) -> Result
     Ok(())
 }
 
-fn check_days(flag: &str, days: u32) -> Result<()> {
+/// Whether `days` is a window `flag` (`--days`, `--prune`) accepts: 1 to [`MAX_DAYS`].
+pub fn check_days(flag: &str, days: u32) -> Result<()> {
     if days == 0 || days > MAX_DAYS {
         return Err(Error::InvalidInput(format!(
             "{flag} must be between 1 and {MAX_DAYS} days, got {days}"
@@ -172,10 +172,15 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Refuses a brain folder that is missing or not a folder (exit 2), as every command does.
+pub fn check_root(config: &Config) -> Result<()> {
+    crate::index::walk::check_root(&config.root)
+}
+
 /// What a Claude Code hook payload says was read: the file of a `Read` tool call, as a
 /// path relative to `root` when it is a note inside it. `None` for anything else (another
 /// tool, another folder, a payload that is not JSON): the hook stays silent about those.
-pub fn hook_read_path(payload: &[u8], root: &Path) -> Option<String> {
+pub fn hook_read_path(payload: &[u8], config: &Config) -> Option<String> {
     #[derive(Deserialize)]
     struct Payload {
         tool_name: String,
@@ -190,18 +195,23 @@ pub fn hook_read_path(payload: &[u8], root: &Path) -> Option<String> {
         return None;
     }
     let file = std::fs::canonicalize(&p.tool_input.file_path).ok()?;
-    let root = std::fs::canonicalize(root).ok()?;
-    // What the index would hold: `.md` files, not a type folder's SCHEMA.md or INDEX.md.
+    let root = std::fs::canonicalize(&config.root).ok()?;
     if file.extension().is_none_or(|e| e != "md") {
         return None;
     }
     let rel = crate::index::walk::relative(&root, &file)?;
-    (!crate::index::walk::is_kb_file(&rel)).then_some(rel)
+    // What the index would hold, by the walk's own rules (dot-folders, ignore files,
+    // `exclude`, README.md, raw/, a type's SCHEMA.md and INDEX.md): anything else read
+    // there would be listed as "read but never surfaced", a hole search does not have.
+    let scope = crate::index::walk::Scope::new([rel.as_str()]);
+    let walked = crate::index::walk::walk_scoped(config, &scope).ok()?;
+    walked.files.iter().any(|f| f.rel == rel).then_some(rel)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn a_hook_payload_names_a_note_only_for_a_read_inside_the_brain() {
@@ -212,12 +222,26 @@ mod tests {
         std::fs::write(root.join("lore/x.txt"), "x").unwrap();
         std::fs::write(root.join("lore/SCHEMA.md"), "---\n---\n").unwrap();
         std::fs::write(dir.path().join("outside.md"), "# O\n").unwrap();
+        for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
+            let p = root.join(not_a_note);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "# N\n").unwrap();
+        }
+        std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        let config = Config::for_root(&root, &dir.path().join("data"));
         let payload = |tool: &str, path: &Path| {
             serde_json::json!({"session_id": "s", "hook_event_name": "PostToolUse",
                 "tool_name": tool, "tool_input": {"file_path": path}, "tool_response": {}})
             .to_string()
         };
-        let read = |p: String| hook_read_path(p.as_bytes(), &root);
+        let read = |p: String| hook_read_path(p.as_bytes(), &config);
+        for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
+            assert_eq!(
+                read(payload("Read", &root.join(not_a_note))),
+                None,
+                "{not_a_note}"
+            );
+        }
         assert_eq!(
             read(payload("Read", &root.join("lore/x.md"))).as_deref(),
             Some("lore/x.md")

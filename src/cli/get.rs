@@ -28,7 +28,10 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
     writeln!(
         out,
         "{}:{}-{} (of {} lines)",
-        p.path, p.start_line, p.end_line, p.total_lines
+        super::print::shown(&p.path),
+        p.start_line,
+        p.end_line,
+        p.total_lines
     )?;
     let width = p.end_line.to_string().len().max(4);
     for (i, line) in p.text.lines().enumerate() {

@@ -13,13 +13,26 @@ use brain::service::{BackendStatus, WatcherState};
 use brain::similar::{ClustersResponse, SimilarResponse};
 use brain::{StatusReport, SyncReport};
 
+/// `s` with every control character (a newline, a terminal's escape sequence) as U+FFFD:
+/// a file name or a logged query is shown on one line, and cannot drive the terminal.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.chars().any(char::is_control) {
+        true => s
+            .chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into(),
+        false => s.into(),
+    }
+}
+
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
 pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
     for (i, hit) in r.results.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
-        writeln!(out, "[{}] [{}] {}", i + 1, hit.kind, hit.path)?;
+        writeln!(out, "[{}] [{}] {}", i + 1, hit.kind, shown(&hit.path))?;
         writeln!(out, "    {}  ({})", hit.title, annotation(r.mode, hit))?;
         if !hit.snippet.is_empty() {
             writeln!(out, "    {}", hit.snippet)?;
@@ -49,7 +62,7 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             i + 1,
             hit.verdict.as_str(),
             hit.kind,
-            hit.path,
+            shown(&hit.path),
             hit.line
         )?;
         writeln!(out, "    {}  (score={:.3})", hit.title, hit.score)?;
@@ -90,7 +103,7 @@ pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
         }
         writeln!(out, "[{}] {} notes", i + 1, c.paths.len())?;
         for p in &c.paths {
-            writeln!(out, "    {p}")?;
+            writeln!(out, "    {}", shown(p))?;
         }
         writeln!(out, "    {}", c.reason)?;
     }
@@ -456,5 +469,12 @@ mod tests {
         assert_eq!(bytes(546_938_168), "546.9 MB");
         assert_eq!(bytes(90_868_376), "90.9 MB");
         assert_eq!(bytes(1_130_000_000), "1.1 GB");
+    }
+
+    #[test]
+    fn names_and_queries_cannot_drive_the_terminal() {
+        assert_eq!(shown("lore/a b.md"), "lore/a b.md");
+        assert_eq!(shown("x/esc\x1b[31mred.md"), "x/esc\u{FFFD}[31mred.md");
+        assert_eq!(shown("rebase\nFAKE LINE"), "rebase\u{FFFD}FAKE LINE");
     }
 }

@@ -17,6 +17,13 @@ const MAX_PAYLOAD: u64 = 8 * 1024 * 1024;
 
 /// Runs `brain stats`.
 pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
+    // Checked before the index is opened, which would create one: a mistyped --dir or a
+    // bad value is said, not answered with an empty report.
+    brain::usage::check_days("--days", args.days)?;
+    if let Some(days) = args.prune {
+        brain::usage::check_days("--prune", days)?;
+    }
+    brain::usage::check_root(&config)?;
     let usage = Usage::open(&config)?;
     let mut out = io::stdout().lock();
     if args.reset {
@@ -160,10 +167,12 @@ fn queries(
             writeln!(
                 out,
                 "  {:>4}x  {}  ({} results last time)",
-                q.count, q.query, q.results
+                q.count,
+                super::print::shown(&q.query),
+                q.results
             )?;
         } else {
-            writeln!(out, "  {:>4}x  {}", q.count, q.query)?;
+            writeln!(out, "  {:>4}x  {}", q.count, super::print::shown(&q.query))?;
         }
     }
     Ok(())
@@ -177,7 +186,13 @@ fn notes(out: &mut impl Write, title: &str, list: &[NoteUsage]) -> io::Result<()
     }
     writeln!(out, "  surfaced  read  note")?;
     for n in list {
-        writeln!(out, "  {:>8}  {:>4}  {}", n.surfaced, n.read, n.path)?;
+        writeln!(
+            out,
+            "  {:>8}  {:>4}  {}",
+            n.surfaced,
+            n.read,
+            super::print::shown(&n.path)
+        )?;
     }
     Ok(())
 }
@@ -213,7 +228,7 @@ pub fn log_read(dir: Option<PathBuf>) {
     }) else {
         return;
     };
-    if let Some(rel) = brain::usage::hook_read_path(&payload, &config.root) {
+    if let Some(rel) = brain::usage::hook_read_path(&payload, &config) {
         record_read(&config, &rel, Via::Hook);
     }
 }

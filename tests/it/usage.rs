@@ -200,6 +200,40 @@ fn the_logs_are_pruned_and_reset_only_when_asked_and_bad_windows_are_refused() {
     );
 }
 
+/// A brain folder that is not there (a mistyped --dir) is refused, not answered with an
+/// empty report, and neither it nor a bad window creates an index.
+#[test]
+fn stats_of_a_missing_brain_folder_is_an_error_and_creates_nothing() {
+    let b = Brain::new();
+    let missing = b.path("nowhere");
+    let file = b.path("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for dir in [&missing, &file] {
+        let r = b
+            .command()
+            .args(["stats", "--json"])
+            .env("BRAIN_DIR", dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            r.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert!(r.stdout.is_empty());
+    }
+    assert_eq!(b.run(&["stats", "--days", "0"]).code(), 2);
+    assert!(
+        !b.data.join("indexes").exists()
+            || std::fs::read_dir(b.data.join("indexes"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "an index was created"
+    );
+}
+
 /// `brain stats --reset` answered `answer` at a real terminal (util-linux `script` gives it
 /// one): its exit code and what the terminal showed.
 #[cfg(target_os = "linux")]

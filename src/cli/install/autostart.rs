@@ -20,6 +20,8 @@ pub struct Autostart {
     pub content: String,
     /// What to run to start it now, without logging out.
     pub start: String,
+    /// What the person is told once it is written: when it starts, and what to run.
+    pub next: String,
     /// What to run to stop a running one.
     pub stop: String,
     /// Left behind by the start command and worth removing with the file.
@@ -102,6 +104,15 @@ pub fn launch_agent(home: &Path, cmd: &ServeCommand) -> Autostart {
         path,
         content: p,
         leftovers: Vec::new(),
+        next: String::new(),
+    }
+    .told("starts at the next login; to start it now")
+}
+
+impl Autostart {
+    fn told(mut self, what: &str) -> Autostart {
+        self.next = format!("{what}: {}", self.start);
+        self
     }
 }
 
@@ -130,7 +141,10 @@ pub fn systemd_unit(config_dir: &Path, cmd: &ServeCommand) -> Autostart {
         ),
         stop: format!("systemctl --user disable --now {SYSTEMD_UNIT}"),
         leftovers: vec![dir.join("default.target.wants").join(SYSTEMD_UNIT)],
+        next: String::new(),
     }
+    // A unit file alone starts nothing: systemd runs it at login once it is enabled.
+    .told("enable it to start at each login, and now")
 }
 
 fn lossy(p: &Path) -> String {

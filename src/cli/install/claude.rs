@@ -133,7 +133,7 @@ pub fn hook_snippet(program: &str) -> String {
         "hooks": {
             "PostToolUse": [{
                 "matcher": "Read",
-                "hooks": [{"type": "command", "command": format!("{program} log-read")}]
+                "hooks": [{"type": "command", "command": format!("{} log-read", shell_word(program))}]
             }]
         }
     });
@@ -153,14 +153,33 @@ pub fn hook_installed() -> bool {
         .into_iter()
         .flatten();
     entries
-        .filter(|e| {
-            let matcher = e["matcher"].as_str().unwrap_or("");
-            // An empty or `*` matcher runs after every tool, Read included.
-            matcher.is_empty() || matcher == "*" || matcher.split('|').any(|m| m.trim() == "Read")
-        })
+        .filter(|e| matches_read(e["matcher"].as_str().unwrap_or("")))
         .flat_map(|e| e["hooks"].as_array().into_iter().flatten())
         .filter_map(|h| h["command"].as_str())
-        .any(|c| c.trim_end().ends_with("log-read"))
+        .any(runs_log_read)
+}
+
+/// Whether a hook matcher selects the Read tool: empty and `*` select every tool; anything
+/// else is a regex over the whole tool name (`Read`, `Read|Edit`, `.*`).
+fn matches_read(matcher: &str) -> bool {
+    let matcher = matcher.trim();
+    if matcher.is_empty() || matcher == "*" {
+        return true;
+    }
+    regex::Regex::new(&format!("^(?:{matcher})$")).is_ok_and(|r| r.is_match("Read"))
+}
+
+/// Whether a hook's command runs `brain log-read`: a program named `brain` (any folder,
+/// quoted or not) followed by the word `log-read`, whatever comes after (`2>/dev/null`).
+fn runs_log_read(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    words.windows(2).any(|w| {
+        let program = w[0].trim_matches(|c| c == '\'' || c == '"');
+        w[1] == "log-read"
+            && std::path::Path::new(program)
+                .file_name()
+                .is_some_and(|n| n == "brain")
+    })
 }
 
 #[cfg(test)]
@@ -195,5 +214,37 @@ mod tests {
             mcp_remove_line(&Registration::User),
             "claude mcp remove --scope user brain"
         );
+        let hook: serde_json::Value =
+            serde_json::from_str(&hook_snippet("/Users/me/My Apps/brain")).unwrap();
+        let command = hook["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert_eq!(command, "'/Users/me/My Apps/brain' log-read");
+        assert!(runs_log_read(command));
+    }
+
+    #[test]
+    fn the_hook_check_reads_matchers_as_regexes_and_wants_brain_log_read() {
+        for yes in ["Read", "", "*", ".*", "Read.*", "Edit|Read", " Read "] {
+            assert!(matches_read(yes), "{yes:?}");
+        }
+        for no in ["Edit", "Reader", "read", "Write|Edit", "("] {
+            assert!(!matches_read(no), "{no:?}");
+        }
+        for yes in [
+            "brain log-read",
+            "/opt/bin/brain log-read 2>/dev/null || true",
+            "\"/Applications/Brain.app/Contents/MacOS/brain\" log-read",
+        ] {
+            assert!(runs_log_read(yes), "{yes:?}");
+        }
+        for no in [
+            "echo not-log-read",
+            "/usr/bin/other-tool log-read",
+            "brain log",
+            "log-read",
+        ] {
+            assert!(!runs_log_read(no), "{no:?}");
+        }
     }
 }

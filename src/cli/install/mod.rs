@@ -50,9 +50,10 @@ impl Setup {
             _ => exe.to_string_lossy().into_owned(),
         };
         let skill = claude::skill_path().context("no home folder to install the skill into")?;
+        // Absolute: the unit's working directory is not this shell's.
         let data_dir_env = std::env::var_os("BRAIN_DATA_DIR")
             .filter(|v| !v.is_empty())
-            .map(PathBuf::from);
+            .map(|v| std::path::absolute(PathBuf::from(&v)).unwrap_or_else(|_| v.into()));
         let autostart = autostart::for_this_os(&ServeCommand {
             exe: &exe,
             root: &config.root,
@@ -258,12 +259,7 @@ fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result
     }
     line(out, "autostart", &outcome, &shown)?;
     if outcome != "up to date" {
-        line(
-            out,
-            "",
-            "",
-            format!("starts at the next login; to start it now: {}", a.start),
-        )?;
+        line(out, "", "", &a.next)?;
     }
     Ok(())
 }
@@ -551,6 +547,20 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
             "Claude Code's settings are its own; unregister the server with:",
         )?;
         writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
+    }
+    if claude::hook_installed() {
+        // Once brain is gone, Claude Code would run a missing program after every Read.
+        line(
+            &mut out,
+            "hook",
+            "to do",
+            format!(
+                "remove the PostToolUse entry that runs 'brain log-read' from {}",
+                claude::hook_settings_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "Claude Code's settings.json".into())
+            ),
+        )?;
     }
     line(
         &mut out,
