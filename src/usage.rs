@@ -228,7 +228,7 @@ mod tests {
             std::fs::write(p, "# N\n").unwrap();
         }
         std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
-        let config = Config::for_root(&root, &dir.path().join("data"));
+        let config = Config::for_root(&root, dir.path().join("data"));
         let payload = |tool: &str, path: &Path| {
             serde_json::json!({"session_id": "s", "hook_event_name": "PostToolUse",
                 "tool_name": tool, "tool_input": {"file_path": path}, "tool_response": {}})
