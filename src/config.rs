@@ -269,9 +269,20 @@ fn file_to_read(path: &Path, named: bool) -> Result<bool> {
                 ),
             }))
         }
+        // A link to nowhere is a config the person meant to have (a dotfiles checkout not
+        // there yet): said, not taken for "no config".
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) => {
+            Err(Error::Config(format!(
+                "{} is a symlink to {}, which does not exist: fix the link, or remove it to use the defaults",
+                path.display(),
+                std::fs::read_link(path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into())
+            )))
+        }
         Err(e) if matches!(e.kind(), NotFound | NotADirectory) => match named {
             true => Err(Error::Config(format!(
-                "BRAIN_CONFIG names {}, which does not exist",
+                "BRAIN_CONFIG names {}, which does not exist (create it, or unset BRAIN_CONFIG)",
                 path.display()
             ))),
             false => Ok(false),
@@ -443,7 +454,14 @@ mod tests {
             "no default file: no config"
         );
         let err = file_to_read(&file, true).unwrap_err().to_string();
-        assert!(err.ends_with("which does not exist"), "{err}");
+        assert!(err.contains("which does not exist"), "{err}");
+        std::os::unix::fs::symlink(dir.path().join("dotfiles/brain.toml"), &file).unwrap();
+        let err = file_to_read(&file, false).unwrap_err().to_string();
+        assert!(
+            err.contains("is a symlink to") && err.contains("dotfiles/brain.toml"),
+            "{err}"
+        );
+        std::fs::remove_file(&file).unwrap();
         std::fs::create_dir(&file).unwrap();
         let err = file_to_read(&file, false).unwrap_err();
         assert!(matches!(err, Error::Config(_)), "{err}");

@@ -78,6 +78,12 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
             }
         },
     };
+    // A note that ends with its frontmatter's closing line has no line after it: its hits
+    // point at that last line, which `brain get PATH:LINE` can show.
+    let body_line = match body.is_empty() {
+        true => body_line.saturating_sub(1).max(1),
+        false => body_line,
+    };
 
     let (mut text, headings) = plain_text(body, body_line);
     let title = string_field(&fields, "title")
@@ -401,6 +407,19 @@ mod tests {
         assert_eq!(name_key("Git-Commit"), "git commit");
         assert_eq!(name_key("  tokio::select! "), "tokio select");
         assert_eq!(name_key("--"), "");
+    }
+
+    #[test]
+    fn a_note_of_only_frontmatter_points_at_its_last_line() {
+        for (src, line) in [
+            ("---\ntitle: Only FM\n---\n", 3),
+            ("---\ntitle: Only FM\n---", 3),
+            ("---\ntitle: Only FM\n---\n\n", 4),
+            ("", 1),
+        ] {
+            let (n, _) = parse("x/a.md", src.as_bytes());
+            assert_eq!(n.body_line, line, "{src:?}");
+        }
     }
 
     #[test]

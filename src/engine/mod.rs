@@ -357,10 +357,26 @@ impl Engine {
             return Ok(());
         }
         let known = self.index.read()?.field_names()?;
+        // A field a type's SCHEMA.md declares is a real one, though no note sets it yet
+        // (`status!=deprecated` before anything is deprecated); read only on a miss.
+        let mut declared: Option<std::collections::BTreeSet<String>> = None;
         for (spec, c) in filters.conditions.iter().zip(&conditions) {
             if !known.contains(&c.field) {
+                let declared = declared.get_or_insert_with(|| {
+                    crate::kb::schema::Schemas::load(&self.config.root)
+                        .map(|s| {
+                            s.types
+                                .values()
+                                .flat_map(|t| t.fields.keys().chain(&t.required).cloned())
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                });
+                if declared.contains(&c.field) {
+                    continue;
+                }
                 return Err(Error::InvalidInput(format!(
-                    "--where {spec}: no note has a field {:?}; the fields are {}",
+                    "--where {spec}: no note has a field {:?} and no SCHEMA.md declares it; the fields are {}",
                     c.field,
                     if known.is_empty() {
                         "(none)".into()

@@ -411,12 +411,15 @@ fn where_filters_on_any_frontmatter_field_and_names_the_fields_on_a_typo() {
     let r = b.run(&["search", "sqlite", "--where", "categry=lesson"]);
     assert_eq!(r.code(), 2);
     assert!(
-        r.stderr()
-            .contains("no note has a field \"categry\"; the fields are")
-            && r.stderr().contains("category"),
+        r.stderr().contains(
+            "no note has a field \"categry\" and no SCHEMA.md declares it; the fields are"
+        ) && r.stderr().contains("category"),
         "{}",
         r.stderr()
     );
+    // A field a schema declares is one, though no note sets it yet (the README's example).
+    let fresh = sqlite(&["status!=deprecated"]);
+    assert_eq!(fresh, all, "no note is deprecated");
     for bad in ["category", "=lesson", "cat egory=x"] {
         let r = b.run(&["search", "sqlite", "--where", bad]);
         assert_eq!(r.code(), 2, "{bad}");
