@@ -164,12 +164,16 @@ pub fn sync_paths(
 /// `known`, the rows indexed there.
 fn reconcile(
     index: &Index,
-    (walked, known): (walk::Walk, Vec<(String, Row)>),
+    (mut walked, known): (walk::Walk, Vec<(String, Row)>),
     scope: &Scope,
     config: &Config,
     options: SyncOptions,
     started: Instant,
 ) -> Result<SyncReport> {
+    // A folder that could not be listed still holds its notes: they are kept, not removed
+    // (and their vectors with them), as an unreadable note is.
+    let hidden = std::mem::take(&mut walked.unreadable);
+    let hides = |rel: &str| walk::under_any(&hidden, rel);
     let mut report = SyncReport {
         warnings: walked.warnings,
         ..Default::default()
@@ -184,7 +188,7 @@ fn reconcile(
     let mut rows = known.into_iter().peekable();
     for stat in walked.files {
         while let Some((path, row)) = rows.next_if(|(p, _)| p.as_str() < stat.rel.as_str()) {
-            if scope.contains(&path) {
+            if scope.contains(&path) && !hides(&path) {
                 removed.push(row.id);
             }
         }
@@ -202,7 +206,10 @@ fn reconcile(
             row => candidates.push((stat, row.map(|(_, k)| k))),
         }
     }
-    removed.extend(rows.filter(|(p, _)| scope.contains(p)).map(|(_, k)| k.id));
+    removed.extend(
+        rows.filter(|(p, _)| scope.contains(p) && !hides(p))
+            .map(|(_, k)| k.id),
+    );
 
     let now_ns = now_secs() as i128 * 1_000_000_000;
     for batch in candidates.chunks(BATCH) {

@@ -31,6 +31,33 @@ pub struct Walk {
     pub files: Vec<FileStat>,
     /// One line per problem (unreadable folder, symlink loop, ...), naming the path.
     pub warnings: Vec<String>,
+    /// Folders (relative to the root) that could not be listed, for lack of permission:
+    /// their notes are not gone, so a sync keeps them as last indexed.
+    pub unreadable: Vec<String>,
+}
+
+/// Whether `rel` lies in one of the `unreadable` folders of a [`Walk`].
+pub fn under_any(unreadable: &[String], rel: &str) -> bool {
+    unreadable.iter().any(|dir| {
+        rel.strip_prefix(dir.as_str())
+            .is_some_and(|r| r.starts_with('/'))
+    })
+}
+
+/// The folder `e` could not list for lack of permission, relative to `root`.
+fn unreadable_folder(root: &Path, e: &ignore::Error) -> Option<String> {
+    match e {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            unreadable_folder(root, err)
+        }
+        ignore::Error::WithPath { path, err } => match err.as_ref() {
+            ignore::Error::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+                relative(root, path).filter(|rel| !rel.is_empty())
+            }
+            other => unreadable_folder(root, other),
+        },
+        _ => None,
+    }
 }
 
 /// Checks that the root exists and is a readable directory.
@@ -208,6 +235,18 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         let (found, root) = (&found, root.as_path());
         let mut folder = Folder::default();
         Box::new(move |entry| {
+            if let Some(dir) = entry
+                .as_ref()
+                .err()
+                .and_then(|e| unreadable_folder(root, e))
+            {
+                let mut out = found.lock().unwrap_or_else(|p| p.into_inner());
+                out.warnings.push(format!(
+                    "{dir}/: not read: permission denied; its notes are kept as last indexed"
+                ));
+                out.unreadable.push(dir);
+                return ignore::WalkState::Continue;
+            }
             if let Some(seen) = visit(root, entry, &mut folder) {
                 let mut out = found.lock().unwrap_or_else(|p| p.into_inner());
                 match seen {

@@ -662,6 +662,58 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
         .is_some_and(|p| !p.is_empty()));
 }
 
+/// A folder that cannot be listed (no read permission) is not a deleted one: its notes
+/// stay in the index as last indexed (and their vectors with them), and nothing is added
+/// again once it can be read. Root reads any folder, so brain runs here without the two
+/// capabilities that let it.
+#[test]
+fn an_unreadable_folder_keeps_its_notes() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = Brain::example();
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: dropping the capabilities that read any folder needs root");
+        return;
+    }
+    let no_dac = [
+        "setpriv",
+        "--bounding-set=-dac_override,-dac_read_search",
+        "--",
+    ];
+    b.ok(&["index"]);
+    let lore = b.root.join("lore");
+    std::fs::set_permissions(&lore, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let r = wrapped(&b, &no_dac, &["index", "--json"]);
+    std::fs::set_permissions(&lore, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let j = r.json();
+    assert_eq!(j["sync"]["removed"], 0, "{j}");
+    assert!(
+        j["sync"]["warnings"]
+            .to_string()
+            .contains("lore/: not read: permission denied"),
+        "{j}"
+    );
+    let r = wrapped(
+        &b,
+        &no_dac,
+        &[
+            "search",
+            "busy_timeout",
+            "--mode",
+            "bm25",
+            "--no-sync",
+            "--json",
+        ],
+    );
+    assert!(hit_paths(&r.json()).contains(&"lore/sqlite-busy-timeout.md".to_string()));
+    let j = b.json(&["index"]);
+    assert_eq!(
+        (j["sync"]["added"].as_u64(), j["sync"]["removed"].as_u64()),
+        (Some(0), Some(0)),
+        "{j}"
+    );
+}
+
 /// `brain ARGS` with `b`'s environment, run by `wrapper` (e.g. `unshare -n --`).
 fn wrapped(b: &Brain, wrapper: &[&str], args: &[&str]) -> crate::harness::Run {
     let inner = b.command();
