@@ -92,8 +92,17 @@ impl Engine {
         let mut done = 0u64;
         self.passes.counted(total);
         let mut finished = false;
+        // The notes as of the window: a sync that changes them meanwhile (a huge note
+        // saved then deleted) makes the rest of the window stale, and it is asked again
+        // rather than embedding minutes of passages that no longer exist.
+        let notes =
+            || crate::index::counter(&conn, crate::index::NOTES_VERSION).map_err(|e| index.err(e));
+        let mut window_notes = notes()?;
+        let mut stale = false;
         'window: while (done as usize) < max {
-            if done > 0 {
+            if done > 0 || stale {
+                stale = false;
+                window_notes = notes()?;
                 let want = PENDING_WINDOW.min(max - done as usize);
                 expected = version()?;
                 window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
@@ -106,6 +115,10 @@ impl Engine {
             }
             let last_window = window.len() < PENDING_WINDOW;
             for batch in window.chunks(EMBED_BATCH) {
+                if notes()? != window_notes {
+                    stale = true;
+                    continue 'window;
+                }
                 let texts: Vec<&str> = batch.iter().map(|p| p.text.as_str()).collect();
                 let vecs = embedder.embed_documents(&texts)?;
                 if vecs.len() != batch.len() || vecs.iter().any(|v| v.len() != embedder.dim()) {

@@ -200,3 +200,45 @@ fn the_backend_benchmark_runs() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("save -> searchable"), "{stdout}");
 }
+
+/// A note saved and then deleted while its passages are being embedded: the pass asks
+/// again what is pending once the notes changed, instead of embedding the rest of a
+/// window of passages that no longer exist (minutes of a backend's CPU for a big note).
+#[test]
+fn an_embedding_pass_drops_the_passages_of_a_note_deleted_meanwhile() {
+    let b = Brain::new();
+    let paragraph = |i: usize| {
+        format!(
+            "Paragraph {i} of a long note about retries, caches and queues. {}\n\n",
+            "word ".repeat(120)
+        )
+    };
+    let huge: String = (0..600).map(paragraph).collect();
+    let huge_path = b.write("x/huge.md", format!("# Huge\n\n{huge}"));
+    b.write(
+        "x/small.md",
+        "# Small\n\nA short note about herons at dawn.\n",
+    );
+    let mut config = b.config();
+    config.model = "stand-in-hash-64".into();
+    let engine = brain::Engine::open(config).unwrap();
+    engine.sync().unwrap();
+    let mut deleted = false;
+    let report = engine
+        .embed_pending_with(usize::MAX, &mut |_, _| {
+            if !deleted {
+                std::fs::remove_file(&huge_path).unwrap();
+                engine.sync().unwrap();
+                deleted = true;
+            }
+            true
+        })
+        .unwrap();
+    assert!(deleted);
+    assert_eq!(report.pending, 0, "{report:?}");
+    assert!(
+        report.embedded < 200,
+        "embedded {} passages, most of them of the deleted note",
+        report.embedded
+    );
+}
