@@ -43,6 +43,7 @@ pub fn import(
             src.display()
         )));
     }
+    remove_abandoned_imports(models_dir, &manifest.name);
     let staging = staging_dir(
         models_dir,
         &manifest.name,
@@ -61,10 +62,54 @@ pub fn import(
             already_installed: false,
         })
     });
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&staging);
+    match &result {
+        Err(_) => {
+            let _ = fs::remove_dir_all(&staging);
+        }
+        // A fetch that was cut short is moot now: its partial folder would go on saying
+        // "partial" in `model list`.
+        Ok(_) => {
+            let _ = fs::remove_dir_all(staging_dir(models_dir, &manifest.name, "partial"));
+        }
     }
     result
+}
+
+/// Removes the staging folders of imports killed mid-copy (`.NAME.import-PID` of a process
+/// that is gone): each is up to a model's size, and no later import would reuse it.
+fn remove_abandoned_imports(models_dir: &Path, name: &str) {
+    let prefix = format!(".{name}.import-");
+    let Ok(entries) = fs::read_dir(models_dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid > 0 && !process_alive(pid) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether a process `pid` exists (signal 0 checks without sending anything).
+fn process_alive(pid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
 }
 
 fn copy_all(

@@ -237,6 +237,24 @@ fn the_folder_imported_from_is_not_taken_for_the_brain_folder() {
     assert!(src.path().join("data/models").join(MODEL).is_dir());
 }
 
+/// An import killed mid-copy leaves its staging folder (up to a model's size) and a fetch
+/// cut short its partial one: the next import clears both.
+#[test]
+fn an_import_clears_what_killed_installs_left() {
+    let b = Brain::new();
+    let models = b.models_dir();
+    let abandoned = models.join(format!(".{MODEL}.import-4194000"));
+    std::fs::create_dir_all(&abandoned).unwrap();
+    std::fs::write(abandoned.join("model.safetensors"), "half").unwrap();
+    let partial = models.join(format!(".{MODEL}.partial"));
+    std::fs::create_dir_all(&partial).unwrap();
+    b.import_model();
+    assert!(!abandoned.exists(), "the dead import's folder is left");
+    assert!(!partial.exists(), "the cut fetch's folder is left");
+    let list = b.ok(&["model", "list"]).stdout();
+    assert!(!list.contains("partial"), "{list}");
+}
+
 #[test]
 fn not_installed_is_a_distinct_error_that_search_can_fall_back_on() {
     let b = Brain::new();
