@@ -230,11 +230,11 @@ pub struct EvalArgs {
     pub half: Option<brain::eval::sets::Half>,
 
     /// Only the first N queries of each set.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub limit: Option<usize>,
 
     /// Index only the judged notes plus about N others (a quick run, as the tests do).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub slice: Option<usize>,
 
     /// A folder holding corpora (tldr/, cranfield/, notes-mix/, ...), looked in first
@@ -252,7 +252,7 @@ pub struct EvalArgs {
 
     /// Print, one JSON object per query, the notes in any mode's top N that are not
     /// judged yet (for pooled judging), instead of the table.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub pool: Option<usize>,
 
     /// Write each query's hybrid explanation (top 100 of each list) to FILE as JSON lines.

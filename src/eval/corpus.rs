@@ -76,31 +76,79 @@ pub fn prepare(base: &Path, found: &Path, set: &QuerySet, slice: Option<usize>) 
 }
 
 fn copy_once(src: &Path, dest: &Path) -> Result<()> {
-    let marker = dest.join(".complete");
-    if marker.exists() {
+    let all = list_md(src)?;
+    let Some(marker) = stale(src, dest, &all, "")? else {
         return Ok(());
+    };
+    for rel in &all {
+        copy_file(src, dest, rel)?;
     }
-    for rel in list_md(src)? {
-        copy_file(src, dest, &rel)?;
-    }
-    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
+    marker.finish()
 }
 
 /// Copies the judged notes plus an even spread of about `n` others.
 fn slice_into(src: &Path, dest: &Path, set: &QuerySet, n: usize) -> Result<()> {
-    let marker = dest.join(".complete");
-    if marker.exists() {
-        return Ok(());
-    }
     let all = list_md(src)?;
     let judged: HashSet<&String> = set.queries.iter().flat_map(|q| q.relevant.iter()).collect();
+    let mut which: Vec<&String> = judged.iter().copied().collect();
+    which.sort();
+    let which = which
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let Some(marker) = stale(src, dest, &all, &which)? else {
+        return Ok(());
+    };
     let step = (all.len() / n.max(1)).max(1);
     for (i, rel) in all.iter().enumerate() {
         if judged.contains(rel) || i % step == 0 {
             copy_file(src, dest, rel)?;
         }
     }
-    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
+    marker.finish()
+}
+
+/// A copy's `.complete` marker, to be written once the copy is whole.
+struct Marker {
+    path: PathBuf,
+    says: String,
+}
+
+impl Marker {
+    fn finish(self) -> Result<()> {
+        std::fs::write(&self.path, &self.says).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// `None` when `dest` is a whole copy of `src` as it is now (the same folder, the same
+/// notes by name, size and time, the same judged notes for a slice); else clears `dest`
+/// and returns the marker to write once it is copied again. A copy keyed by the corpus's
+/// name alone was reused for another folder of that name, or after the notes changed.
+fn stale(src: &Path, dest: &Path, all: &[String], judged: &str) -> Result<Option<Marker>> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(src)
+        .unwrap_or_else(|_| src.to_path_buf())
+        .hash(&mut h);
+    judged.hash(&mut h);
+    for rel in all {
+        let meta = std::fs::metadata(src.join(rel)).map_err(|e| Error::io(src.join(rel), e))?;
+        rel.hash(&mut h);
+        meta.len().hash(&mut h);
+        crate::index::walk::mtime_ns(&meta).hash(&mut h);
+    }
+    let says = format!("{:016x}\n", h.finish());
+    let path = dest.join(".complete");
+    if std::fs::read_to_string(&path).is_ok_and(|was| was == says) {
+        return Ok(None);
+    }
+    match std::fs::remove_dir_all(dest) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(dest, e)),
+    }
+    Ok(Some(Marker { path, says }))
 }
 
 fn copy_file(src: &Path, dest: &Path, rel: &str) -> Result<()> {
@@ -151,5 +199,33 @@ mod tests {
         );
         assert!(msg.contains("--corpora DIR or set BRAIN_CORPORA"), "{msg}");
         assert_eq!(locate(Corpus::Tldr, &search), None);
+    }
+
+    #[test]
+    fn a_copy_follows_its_source_folder_and_its_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, dest) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("copy"),
+        );
+        for (root, text) in [(&a, "from a"), (&b, "from b, longer")] {
+            std::fs::create_dir_all(root.join("x")).unwrap();
+            std::fs::write(root.join("x/n.md"), text).unwrap();
+        }
+        let read = || std::fs::read_to_string(dest.join("x/n.md")).unwrap();
+        copy_once(&a, &dest).unwrap();
+        assert_eq!(read(), "from a");
+        copy_once(&a, &dest).unwrap();
+        copy_once(&b, &dest).unwrap();
+        assert_eq!(read(), "from b, longer", "another folder of the same name");
+        std::fs::remove_file(b.join("x/n.md")).unwrap();
+        std::fs::write(b.join("x/m.md"), "moved").unwrap();
+        copy_once(&b, &dest).unwrap();
+        assert!(
+            !dest.join("x/n.md").exists(),
+            "a note deleted from the source stays"
+        );
+        assert!(dest.join("x/m.md").is_file());
     }
 }
