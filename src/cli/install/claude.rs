@@ -55,7 +55,7 @@ impl Registration {
 /// Reads Claude Code's settings (read-only: they are Claude Code's to change).
 pub fn registration() -> Registration {
     let Some(json) = settings_path()
-        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|p| read_file(&p))
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
     else {
         return Registration::None;
@@ -121,6 +121,15 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// The bytes of a regular file at `path`; `None` for anything else (a FIFO would block the
+/// read forever, a folder cannot be read).
+fn read_file(path: &std::path::Path) -> Option<Vec<u8>> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|_| std::fs::read(path).ok())
+}
+
 /// Claude Code's user settings, where hooks are configured (`~/.claude/settings.json`).
 pub fn hook_settings_path() -> Option<PathBuf> {
     claude_dir().map(|d| d.join("settings.json"))
@@ -143,7 +152,7 @@ pub fn hook_snippet(program: &str) -> String {
 /// Whether Claude Code's settings run `log-read` after its Read tool.
 pub fn hook_installed() -> bool {
     let Some(json) = hook_settings_path()
-        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|p| read_file(&p))
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
     else {
         return false;

@@ -109,6 +109,16 @@ impl Record {
 /// Writes `content` to `path` whole or not at all (a temp file renamed over it), creating
 /// the folders above it.
 pub fn write(path: &Path, content: &str) -> Result<()> {
+    // A symlinked file (a skill or unit kept in a dotfiles repo) is replaced where it
+    // lives: a rename onto the link would put a plain file in its place.
+    let resolved;
+    let path = match std::fs::read_link(path) {
+        Ok(target) => {
+            resolved = path.parent().unwrap_or(Path::new("")).join(target);
+            resolved.as_path()
+        }
+        Err(_) => path,
+    };
     let dir = path
         .parent()
         .with_context(|| format!("{} has no parent folder", path.display()))?;

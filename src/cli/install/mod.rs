@@ -105,11 +105,22 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
         if args.dry_run {
             writeln!(out, "dry run: nothing will be changed")?;
         }
-        install_skill(&mut setup, &mut out, args.force)?;
-        install_root(&mut setup, &mut out)?;
-        install_config(&mut setup, &mut out)?;
-        if args.autostart {
-            install_autostart(&mut setup, &mut out, args.force)?;
+        // What was written is recorded even when a later step fails: a skill left out of
+        // the record would read as "edited by you" to the next install, and be kept.
+        let steps = (|| -> Result<()> {
+            install_skill(&mut setup, &mut out, args.force)?;
+            install_root(&mut setup, &mut out)?;
+            install_config(&mut setup, &mut out)?;
+            if args.autostart {
+                install_autostart(&mut setup, &mut out, args.force)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = steps {
+            if !setup.dry_run {
+                let _ = setup.record.save();
+            }
+            return Err(e);
         }
         report_path(&setup, &mut out)?;
         if !brain::embed::is_installed(&setup.config) {
@@ -207,7 +218,8 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     let Some(path) = s.config_file.clone() else {
         return Ok(());
     };
-    if path.exists() {
+    // A symlink counts, dangling too (a dotfiles checkout not there yet): never replaced.
+    if path.symlink_metadata().is_ok() {
         return Ok(line(out, "config", "exists", path.display().to_string())?);
     }
     if !s.dry_run {

@@ -382,6 +382,56 @@ fn a_file_where_the_brain_should_be_is_not_touched() {
     assert_eq!(std::fs::read_to_string(&b.root).unwrap(), "not a folder");
 }
 
+/// Files kept elsewhere stay where they are: a config that is a symlink to nowhere yet (a
+/// dotfiles checkout to come) is not replaced, a symlinked skill is updated through its
+/// link; a settings file that is a FIFO does not hang `--check`.
+#[test]
+fn symlinked_files_are_kept_as_links_and_a_fifo_does_not_hang_the_check() {
+    let b = fresh();
+    let config = b.home.join(".config/brain/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(b.home.join("dotfiles/brain.toml"), &config).unwrap();
+    let kept = b.home.join("dotfiles/SKILL.md");
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(skill(&b).parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&kept, skill(&b)).unwrap();
+    // BRAIN_CONFIG would name the link: the default path is read here.
+    let r = brain(&b, &["install"]);
+    assert!(
+        r.stderr().contains("is a symlink to"),
+        "a dangling config link is said: {}",
+        r.stderr()
+    );
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(b.home.join("dotfiles/brain.toml"), "").unwrap();
+    std::os::unix::fs::symlink(b.home.join("dotfiles/brain.toml"), &config).unwrap();
+    ok(brain(&b, &["install"]));
+    assert!(
+        config.symlink_metadata().unwrap().is_symlink(),
+        "the config link was replaced"
+    );
+    assert!(
+        skill(&b).symlink_metadata().unwrap().is_symlink(),
+        "the skill link was replaced"
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), shipped_skill());
+
+    let settings = b.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&settings)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let r = brain(&b, &["install", "--check"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "--check hung on a FIFO"
+    );
+    assert!(r.stdout().contains("hook"), "{}", r.stdout());
+}
+
 /// Issue #15: the CLI inside Brain.app, linked onto PATH by `Install Command Line Tool...`,
 /// installs a skill and an MCP line that reach that very binary: `brain` through the link,
 /// or the bundle's own path when the link is not on PATH.
