@@ -71,7 +71,7 @@ pub enum Command {
 pub struct McpArgs {
     /// Log verbosity on stderr (error, warn, info, debug, trace, or a tracing filter);
     /// stdout carries the protocol and nothing else.
-    #[arg(long, env = "BRAIN_LOG", default_value = "warn", value_name = "LEVEL")]
+    #[arg(long, env = "BRAIN_LOG", default_value = "warn", value_name = "LEVEL", value_parser = log_level)]
     pub log_level: String,
 
     #[command(flatten)]
@@ -457,7 +457,7 @@ pub struct ServeArgs {
 
     /// Log verbosity (error, warn, info, debug, trace, or a tracing filter such as
     /// "brain=debug"); the log is serve.log in the data dir's logs folder.
-    #[arg(long, env = "BRAIN_LOG", default_value = "info", value_name = "LEVEL")]
+    #[arg(long, env = "BRAIN_LOG", default_value = "info", value_name = "LEVEL", value_parser = log_level)]
     pub log_level: String,
 
     /// Close a client that takes longer than this to send a request or read an answer.
@@ -477,6 +477,23 @@ pub fn top(n: i64, max: usize) -> brain::Result<usize> {
                 "--top must be a whole number from 1 to {max}, got {n}"
             ))
         })
+}
+
+/// A log level (`error` .. `trace`, `off`) or a tracing filter with a directive
+/// (`brain=debug`, `warn,brain::service=trace`). A lone word that is no level (`debgu`)
+/// would be read as a target name and silence every line: refused instead.
+fn log_level(s: &str) -> Result<String, String> {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let word = s.trim();
+    let lone = !word.contains(['=', ',', ':', '[']);
+    // An empty BRAIN_LOG is unset, as for every BRAIN_ variable: the command's default.
+    if lone && !word.is_empty() && !LEVELS.contains(&word.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "{s:?} is not a log level: give one of {} or a filter such as brain=debug",
+            LEVELS.join(", ")
+        ));
+    }
+    Ok(s.to_string())
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -605,6 +622,26 @@ mod tests {
                 Ok(Command::Similar(SimilarArgs { top, .. })) => assert_eq!(top, Some(-1)),
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_log_level_is_a_level_or_a_filter() {
+        for ok in [
+            "warn",
+            "DEBUG",
+            "off",
+            "",
+            "brain=debug",
+            "warn,brain::service=trace",
+        ] {
+            assert!(log_level(ok).is_ok(), "{ok:?}");
+        }
+        for bad in ["debgu", "verbose", "2"] {
+            assert!(
+                log_level(bad).unwrap_err().contains("not a log level"),
+                "{bad:?}"
+            );
         }
     }
 

@@ -21,7 +21,11 @@ const MAX_CLIENT_TIMEOUT: f64 = 86_400.0;
 
 /// Runs `brain serve` until a signal stops it.
 pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
-    let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
+    let level = match args.log_level.trim() {
+        "" => "info",
+        level => level,
+    };
+    let filter = EnvFilter::try_new(level).map_err(|e| {
         brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
     })?;
     // Below a tenth of a second every client is cut off mid-request; past a day is no

@@ -19,7 +19,11 @@ use tools::BrainTools;
 
 /// Runs `brain mcp` until the client hangs up.
 pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
-    let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
+    let level = match args.log_level.trim() {
+        "" => "warn",
+        level => level,
+    };
+    let filter = EnvFilter::try_new(level).map_err(|e| {
         brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
     })?;
     // try_init: a second subscriber (tests, embedding) is not worth failing over.
