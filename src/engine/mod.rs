@@ -154,6 +154,8 @@ impl Engine {
         // old index as it was (and its leftovers are cleared by the next rebuild), where
         // one that moved the old index aside first left an empty index to carry on with.
         let staging = rebuild::staging_path(&path);
+        let rebuilt = rebuild::rebuilt_path(&path);
+        rebuild::finish_interrupted(&path);
         rebuild::remove_with_sides(&staging)?;
         let index = Index::open(&staging)?;
         let mut salvage = match path.exists() {
@@ -163,8 +165,15 @@ impl Engine {
         index.checkpoint_all()?;
         drop(index);
         rebuild::remove_side_files(&staging)?;
+        // Complete from here: named so, an interrupted swap is finished by the next open.
+        std::fs::rename(&staging, &rebuilt).map_err(|e| Error::io(&staging, e))?;
         salvage.backup = rebuild::set_aside(&path)?;
-        std::fs::rename(&staging, &path).map_err(|e| Error::io(&staging, e))?;
+        match std::fs::rename(&rebuilt, &path) {
+            Ok(()) => {}
+            // Another process opened the index meanwhile and finished the swap itself.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.exists() => {}
+            Err(e) => return Err(Error::io(&rebuilt, e)),
+        }
         let index = Index::open(&path)?;
         Ok((Engine::over(config, index), salvage))
     }
@@ -245,11 +254,12 @@ impl Engine {
         // costs the search its line in `brain stats`, not its answer.
         let recall_id = match self.record(req, text, found.mode, &found.results, started) {
             Ok(id) => Some(id),
-            Err(e) => {
+            Err(e) if e.is_unwritable() => {
                 tracing::warn!(error = %e, "search not logged");
                 notices.push(format!("this search was not logged: {e}"));
                 None
             }
+            Err(e) => return Err(e),
         };
         let notice = (!notices.is_empty()).then(|| notices.join("; "));
         Ok(SearchResponse {

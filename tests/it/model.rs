@@ -154,7 +154,21 @@ fn a_loaded_model_refuses_weights_written_to_after_it_was_verified() {
         .expect("a rename is not a write");
 
     let model = embed::load(&b.config()).expect("load the renamed-in file");
+    // A chmod moves only the ctime: the bytes are hashed once more, and they are the pin.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&weights, std::fs::Permissions::from_mode(0o600)).unwrap();
+    model
+        .embed_query("herd of retries")
+        .expect("a chmod is not a write");
+    // A write with its mtime put back moves only the ctime too: the bytes tell.
+    let mtime = std::fs::metadata(&weights).unwrap().modified().unwrap();
     flip_byte(&weights, 1_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&weights)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
     // Other words each time: a query embedded before may be answered from the cache.
     for query in ["thundering herd", "retry with jitter"] {
         match model.embed_query(query) {

@@ -50,10 +50,11 @@ impl Setup {
             _ => exe.to_string_lossy().into_owned(),
         };
         let skill = claude::skill_path().context("no home folder to install the skill into")?;
-        // Absolute: the unit's working directory is not this shell's.
+        // As the settings resolved it (`~` expanded, absolute): the unit's working folder
+        // and home are not this shell's to rely on.
         let data_dir_env = std::env::var_os("BRAIN_DATA_DIR")
             .filter(|v| !v.is_empty())
-            .map(|v| std::path::absolute(PathBuf::from(&v)).unwrap_or_else(|_| v.into()));
+            .map(|_| config.data_dir.clone());
         let autostart = autostart::for_this_os(&ServeCommand {
             exe: &exe,
             root: &config.root,
