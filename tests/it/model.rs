@@ -161,14 +161,7 @@ fn a_loaded_model_refuses_weights_written_to_after_it_was_verified() {
         .embed_query("herd of retries")
         .expect("a chmod is not a write");
     // A write with its mtime put back moves only the ctime too: the bytes tell.
-    let mtime = std::fs::metadata(&weights).unwrap().modified().unwrap();
-    flip_byte(&weights, 1_000_000);
-    std::fs::File::options()
-        .write(true)
-        .open(&weights)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    flip_byte_keeping_mtime(&weights, 1_000_000);
     // Other words each time: a query embedded before may be answered from the cache.
     for query in ["thundering herd", "retry with jitter"] {
         match model.embed_query(query) {
@@ -199,14 +192,7 @@ fn verified_once_yet_a_later_change_is_still_caught() {
     b.ok(&["model", "embed", "--model", MODEL, "hello"]);
 
     let weights = dir.join("model.safetensors");
-    let mtime = std::fs::metadata(&weights).unwrap().modified().unwrap();
-    flip_byte(&weights, 40_000_000);
-    std::fs::File::options()
-        .write(true)
-        .open(&weights)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    flip_byte_keeping_mtime(&weights, 40_000_000);
     let out = b.run(&["model", "embed", "--model", MODEL, "hello"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("model.safetensors"));
@@ -407,4 +393,17 @@ fn gpu_vectors_match_the_cpus_where_a_gpu_exists() {
         let diff = max_diff(&v(&gpu), &v(&cpu));
         assert!(diff < 2e-3, "{}: {text:?} differs by {diff}", gpu["device"]);
     }
+}
+
+/// Flips a byte of `path` and puts its mtime back, as a writer hiding the change would:
+/// only the ctime then says that it changed.
+fn flip_byte_keeping_mtime(path: &std::path::Path, at: u64) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    flip_byte(path, at);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
 }
