@@ -18,6 +18,10 @@ impl Files {
             }
             // A verified file keeps the size its last report gave.
             Progress::Verified { .. } => {}
+            // An optional file left out: its bytes were not kept.
+            Progress::Skipped { file, .. } => {
+                self.0.remove(file);
+            }
         }
         self.0.values().sum()
     }
