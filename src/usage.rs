@@ -96,6 +96,17 @@ impl Usage {
         // A hook or a `get` must not wait long behind a big sync: the read is dropped.
         conn.busy_timeout(Duration::from_millis(250))
             .map_err(|e| self.index.err(e))?;
+        // Only a note of the index is a read worth counting: a file under `raw/`, a
+        // dot-folder, an ignore file or `exclude` would be listed as "read but never
+        // surfaced", a hole search does not have. (One lookup: a walk of the path by the
+        // walk's rules doubled the hook's time.)
+        let known: bool = conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE path = ?1)")
+            .and_then(|mut st| st.query_row([rel_path], |r| r.get(0)))
+            .map_err(|e| self.index.err(e))?;
+        if !known {
+            return Ok(());
+        }
         usage::record_read(&conn, now_ms(), rel_path, via.as_str())
             .map_err(|e| self.index.err(e))?;
         // The cap runs on this connection, under the same short wait: a hook must never
@@ -200,12 +211,7 @@ pub fn hook_read_path(payload: &[u8], config: &Config) -> Option<String> {
         return None;
     }
     let rel = crate::index::walk::relative(&root, &file)?;
-    // What the index would hold, by the walk's own rules (dot-folders, ignore files,
-    // `exclude`, README.md, raw/, a type's SCHEMA.md and INDEX.md): anything else read
-    // there would be listed as "read but never surfaced", a hole search does not have.
-    let scope = crate::index::walk::Scope::new([rel.as_str()]);
-    let walked = crate::index::walk::walk_scoped(config, &scope).ok()?;
-    walked.files.iter().any(|f| f.rel == rel).then_some(rel)
+    (!crate::index::walk::is_kb_file(&rel)).then_some(rel)
 }
 
 #[cfg(test)]
@@ -222,12 +228,6 @@ mod tests {
         std::fs::write(root.join("lore/x.txt"), "x").unwrap();
         std::fs::write(root.join("lore/SCHEMA.md"), "---\n---\n").unwrap();
         std::fs::write(dir.path().join("outside.md"), "# O\n").unwrap();
-        for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
-            let p = root.join(not_a_note);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "# N\n").unwrap();
-        }
-        std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
         let config = Config::for_root(&root, dir.path().join("data"));
         let payload = |tool: &str, path: &Path| {
             serde_json::json!({"session_id": "s", "hook_event_name": "PostToolUse",
@@ -235,13 +235,6 @@ mod tests {
             .to_string()
         };
         let read = |p: String| hook_read_path(p.as_bytes(), &config);
-        for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
-            assert_eq!(
-                read(payload("Read", &root.join(not_a_note))),
-                None,
-                "{not_a_note}"
-            );
-        }
         assert_eq!(
             read(payload("Read", &root.join("lore/x.md"))).as_deref(),
             Some("lore/x.md")

@@ -35,13 +35,18 @@ fn the_hook_logs_reads_of_notes_and_is_silent_about_everything_else() {
     );
     assert!(!b.config().index_path().exists(), "the hook made an index");
 
+    // Markdown in the brain folder that is not a note: the walk skips it, and so do reads.
+    for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
+        b.write(not_a_note, "# not a note\n");
+    }
+    b.write(".gitignore", "ignored/\n");
     b.ok(&["index"]);
     std::fs::write(
         b.tmp.path().join("elsewhere.md"),
         "# not a note of the brain\n",
     )
     .unwrap();
-    let ignored: Vec<Vec<u8>> = vec![
+    let mut ignored: Vec<Vec<u8>> = vec![
         payload("Edit", &note),
         payload("Read", &b.tmp.path().join("elsewhere.md")),
         payload("Read", &b.path("brain/lore/missing.md")),
@@ -50,6 +55,9 @@ fn the_hook_logs_reads_of_notes_and_is_silent_about_everything_else() {
         vec![0xff, 0xfe, 0x00],
         br#"{"tool_name":"Read","tool_input":{}}"#.to_vec(),
     ];
+    for not_a_note in ["raw/r.md", ".obsidian/o.md", "README.md", "ignored/i.md"] {
+        ignored.push(payload("Read", &b.root.join(not_a_note)));
+    }
     for p in &ignored {
         let r = b.run_stdin(&["log-read"], p);
         assert_eq!(
