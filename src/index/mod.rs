@@ -62,11 +62,9 @@ impl Drop for Index {
         let big = std::fs::metadata(self.wal_path()).is_ok_and(|m| m.len() >= WAL_EMPTY_BYTES);
         let pool = self.pool.get_mut().unwrap_or_else(|e| e.into_inner());
         if let (true, Some(conn)) = (big, pool.first()) {
-            let emptied = conn.busy_timeout(std::time::Duration::ZERO).and_then(|()| {
-                conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                    r.get::<_, i64>(0)
-                })
-            });
+            let emptied = conn
+                .busy_timeout(std::time::Duration::ZERO)
+                .and_then(|()| truncate_wal(conn));
             tracing::debug!(?emptied, "write-ahead log checkpointed on close (1: busy)");
         }
     }
@@ -249,9 +247,7 @@ impl Index {
     /// it into place; the empty side files are removed).
     pub(crate) fn checkpoint_all(&self) -> Result<()> {
         let conn = self.conn()?;
-        let busy: i64 = conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
+        let busy = truncate_wal(&conn).map_err(|e| self.err(e))?;
         if busy != 0 {
             return Err(self.err(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
@@ -291,6 +287,12 @@ impl Index {
         bm25_parts::register(&conn).map_err(|e| self.err(e))?;
         Ok(conn)
     }
+}
+
+/// Checkpoints the whole write-ahead log into the database and empties it; 1 when another
+/// connection kept it busy (the log is then left as it was), else 0.
+fn truncate_wal(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
 }
 
 /// Switches a connection's database to WAL. Leaving the rollback journal of a new file needs

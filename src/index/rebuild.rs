@@ -49,14 +49,7 @@ pub fn set_aside(path: &Path) -> Result<Option<PathBuf>> {
         .unwrap_or_else(|| with_suffix(path, BACKUP_SUFFIX));
     // Side files left without their main file must not pair with the new backup (SQLite
     // would replay a stale WAL into it).
-    for side in ["", "-wal", "-shm"] {
-        let old = with_suffix(&backup, side);
-        match std::fs::remove_file(&old) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(old, e)),
-        }
-    }
+    remove_with_sides(&backup)?;
     // The main file last: while it is still in place the side files belong to it.
     for side in ["-wal", "-shm", ""] {
         let from = with_suffix(path, side);

@@ -38,10 +38,7 @@ pub struct Walk {
 
 /// Whether `rel` lies in one of the `unreadable` folders of a [`Walk`].
 pub fn under_any(unreadable: &[String], rel: &str) -> bool {
-    unreadable.iter().any(|dir| {
-        rel.strip_prefix(dir.as_str())
-            .is_some_and(|r| r.starts_with('/'))
-    })
+    unreadable.iter().any(|dir| covers(dir, rel))
 }
 
 /// The folder `e` could not list for lack of permission, relative to `root`.

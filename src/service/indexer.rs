@@ -36,6 +36,11 @@ const RETRY_FIRST: Duration = Duration::from_secs(5);
 /// See [`RETRY_FIRST`].
 const RETRY_MAX: Duration = Duration::from_secs(120);
 
+/// The wait before the next try, after a last wait of `last` (none yet: the first).
+fn next_wait(last: Option<Duration>) -> Duration {
+    last.map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX))
+}
+
 /// When to try a failed pass again, and the wait that led there.
 #[derive(Debug, Clone, Copy)]
 struct Retry {
@@ -46,7 +51,7 @@ struct Retry {
 impl Retry {
     /// The retry after `last` (none yet: the first).
     fn after(last: Option<Retry>) -> Retry {
-        let wait = last.map_or(RETRY_FIRST, |r| (r.wait * 2).min(RETRY_MAX));
+        let wait = next_wait(last.map(|r| r.wait));
         Retry {
             at: Instant::now() + wait,
             wait,
@@ -453,9 +458,7 @@ pub fn embed_loop(
                 let message = super::protocol::chain(&e);
                 // Retried only when the index could not be written (a full disk): a model
                 // file that changed, say, needs a person.
-                retry = e
-                    .is_unwritable()
-                    .then(|| retry.map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX)));
+                retry = e.is_unwritable().then(|| next_wait(retry));
                 tracing::warn!(error = %message, retry_in_secs = retry.map(|w| w.as_secs()), "embedding failed");
                 live.set_error(Some(message.clone()));
                 let _ = events.send(BackendEvent::Failed { message });

@@ -17,6 +17,16 @@ use crate::harness::{eventually, hit_paths, Brain};
 
 const NOTES: usize = 3000;
 
+/// A keyword search of the example brain that answers from the index as it is.
+const FIND_BUSY_TIMEOUT: &[&str] = &[
+    "search",
+    "busy_timeout",
+    "--mode",
+    "bm25",
+    "--no-sync",
+    "--json",
+];
+
 /// How many kills each crash loop makes.
 fn loops() -> usize {
     std::env::var("BRAIN_CRASH_LOOPS")
@@ -616,14 +626,7 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
         &["cannot write the index", "writable", "BRAIN_DATA_DIR"],
     );
     // A search still answers: only its line in the log is lost, and it says so.
-    let r = b.run(&[
-        "search",
-        "busy_timeout",
-        "--mode",
-        "bm25",
-        "--no-sync",
-        "--json",
-    ]);
+    let r = b.run(FIND_BUSY_TIMEOUT);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(
         r.stderr().contains("this search was not logged"),
@@ -694,18 +697,7 @@ fn an_unreadable_folder_keeps_its_notes() {
             .contains("lore/: not read: permission denied"),
         "{j}"
     );
-    let r = wrapped(
-        &b,
-        &no_dac,
-        &[
-            "search",
-            "busy_timeout",
-            "--mode",
-            "bm25",
-            "--no-sync",
-            "--json",
-        ],
-    );
+    let r = wrapped(&b, &no_dac, FIND_BUSY_TIMEOUT);
     assert!(hit_paths(&r.json()).contains(&"lore/sqlite-busy-timeout.md".to_string()));
     let j = b.json(&["index"]);
     assert_eq!(
