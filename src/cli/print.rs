@@ -65,18 +65,23 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             shown(&hit.path),
             hit.line
         )?;
-        writeln!(out, "    {}  (score={:.3})", hit.title, hit.score)?;
+        writeln!(
+            out,
+            "    {}  (score={:.3}, likeness={:.3})",
+            hit.title, hit.score, hit.likeness
+        )?;
         writeln!(out, "    {}", hit.reason)?;
         if let Some(e) = &hit.evidence {
             let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
             writeln!(
                 out,
-                "    evidence: best={} draft_covered={} note_covered={} rare_shared={:.2} title={:.2}",
+                "    evidence: best={} draft_covered={} note_covered={} rare_shared={:.2} title={:.2} words={:.3}",
                 opt(e.best),
                 opt(e.draft_covered),
                 opt(e.note_covered),
                 e.rare_shared,
-                e.title
+                e.title,
+                e.words
             )?;
         }
     }
@@ -87,7 +92,7 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "(mode: {}; duplicate at score >= {}, related at >= {})",
+        "(mode: {}; duplicate at likeness >= {}, related at score >= {})",
         r.mode, t.duplicate, t.related
     )
 }

@@ -14,8 +14,8 @@ use crate::similar::{
 /// Draft passages compared at most (a 10 MB draft would otherwise take minutes to embed).
 pub const MAX_DRAFT_PASSAGES: usize = 32;
 
-/// What similar does without vectors: verdicts from rare words and titles.
-const KEYWORDS_ONLY: &str = "verdicts from rare words and titles only";
+/// What similar does without vectors: verdicts from shared words and titles.
+const KEYWORDS_ONLY: &str = "verdicts from shared words and titles only";
 
 impl Engine {
     /// The notes most like a draft or a note, each with a verdict. Reads only: the draft's

@@ -7,10 +7,12 @@ use crate::kb::new::{self, NewEntry};
 use crate::kb::Schemas;
 use crate::similar::{SimilarHit, SimilarRequest, Source, Verdict};
 
-/// How alike (0..1, the similar-notes title measure) a duplicate's title must be to the new
-/// entry's to stop the write. The draft is only a title, so a duplicate verdict counts
-/// only when the titles themselves are alike: "Retries need jitter" against "Retries need
-/// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word, ~0.1.
+/// How alike (0..1, the similar-notes title measure) a note's title must be to the new
+/// entry's to stop the write. The draft is only a title, too short for the word overlap
+/// that tells a duplicate from a related note, so the titles decide among the notes about
+/// the same thing (related or duplicate): "Retries need jitter" against "Retries need
+/// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word,
+/// ~0.1; entries of a series ("Standup 2026-12-03", "Q3 review"), 0.
 pub const TITLE_ALIKE: f64 = 0.5;
 
 /// What a capture did.
@@ -49,8 +51,7 @@ pub fn capture(
         sync: true,
     })?;
     let alike = |h: &SimilarHit| {
-        h.verdict == Verdict::Duplicate
-            && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
+        h.verdict != Verdict::New && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
     };
     let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) =
         similar.results.into_iter().partition(alike);

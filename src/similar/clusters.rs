@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::evidence::{self, Alignment};
 use super::pipeline::pair_evidence;
 use super::terms;
+use super::words::DraftWords;
 use super::{verdict, Cluster};
 use crate::error::Result;
 use crate::index::Reader;
@@ -62,6 +63,14 @@ fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
         .collect())
 }
 
+/// What a note brings to a pair: its title, its text, its words.
+struct NoteTerms {
+    title: String,
+    text: String,
+    rare: Vec<terms::RareTerm>,
+    words: DraftWords,
+}
+
 fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     let notes = m.note_ids();
     let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
@@ -102,35 +111,36 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     pairs.sort_unstable();
 
     let total = reader.note_count()?;
-    let mut texts: HashMap<i64, (String, Vec<terms::RareTerm>)> = HashMap::new();
+    let mut texts: HashMap<i64, NoteTerms> = HashMap::new();
     let mut df_cache = HashMap::new();
     let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
     for (a, b) in pairs {
         for id in [a, b] {
             if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(id) {
                 let (title, body) = reader.title_and_body(id)?;
-                let rare = terms::rare_terms_cached(
-                    reader,
-                    &format!("{title}\n{body}"),
-                    total,
-                    true,
-                    &mut df_cache,
-                )?;
-                slot.insert((title, rare));
+                let text = format!("{title}\n{body}");
+                let (rare, words) =
+                    terms::draft_terms_cached(reader, &text, total, true, &mut df_cache)?;
+                slot.insert(NoteTerms {
+                    title,
+                    text,
+                    rare,
+                    words,
+                });
             }
         }
         let (ra, rb) = (&rows[&a], &rows[&b]);
         let one_way = |from: i64, to: i64, al: &Alignment| -> Result<(f64, String)> {
-            let (title_from, rare) = &texts[&from];
-            let held = terms::presence(reader, rare, &[to])?;
+            let (from, to_terms) = (&texts[&from], &texts[&to]);
+            let held = terms::presence(reader, &from.rare, &[to])?;
             let weights = vec![1.0; al.per_draft.len()];
             let ev = pair_evidence(
-                rare,
+                &from.rare,
                 held.get(&to).map(Vec::as_slice),
                 Some(al),
                 &weights,
-                title_from,
-                &texts[&to].0,
+                (&from.title, &to_terms.title),
+                from.words.overlap(&to_terms.text),
             );
             Ok((verdict::score(&ev).0, verdict::reason(&ev)))
         };

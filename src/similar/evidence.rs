@@ -24,6 +24,10 @@ pub struct PairEvidence {
     pub shared: Vec<String>,
     /// Title likeness: shared title words over all title words (Jaccard, 0..1).
     pub title: f64,
+    /// Word overlap, 0..1: the geometric mean of the share of the draft's words (weighted
+    /// by rarity) the note holds and the share of the note's words the draft holds.
+    #[serde(default)]
+    pub words: f64,
 }
 
 /// Per note, the alignment of its passages with the draft's, from one scan per draft

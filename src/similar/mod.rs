@@ -6,8 +6,8 @@
 //! other lesson (a related note's best passage is often as close as a duplicate's), so a
 //! verdict weighs evidence from both sides of the pair ([`evidence`]): how much of the
 //! draft the note covers passage by passage and how much of the note the draft covers,
-//! the rare words they share, and how alike their titles are. The thresholds
-//! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts/`.
+//! the words and rare words they share, and how alike their titles are. The thresholds
+//! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts*/`.
 
 mod clusters;
 mod draft;
@@ -15,6 +15,7 @@ mod evidence;
 mod pipeline;
 mod terms;
 mod verdict;
+mod words;
 
 use serde::{Deserialize, Serialize};
 
@@ -98,8 +99,14 @@ pub struct SimilarHit {
     /// The note's type.
     #[serde(rename = "type")]
     pub kind: String,
-    /// How alike they are, 0..1 (what the verdict thresholds apply to).
+    /// How much they share, 0..1: meaning and rare words (what `related` is judged on, and
+    /// what orders the candidates after the duplicates).
     pub score: f64,
+    /// How much they are the same note (what `duplicate` is judged on, and what orders the
+    /// duplicates): shared words and meaning, and how far it stands out from the other
+    /// candidates. About 0..2 with a model; an older backend leaves it 0.
+    #[serde(default)]
+    pub likeness: f64,
     /// `duplicate` or `related` (`new` for a candidate below both thresholds).
     pub verdict: Verdict,
     /// One line a person can check: what the two share.
@@ -120,7 +127,7 @@ pub struct SimilarResponse {
     /// The verdict as a line: `duplicate of lore/x.md`, `related to 2 notes`, `new: nothing
     /// like it`.
     pub summary: String,
-    /// Best first.
+    /// Duplicates first, by likeness; then the others by score.
     pub results: Vec<SimilarHit>,
     /// `semantic` (passages and words) or `keywords` (no model: words and titles only).
     pub mode: String,

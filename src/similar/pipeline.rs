@@ -1,5 +1,5 @@
 //! One similar request over a read transaction: the draft's rare words, its passages
-//! aligned with every note's, the candidates from both, a verdict each.
+//! aligned with every note's, the candidates from both, their shared words, a verdict each.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -46,7 +46,7 @@ pub(crate) fn run(
     explain: bool,
 ) -> Result<Similar> {
     let total = reader.note_count()?;
-    let rare = terms::rare_terms(reader, &draft.text, total, exclude.is_some())?;
+    let (rare, words) = terms::draft_terms(reader, &draft.text, total, exclude.is_some())?;
     let weights: Vec<f64> = draft.chunks.iter().map(|c| c.text.len() as f64).collect();
     let aligned: HashMap<i64, Alignment> = match &vectors {
         Some(v) => evidence::align(v.matrix, v.draft, exclude),
@@ -80,6 +80,7 @@ pub(crate) fn run(
         }
     }
     let held = terms::presence(reader, &rare, &ids)?;
+    let texts = reader.lower_texts(&ids, true)?;
 
     let mut scored = Vec::with_capacity(ids.len());
     for id in ids {
@@ -87,37 +88,52 @@ pub(crate) fn run(
             continue;
         };
         let al = aligned.get(&id);
+        let text = texts
+            .get(&id)
+            .map(|(title, body)| format!("{title}\n{body}"))
+            .unwrap_or_default();
         let ev = pair_evidence(
             &rare,
             held.get(&id).map(Vec::as_slice),
             al,
             weights,
-            &draft.title,
-            &row.title,
+            (&draft.title, &row.title),
+            words.overlap(&text),
         );
-        let score = verdict::score(&ev);
         let line = match al.map(|a| a.best_chunk) {
             Some(chunk) => reader.chunk(chunk)?.map_or(row.body_line, |c| c.line),
             None => row.body_line,
         };
-        scored.push((score, row, ev, line));
+        scored.push((verdict::score(&ev), verdict::likeness(&ev), row, ev, line));
     }
-    scored.sort_by(|a, b| b.0 .0.total_cmp(&a.0 .0).then(a.1.path.cmp(&b.1.path)));
-    scored.truncate(top);
-    let results: Vec<SimilarHit> = scored
+    let raw: Vec<f64> = scored.iter().map(|s| s.1).collect();
+    let likeness = verdict::with_lead(&raw);
+    let round = |x: f64| (x * 1e4).round() / 1e4;
+    let mut results: Vec<SimilarHit> = scored
         .into_iter()
-        .map(|(score, row, ev, line)| SimilarHit {
+        .zip(likeness)
+        .map(|((score, _, row, ev, line), likeness)| SimilarHit {
             abs_path: root.join(&row.path).to_string_lossy().into_owned(),
             path: row.path,
             title: row.title,
             kind: row.kind,
-            score: (score.0 * 1e4).round() / 1e4,
-            verdict: verdict::judge(score),
+            score: round(score.0),
+            likeness: round(likeness),
+            verdict: verdict::judge(score, likeness),
             reason: verdict::reason(&ev),
             line,
             evidence: explain.then_some(ev),
         })
         .collect();
+    results.sort_by(|a, b| {
+        let dup = |h: &SimilarHit| h.verdict == Verdict::Duplicate;
+        let key = |h: &SimilarHit| if dup(h) { h.likeness } else { h.score };
+        dup(b)
+            .cmp(&dup(a))
+            .then(key(b).total_cmp(&key(a)))
+            .then(a.path.cmp(&b.path))
+    });
+    results.truncate(top);
     let verdict = match results.first().map(|h| h.verdict) {
         Some(Verdict::Duplicate) => Verdict::Duplicate,
         _ if results.iter().any(|h| h.verdict != Verdict::New) => Verdict::Related,
@@ -136,8 +152,8 @@ pub(crate) fn pair_evidence(
     held: Option<&[usize]>,
     aligned: Option<&Alignment>,
     weights: &[f64],
-    draft_title: &str,
-    note_title: &str,
+    (draft_title, note_title): (&str, &str),
+    words: f64,
 ) -> PairEvidence {
     let (rare_shared, shared) = evidence::rare_share(rare, held.unwrap_or_default());
     let round = |x: f64| (x * 1e4).round() / 1e4;
@@ -148,5 +164,6 @@ pub(crate) fn pair_evidence(
         rare_shared: round(rare_shared),
         shared,
         title: round(evidence::title_likeness(draft_title, note_title)),
+        words: round(words),
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::words::DraftWords;
 use crate::error::Result;
 use crate::index::Reader;
 use crate::search::{is_stopword, term_expr, BM25_WEIGHTS};
@@ -48,26 +49,42 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The draft's rarest words that at least one other note holds, rarest first. `indexed`:
-/// the text is a note of the index, whose own count is then left out of each word's.
-pub(crate) fn rare_terms(
+/// The draft's rarest words that at least one other note holds, rarest first, and every
+/// word of it weighed by its IDF for the word overlap: one document-frequency lookup per
+/// word serves both. `indexed`: the text is a note of the index, whose own count is then
+/// left out of each word's.
+pub(crate) fn draft_terms(
     reader: &Reader<'_>,
     text: &str,
     total: u64,
     indexed: bool,
-) -> Result<Vec<RareTerm>> {
-    rare_terms_cached(reader, text, total, indexed, &mut HashMap::new())
+) -> Result<(Vec<RareTerm>, DraftWords)> {
+    draft_terms_cached(reader, text, total, indexed, &mut HashMap::new())
 }
 
-/// [`rare_terms`], remembering each word's document frequency in `dfs` (`--all` looks up
+/// [`draft_terms`], remembering each word's document frequency in `dfs` (`--all` looks up
 /// the same words for many notes).
-pub(crate) fn rare_terms_cached(
+pub(crate) fn draft_terms_cached(
     reader: &Reader<'_>,
     text: &str,
     total: u64,
     indexed: bool,
     dfs: &mut HashMap<String, u64>,
-) -> Result<Vec<RareTerm>> {
+) -> Result<(Vec<RareTerm>, DraftWords)> {
+    let weighed = weigh(reader, text, total, indexed, dfs)?;
+    let all = DraftWords::new(weighed.iter().map(|(t, _)| (t.word.clone(), t.idf)));
+    Ok((rarest(weighed, total), all))
+}
+
+/// Each word of `text` with its IDF and how many other notes hold it (a word no other note
+/// holds weighs most).
+fn weigh(
+    reader: &Reader<'_>,
+    text: &str,
+    total: u64,
+    indexed: bool,
+    dfs: &mut HashMap<String, u64>,
+) -> Result<Vec<(RareTerm, u64)>> {
     let n = total.max(1) as f64;
     let mut out = Vec::new();
     for word in words(text) {
@@ -83,15 +100,23 @@ pub(crate) fn rare_terms_cached(
             }
         };
         let df = if indexed { df.saturating_sub(1) } else { df };
-        if df == 0 || df as f64 > (n * MAX_DF_SHARE).max(MIN_DF_CAP) {
-            continue;
-        }
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-        out.push(RareTerm { word, expr, idf });
+        out.push((RareTerm { word, expr, idf }, df));
     }
+    Ok(out)
+}
+
+/// The rare words among `weighed`: held by another note, but by few.
+fn rarest(weighed: Vec<(RareTerm, u64)>, total: u64) -> Vec<RareTerm> {
+    let cap = (total.max(1) as f64 * MAX_DF_SHARE).max(MIN_DF_CAP);
+    let mut out: Vec<RareTerm> = weighed
+        .into_iter()
+        .filter(|(_, df)| *df > 0 && *df as f64 <= cap)
+        .map(|(t, _)| t)
+        .collect();
     out.sort_by(|a, b| b.idf.total_cmp(&a.idf).then(a.word.cmp(&b.word)));
     out.truncate(MAX_RARE);
-    Ok(out)
+    out
 }
 
 /// For each of `ids`, the indexes (into `terms`) of the rare words it holds.

@@ -1,11 +1,20 @@
-//! From evidence to a verdict: one score per pair, then two thresholds, per mode.
+//! From evidence to a verdict: two numbers per pair, each with its threshold, per mode.
 //!
-//! With a model: `score = 0.6 * draft_covered' + 0.2 * note_covered' + 0.2 * rare_shared`,
+//! Two questions, because one number answered them badly: is the note about what the draft
+//! is about (`score`: related at [`Thresholds::related`]), and is it the same note (its
+//! `likeness`: duplicate at [`Thresholds::duplicate`]).
+//!
+//! With a model, `score = 0.6 * draft_covered' + 0.2 * note_covered' + 0.2 * rare_shared`,
 //! the primed alignments rescaled from [`FLOOR`] (unrelated passages rarely align below it)
-//! to 1. Title likeness is shown but not weighed: on the development drafts it added
-//! nothing the passages did not already say. Without a model: `0.5 * rare_shared + 0.5 *
-//! title`, with thresholds that call a pair a duplicate only on strong evidence.
-//! Calibrated on the tune half of `eval/drafts/` (figures in `eval/drafts/README.md`).
+//! to 1; `likeness = 0.4 * draft_covered' + words`, plus [`STANDOUT`] times its lead
+//! over the fourth candidate's likeness (the shared words hold the rare ones too). The passages say two
+//! notes are about the same thing; the shared words (`words`) say they make the same
+//! points; and the same lesson written twice stands out from the notes around it, where a
+//! related draft sits among several of its topic's notes at about the same likeness. Title
+//! likeness is shown but not weighed: on the development drafts it added nothing the rest
+//! did not already say. Without a model, `score = 0.5 * rare_shared + 0.5 * title` and
+//! `likeness = words + 0.25 * title`, with the same lead. Calibrated on the tune
+//! halves of `eval/drafts/` and `eval/drafts-jaebradley/` (figures in `eval/README.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +24,7 @@ use super::Verdict;
 /// Where the verdicts change, for one mode.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
-    /// Score at and above which a pair is a duplicate.
+    /// Likeness at and above which a pair is a duplicate.
     pub duplicate: f64,
     /// Score at and above which a pair is related.
     pub related: f64,
@@ -23,24 +32,32 @@ pub struct Thresholds {
 
 /// With a model.
 pub const SEMANTIC: Thresholds = Thresholds {
-    duplicate: 0.44,
+    duplicate: 0.5,
     related: 0.29,
 };
 
-/// Without one (rare words and titles).
+/// Without one (words and titles).
 pub const KEYWORDS: Thresholds = Thresholds {
-    duplicate: 0.35,
+    duplicate: 0.32,
     related: 0.15,
 };
 
 /// Cosine treated as "nothing in common" when rescaling alignments.
 pub const FLOOR: f64 = 0.2;
 
+/// Weight of a candidate's lead over the [`REFERENCE`]th candidate in its likeness.
+pub const STANDOUT: f64 = 0.5;
+
+/// Which candidate (1-based, by likeness) the lead is measured from: the first three may
+/// all be copies of the draft, the fourth rarely is. With fewer candidates there is no
+/// crowd to stand out from, and no lead is added.
+pub const REFERENCE: usize = 4;
+
 fn rescale(cos: f64) -> f64 {
     ((cos - FLOOR) / (1.0 - FLOOR)).clamp(0.0, 1.0)
 }
 
-/// How alike a pair is, 0..1, and the thresholds that apply to it.
+/// How much a pair shares, 0..1, and the thresholds that apply to it.
 pub(crate) fn score(e: &PairEvidence) -> (f64, Thresholds) {
     match (e.draft_covered, e.note_covered) {
         (Some(d), Some(n)) => (
@@ -51,9 +68,32 @@ pub(crate) fn score(e: &PairEvidence) -> (f64, Thresholds) {
     }
 }
 
-/// The verdict for a pair of this score.
-pub(crate) fn judge((score, t): (f64, Thresholds)) -> Verdict {
-    if score >= t.duplicate {
+/// How much a pair is the same note, before any lead: 0..1.4 with a model, 0..1.25
+/// without.
+pub(crate) fn likeness(e: &PairEvidence) -> f64 {
+    match e.draft_covered {
+        Some(d) => 0.4 * rescale(d) + e.words,
+        None => e.words + 0.25 * e.title,
+    }
+}
+
+/// The likeness of each candidate (`raw`, from [`likeness`]) with its lead over the
+/// [`REFERENCE`]th added.
+pub(crate) fn with_lead(raw: &[f64]) -> Vec<f64> {
+    let mut sorted = raw.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    match sorted.get(REFERENCE - 1) {
+        Some(&reference) => raw
+            .iter()
+            .map(|&l| l + STANDOUT * (l - reference))
+            .collect(),
+        _ => raw.to_vec(),
+    }
+}
+
+/// The verdict for a pair of this score and likeness.
+pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
+    if likeness >= t.duplicate {
         Verdict::Duplicate
     } else if score >= t.related {
         Verdict::Related
@@ -98,15 +138,26 @@ mod tests {
             rare_shared: rare,
             shared: vec!["lease".into()],
             title,
+            words: 0.0,
         }
     }
 
     #[test]
     fn the_thresholds_order_the_verdicts() {
-        assert_eq!(judge(score(&ev(0.95, 0.9, 1.0, 1.0))), Verdict::Duplicate);
-        assert_eq!(judge(score(&ev(0.1, 0.1, 0.0, 0.0))), Verdict::New);
-        assert_eq!(judge((0.3, SEMANTIC)), Verdict::Related);
-        assert_eq!(judge((SEMANTIC.duplicate, SEMANTIC)), Verdict::Duplicate);
+        let (strong, weak) = (ev(0.95, 0.9, 1.0, 1.0), ev(0.1, 0.1, 0.0, 0.0));
+        let same = PairEvidence {
+            words: 0.6,
+            ..strong.clone()
+        };
+        assert_eq!(judge(score(&same), likeness(&same)), Verdict::Duplicate);
+        // Aligned passages without shared words: the same topic, not the same note.
+        assert_eq!(judge(score(&strong), likeness(&strong)), Verdict::Related);
+        assert_eq!(judge(score(&weak), likeness(&weak)), Verdict::New);
+        assert_eq!(judge((0.3, SEMANTIC), 0.0), Verdict::Related);
+        assert_eq!(
+            judge((0.0, SEMANTIC), SEMANTIC.duplicate),
+            Verdict::Duplicate
+        );
         let keywords = PairEvidence {
             best: None,
             draft_covered: None,
@@ -114,6 +165,18 @@ mod tests {
             ..ev(0.0, 0.0, 1.0, 1.0)
         };
         assert_eq!(score(&keywords), (1.0, KEYWORDS));
+        assert_eq!(likeness(&keywords), 0.25);
         assert!(reason(&ev(0.9, 0.8, 0.5, 1.0)).contains("lease"));
+    }
+
+    #[test]
+    fn a_candidate_that_stands_out_gains_its_lead() {
+        let raw = [0.6, 0.3, 0.2, 0.2, 0.1];
+        let led = with_lead(&raw);
+        assert!((led[0] - (0.6 + STANDOUT * 0.4)).abs() < 1e-9);
+        assert!((led[3] - 0.2).abs() < 1e-9);
+        assert!(led[4] < 0.1);
+        // Without a crowd to stand out from, nothing is added.
+        assert_eq!(with_lead(&raw[..3]), raw[..3].to_vec());
     }
 }

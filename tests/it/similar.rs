@@ -30,9 +30,23 @@ fn a_rewritten_lesson_is_a_duplicate_and_an_unrelated_one_is_new() {
     let top = &j["results"][0];
     assert_eq!(top["path"], "lore/retry-jitter-thundering-herd.md", "{j}");
     for key in [
-        "path", "abs_path", "title", "type", "score", "verdict", "reason", "line",
+        "path", "abs_path", "title", "type", "score", "likeness", "verdict", "reason", "line",
     ] {
         assert!(!top[key].is_null(), "{key} missing: {top}");
+    }
+    // Duplicates first, by likeness; then the others by score.
+    let hits = j["results"].as_array().unwrap();
+    let dup = |h: &serde_json::Value| h["verdict"] == "duplicate";
+    let key = |h: &serde_json::Value| {
+        h[if dup(h) { "likeness" } else { "score" }]
+            .as_f64()
+            .unwrap()
+    };
+    for w in hits.windows(2) {
+        assert!(dup(&w[0]) >= dup(&w[1]), "a duplicate after another: {j}");
+        if dup(&w[0]) == dup(&w[1]) {
+            assert!(key(&w[0]) >= key(&w[1]), "out of order: {j}");
+        }
     }
     assert!(top["abs_path"]
         .as_str()
@@ -68,6 +82,11 @@ fn a_rewritten_lesson_is_a_duplicate_and_an_unrelated_one_is_new() {
         .ok(&["similar", "--text", DUPLICATE, "--explain"])
         .stdout()
         .contains("evidence: best="));
+    let j = b
+        .ok(&["similar", "--text", DUPLICATE, "--explain", "--json"])
+        .json();
+    let words = j["results"][0]["evidence"]["words"].as_f64().unwrap();
+    assert!(words > 0.2 && words <= 1.0, "{j}");
 }
 
 #[test]
@@ -160,6 +179,19 @@ fn without_a_model_verdicts_come_from_words_and_say_so() {
     let j = run.json();
     assert_eq!(j["mode"], "keywords");
     assert!(!j["results"].as_array().unwrap().is_empty(), "{j}");
+    // The words a rewrite keeps are enough to call it a duplicate of its original.
+    let j = b
+        .run_stdin(&["similar", "-", "--json"], DUPLICATE.as_bytes())
+        .json();
+    assert_eq!(verdict(&j), "duplicate", "{j}");
+    assert_eq!(
+        j["results"][0]["path"], "lore/retry-jitter-thundering-herd.md",
+        "{j}"
+    );
+    let j = b
+        .run_stdin(&["similar", "-", "--json"], NEW.as_bytes())
+        .json();
+    assert_eq!(verdict(&j), "new", "{j}");
 }
 
 #[test]
