@@ -65,11 +65,14 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             shown(&hit.path),
             hit.line
         )?;
-        writeln!(
-            out,
-            "    {}  (score={:.3}, likeness={:.3})",
-            hit.title, hit.score, hit.likeness
-        )?;
+        match hit.likeness {
+            Some(l) => writeln!(
+                out,
+                "    {}  (score={:.3}, likeness={l:.3})",
+                hit.title, hit.score
+            )?,
+            None => writeln!(out, "    {}  (score={:.3})", hit.title, hit.score)?,
+        }
         writeln!(out, "    {}", hit.reason)?;
         if let Some(e) = &hit.evidence {
             let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));

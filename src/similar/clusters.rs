@@ -9,7 +9,6 @@ use rayon::prelude::*;
 use super::evidence::{self, Alignment};
 use super::pipeline::pair_evidence;
 use super::terms;
-use super::words::DraftWords;
 use super::{verdict, Cluster};
 use crate::error::Result;
 use crate::index::Reader;
@@ -63,14 +62,6 @@ fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
         .collect())
 }
 
-/// What a note brings to a pair: its title, its text, its words.
-struct NoteTerms {
-    title: String,
-    text: String,
-    rare: Vec<terms::RareTerm>,
-    words: DraftWords,
-}
-
 fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     let notes = m.note_ids();
     let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
@@ -111,7 +102,7 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     pairs.sort_unstable();
 
     let total = reader.note_count()?;
-    let mut texts: HashMap<i64, NoteTerms> = HashMap::new();
+    let mut texts: HashMap<i64, (String, Vec<terms::RareTerm>)> = HashMap::new();
     let mut df_cache = HashMap::new();
     let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
     for (a, b) in pairs {
@@ -119,28 +110,25 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
             if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(id) {
                 let (title, body) = reader.title_and_body(id)?;
                 let text = format!("{title}\n{body}");
-                let (rare, words) =
+                let (rare, _) =
                     terms::draft_terms_cached(reader, &text, total, true, &mut df_cache)?;
-                slot.insert(NoteTerms {
-                    title,
-                    text,
-                    rare,
-                    words,
-                });
+                slot.insert((title, rare));
             }
         }
         let (ra, rb) = (&rows[&a], &rows[&b]);
         let one_way = |from: i64, to: i64, al: &Alignment| -> Result<(f64, String)> {
-            let (from, to_terms) = (&texts[&from], &texts[&to]);
-            let held = terms::presence(reader, &from.rare, &[to])?;
+            let (title_from, rare) = &texts[&from];
+            let held = terms::presence(reader, rare, &[to])?;
             let weights = vec![1.0; al.per_draft.len()];
+            // A cluster joins on the score, which does not read the word overlap (not
+            // calibrated for two whole notes): not worth stemming every note of every pair.
             let ev = pair_evidence(
-                &from.rare,
+                rare,
                 held.get(&to).map(Vec::as_slice),
                 Some(al),
                 &weights,
-                (&from.title, &to_terms.title),
-                from.words.overlap(&to_terms.text),
+                (title_from, &texts[&to].0),
+                0.0,
             );
             Ok((verdict::score(&ev).0, verdict::reason(&ev)))
         };

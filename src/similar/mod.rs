@@ -104,9 +104,9 @@ pub struct SimilarHit {
     pub score: f64,
     /// How much they are the same note (what `duplicate` is judged on, and what orders the
     /// duplicates): shared words and meaning, and how far it stands out from the other
-    /// candidates. About 0..2 with a model; an older backend leaves it 0.
-    #[serde(default)]
-    pub likeness: f64,
+    /// candidates. 0..1.5 with a model, 0..1.35 without; absent from an older backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likeness: Option<f64>,
     /// `duplicate` or `related` (`new` for a candidate below both thresholds).
     pub verdict: Verdict,
     /// One line a person can check: what the two share.

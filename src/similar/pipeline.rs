@@ -112,14 +112,15 @@ pub(crate) fn run(
     let mut results: Vec<SimilarHit> = scored
         .into_iter()
         .zip(likeness)
-        .map(|((score, _, row, ev, line), likeness)| SimilarHit {
+        .map(|(((score, t), _, row, ev, line), likeness)| SimilarHit {
             abs_path: root.join(&row.path).to_string_lossy().into_owned(),
             path: row.path,
             title: row.title,
             kind: row.kind,
-            score: round(score.0),
-            likeness: round(likeness),
-            verdict: verdict::judge(score, likeness),
+            // Judged as shown: a likeness printed as 0.500 is a duplicate.
+            score: round(score),
+            likeness: Some(round(likeness)),
+            verdict: verdict::judge((round(score), t), round(likeness)),
             reason: verdict::reason(&ev),
             line,
             evidence: explain.then_some(ev),
@@ -127,7 +128,13 @@ pub(crate) fn run(
         .collect();
     results.sort_by(|a, b| {
         let dup = |h: &SimilarHit| h.verdict == Verdict::Duplicate;
-        let key = |h: &SimilarHit| if dup(h) { h.likeness } else { h.score };
+        let key = |h: &SimilarHit| {
+            if dup(h) {
+                h.likeness.unwrap_or_default()
+            } else {
+                h.score
+            }
+        };
         dup(b)
             .cmp(&dup(a))
             .then(key(b).total_cmp(&key(a)))

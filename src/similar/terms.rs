@@ -29,8 +29,9 @@ pub(crate) struct RareTerm {
 }
 
 /// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
-/// lowercased, without stopwords and words under 3 characters, in first-seen order.
-fn words(text: &str) -> Vec<String> {
+/// lowercased, without stopwords and words under 3 characters, in first-seen order, at most
+/// [`MAX_WORDS`] of them: what both the rare words and the word overlap read of a text.
+pub(crate) fn words(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for w in text.split(|c: char| !c.is_alphanumeric()) {

@@ -13,31 +13,25 @@ use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::search::is_stopword;
+use super::terms::words;
 
-/// Distinct words read from one note (a pasted book adds nothing past this).
-const MAX_NOTE_WORDS: usize = 5000;
+/// Bytes of a note read for its words: its first [`super::terms::words`] are all that
+/// count, and a 4 MB note of few distinct words would otherwise be read to its end for each
+/// draft.
+const MAX_NOTE_BYTES: usize = 200_000;
 
-/// The words of a text as the overlap counts them: runs of letters and digits of at least
-/// three characters, not only digits, lowercased, without stopwords, stemmed (`retries` and
-/// `retry` are one word), each once.
-pub(crate) fn stems(text: &str, max: usize) -> HashSet<String> {
-    let stemmer = Stemmer::create(Algorithm::English);
-    let mut out = HashSet::new();
-    for w in text.split(|c: char| !c.is_alphanumeric()) {
-        if w.chars().count() < 3 || w.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let w = w.to_lowercase();
-        if is_stopword(&w) {
-            continue;
-        }
-        out.insert(stemmer.stem(&w).into_owned());
-        if out.len() == max {
-            break;
-        }
+/// The stems of [`super::terms::words`] of `text` (`retries` and `retry` are one word): the
+/// same words, so that a note compared with itself overlaps fully whatever its length.
+pub(crate) fn stems(text: &str) -> HashSet<String> {
+    let mut end = text.len().min(MAX_NOTE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
     }
-    out
+    let stemmer = Stemmer::create(Algorithm::English);
+    words(&text[..end])
+        .iter()
+        .map(|w| stemmer.stem(w).into_owned())
+        .collect()
 }
 
 /// The draft's words and the weight of each (its inverse document frequency).
@@ -67,7 +61,7 @@ impl DraftWords {
     /// geometric mean of the draft's weighted share held by the note and the note's share
     /// (by count) held by the draft.
     pub fn overlap(&self, note: &str) -> f64 {
-        let note = stems(note, MAX_NOTE_WORDS);
+        let note = stems(note);
         if self.total <= 0.0 || note.is_empty() {
             return 0.0;
         }
@@ -93,10 +87,13 @@ mod tests {
     }
 
     #[test]
-    fn stems_are_words_once_without_stopwords_or_numbers() {
-        let s = stems("Retries and retry: the 2024 RETRIES of x1", 100);
+    fn stems_are_the_first_words_once_without_stopwords_or_numbers() {
+        let s = stems("Retries and retry: the 2024 RETRIES of x1");
         assert_eq!(s, HashSet::from(["retri".to_string()]));
-        assert_eq!(stems("alpha beta gamma", 2).len(), 2);
+        // A long note counts its first words only, as a draft does: a copy overlaps fully.
+        let long: String = (0..2000).map(|i| format!("word{i} ")).collect();
+        let d = DraftWords::new(words(&long).into_iter().map(|w| (w, 1.0)));
+        assert!((d.overlap(&long) - 1.0).abs() < 1e-9);
     }
 
     #[test]
