@@ -1,15 +1,13 @@
 //! The draft's rare words: the commands, identifiers and names that make two notes about
 //! the same thing, where common words make them about anything.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use super::words::DraftWords;
+use super::words::{words, DraftWords};
 use crate::error::Result;
 use crate::index::Reader;
-use crate::search::{is_stopword, term_expr, BM25_WEIGHTS};
+use crate::search::{term_expr, BM25_WEIGHTS};
 
-/// Distinct words looked up, at most (a pasted essay's tail adds nothing).
-const MAX_WORDS: usize = 400;
 /// Rare words kept: the highest IDF among words some note holds.
 pub(crate) const MAX_RARE: usize = 16;
 /// A word in more than this share of notes is not rare, whatever else is left.
@@ -26,28 +24,6 @@ pub(crate) struct RareTerm {
     pub expr: String,
     /// BM25's inverse document frequency.
     pub idf: f64,
-}
-
-/// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
-/// lowercased, without stopwords and words under 3 characters, in first-seen order, at most
-/// [`MAX_WORDS`] of them: what both the rare words and the word overlap read of a text.
-pub(crate) fn words(text: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for w in text.split(|c: char| !c.is_alphanumeric()) {
-        if w.chars().count() < 3 || w.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let w = w.to_lowercase();
-        if is_stopword(&w) || !seen.insert(w.clone()) {
-            continue;
-        }
-        out.push(w);
-        if out.len() == MAX_WORDS {
-            break;
-        }
-    }
-    out
 }
 
 /// The draft's rarest words that at least one other note holds, rarest first, and every
@@ -144,21 +120,4 @@ pub(crate) fn any_of(terms: &[RareTerm]) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" OR ")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_are_tokens_without_stopwords_numbers_or_repeats() {
-        assert_eq!(
-            words("Use git push --force-with-lease; the 2024 push is OK with_lease"),
-            vec!["use", "git", "push", "force", "with", "lease"]
-                .into_iter()
-                .filter(|w| !is_stopword(w))
-                .map(String::from)
-                .collect::<Vec<_>>()
-        );
-    }
 }

@@ -13,14 +13,39 @@ use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::terms::words;
+use crate::search::is_stopword;
 
-/// Bytes of a note read for its words: its first [`super::terms::words`] are all that
+/// Distinct words looked up, at most (a pasted essay's tail adds nothing).
+pub(crate) const MAX_WORDS: usize = 400;
+
+/// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
+/// lowercased, without stopwords and words under 3 characters, in first-seen order, at most
+/// [`MAX_WORDS`] of them: what both the rare words and the word overlap read of a text.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.chars().count() < 3 || w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let w = w.to_lowercase();
+        if is_stopword(&w) || !seen.insert(w.clone()) {
+            continue;
+        }
+        out.push(w);
+        if out.len() == MAX_WORDS {
+            break;
+        }
+    }
+    out
+}
+
+/// Bytes of a note read for its words: its first [`words`] are all that
 /// count, and a 4 MB note of few distinct words would otherwise be read to its end for each
 /// draft.
 const MAX_NOTE_BYTES: usize = 200_000;
 
-/// The stems of [`super::terms::words`] of `text` (`retries` and `retry` are one word): the
+/// The stems of [`words`] of `text` (`retries` and `retry` are one word): the
 /// same words, so that a note compared with itself overlaps fully whatever its length.
 pub(crate) fn stems(text: &str) -> HashSet<String> {
     let mut end = text.len().min(MAX_NOTE_BYTES);
@@ -84,6 +109,18 @@ mod tests {
 
     fn draft(words: &[(&str, f64)]) -> DraftWords {
         DraftWords::new(words.iter().map(|(w, idf)| (w.to_string(), *idf)))
+    }
+
+    #[test]
+    fn words_are_tokens_without_stopwords_numbers_or_repeats() {
+        assert_eq!(
+            words("Use git push --force-with-lease; the 2024 push is OK with_lease"),
+            vec!["use", "git", "push", "force", "with", "lease"]
+                .into_iter()
+                .filter(|w| !is_stopword(w))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
