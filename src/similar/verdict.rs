@@ -8,10 +8,10 @@
 //! the primed alignments rescaled from [`FLOOR`] (unrelated passages rarely align below it)
 //! to 1; `likeness = 0.4 * draft_covered' + words`, plus [`STANDOUT`] times its lead
 //! over the fourth candidate's likeness, at most [`MAX_LEAD`] (the shared words hold the
-//! rare ones too). The passages say two
-//! notes are about the same thing; the shared words (`words`) say they make the same
-//! points; and the same lesson written twice stands out from the notes around it, where a
-//! related draft sits among several of its topic's notes at about the same likeness. Title
+//! rare ones too). The passages say two notes are about the same thing; the shared words
+//! (`words`) say they make the same points; and the same lesson written twice stands out
+//! from the notes around it, where a related draft sits among several of its topic's notes
+//! at about the same likeness. Title
 //! likeness is shown but not weighed: on the development drafts it added nothing the rest
 //! did not already say. Without a model, `score = 0.5 * rare_shared + 0.5 * title` and
 //! `likeness = words + 0.25 * title`, with the same lead. Calibrated on the tune

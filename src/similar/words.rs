@@ -15,8 +15,8 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::search::is_stopword;
 
-/// Distinct words looked up, at most (a pasted essay's tail adds nothing).
-pub(crate) const MAX_WORDS: usize = 400;
+/// Distinct words read of a text, at most (a pasted essay's tail adds nothing).
+const MAX_WORDS: usize = 400;
 
 /// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
 /// lowercased, without stopwords and words under 3 characters, in first-seen order, at most
