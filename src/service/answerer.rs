@@ -124,6 +124,16 @@ impl Answerer {
         })
     }
 
+    /// Tells the brain that the note at `path` (relative to the root) was just written here,
+    /// so that the next request sees it at once: a backend syncs it now rather than when its
+    /// watcher gets to it (two quick captures of the same title would otherwise both pass
+    /// the duplicate check).
+    pub fn saved(&self, path: &str) -> Result<SyncReport, ServiceError> {
+        self.ask(Op::Saved {
+            path: path.to_string(),
+        })
+    }
+
     /// `brain status`, with the backend's own section when a backend answered.
     pub fn status(&self) -> Result<StatusReport, ServiceError> {
         self.ask::<Box<StatusReport>>(Op::Status).map(|s| *s)

@@ -86,7 +86,12 @@ impl Backend {
         let stop = Arc::new(AtomicBool::new(false));
         let (jobs, rx) = mpsc::channel();
         let (embed, wake) = mpsc::sync_channel(1);
-        let handler = Arc::new(Handler::new(engine.clone(), live.clone(), jobs.clone()));
+        let handler = Arc::new(Handler::new(
+            engine.clone(),
+            live.clone(),
+            jobs.clone(),
+            embed.clone(),
+        ));
         let (shutdown, shutdown_rx) = watch::channel(false);
 
         let runtime = tokio::runtime::Builder::new_multi_thread()

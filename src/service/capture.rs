@@ -62,6 +62,11 @@ pub fn capture(
     let written = duplicates.is_empty() || force;
     if written {
         new::write(&planned)?;
+        // Written is what was asked; a brain that cannot sync the entry now still finds it
+        // when its watcher or the next sync gets to it.
+        if let Err(e) = brain.saved(&planned.entry.path) {
+            tracing::debug!(error = %e, "the new entry waits for the next sync");
+        }
     }
     Ok(Captured {
         entry: planned.entry,

@@ -3,7 +3,7 @@
 //! same answers. What needs nothing of the backend is answered as in-process
 //! ([`super::local`]).
 
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Sender, SyncSender};
 use std::sync::Arc;
 
 use super::indexer::Job;
@@ -11,8 +11,7 @@ use super::local;
 use super::protocol::{ErrorCode, Fault, Op, Reply, StatusReport, PROTOCOL_VERSION};
 use super::state::Live;
 
-use crate::index::walk::Scope;
-use crate::index::SyncOptions;
+use crate::index::SyncReport;
 use crate::similar::Source;
 use crate::Engine;
 
@@ -23,25 +22,35 @@ pub struct Handler {
     /// Live counters and watcher state.
     pub live: Arc<Live>,
     jobs: Sender<Job>,
+    embed: SyncSender<()>,
 }
 
 impl Handler {
-    /// Syncs the one note at `path` (relative to the root), as the watcher would once it
-    /// saw it change. A path that climbs out of the folder is left to the answer's own
-    /// check ("not a note of the index").
-    fn sync_one(&self, path: &str) -> crate::Result<()> {
-        let path = path.trim_start_matches("./");
-        if path.trim().is_empty() || path.split('/').any(|c| c == "..") {
-            return Ok(());
+    /// Syncs the one note at `path`, and wakes the embedder when that changed the index:
+    /// the watcher's own event for the file then finds nothing to do, so nothing else would
+    /// embed the note's new passages.
+    fn sync_one(&self, path: &str) -> crate::Result<SyncReport> {
+        let report = local::sync_one(&self.engine, path)?;
+        if !report.is_noop() {
+            let _ = self.embed.try_send(());
         }
-        self.engine
-            .sync_paths(&Scope::new([path]), SyncOptions::default())
-            .map(|_| ())
+        Ok(report)
     }
 
-    /// A handler that sends reindexes to the indexer through `jobs`.
-    pub fn new(engine: Arc<Engine>, live: Arc<Live>, jobs: Sender<Job>) -> Handler {
-        Handler { engine, live, jobs }
+    /// A handler that sends reindexes to the indexer through `jobs` and wakes the embedder
+    /// through `embed`.
+    pub fn new(
+        engine: Arc<Engine>,
+        live: Arc<Live>,
+        jobs: Sender<Job>,
+        embed: SyncSender<()>,
+    ) -> Handler {
+        Handler {
+            engine,
+            live,
+            jobs,
+            embed,
+        }
     }
 
     /// Answers one request. Blocking: call it off the async threads.
@@ -78,6 +87,7 @@ impl Handler {
                     .map(Reply::Reindex)
                     .map_err(fault)
             }
+            Op::Saved { path } => self.sync_one(&path).map(Reply::Reindex).map_err(fault),
             get @ Op::Get(_) => local::answer(&self.engine, get).map_err(fault),
             Op::Similar(mut req) => {
                 // As for a search: a watched index is already fresh, except for a note the

@@ -5,6 +5,8 @@ use super::protocol::{Op, Reply, ServerInfo, StatusReport};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::sync::SyncOptions;
+use crate::index::walk::Scope;
+use crate::index::SyncReport;
 
 /// Answers `op` with `engine`, as a backend would but without one: status has no backend
 /// section, a reindex syncs here and now.
@@ -27,8 +29,20 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
         Op::Check { sync } => engine.check(sync).map(Reply::Check),
         Op::IndexMd { sync } => engine.index_files(sync).map(Reply::IndexMd),
         Op::Links { path, sync } => engine.links(&path, sync).map(Reply::Links),
+        Op::Saved { path } => sync_one(engine, &path).map(Reply::Reindex),
         Op::Hello => Err(no_backend()),
     }
+}
+
+/// Syncs the one note at `path` (relative to the root), as the watcher would once it saw
+/// it change. A path that climbs out of the folder syncs nothing: the request's own
+/// answer says "not a note of the index".
+pub(crate) fn sync_one(engine: &Engine, path: &str) -> Result<SyncReport> {
+    let path = path.trim_start_matches("./");
+    if path.trim().is_empty() || path.split('/').any(|c| c == "..") {
+        return Ok(SyncReport::default());
+    }
+    engine.sync_paths(&Scope::new([path]), SyncOptions::default())
 }
 
 /// `hello` asks who serves; in-process, nobody does.

@@ -89,6 +89,13 @@ pub enum Op {
         #[serde(default = "yes")]
         sync: bool,
     },
+    /// A note the client has just written (`brain new`, the panel's capture): synced now,
+    /// so that the next request sees it without waiting for the watcher. Answered with the
+    /// sync's report.
+    Saved {
+        /// The note, relative to the root.
+        path: String,
+    },
     /// The links from and to one note.
     Links {
         /// The note, relative to the root.

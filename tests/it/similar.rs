@@ -1,7 +1,9 @@
 //! `brain similar`: verdicts on real notes with the real test model, the JSON contract,
 //! bad input, the keywords-only fallback, `--all`, and the backend answering it.
 
-use crate::harness::Brain;
+use std::time::Duration;
+
+use crate::harness::{eventually, Brain};
 
 const DUPLICATE: &str = "# Add randomness to retry delays\n\n\
 When thousands of clients fail at once and all back off exponentially, they still retry in \
@@ -254,7 +256,8 @@ fn the_backend_answers_similar_like_the_cli() {
 }
 
 /// What a client has just written is there for the commands that name it or read every
-/// note, though the backend's watcher may not have seen it yet; and a draft longer than the
+/// note, though the backend's watcher may not have seen it yet, and is embedded; a note
+/// `brain new` writes is seen by the next capture; and a draft longer than the
 /// backend reads in one request is answered in-process, without a warning.
 #[test]
 fn the_backend_answers_about_a_note_written_a_moment_ago() {
@@ -280,6 +283,24 @@ fn the_backend_answers_about_a_note_written_a_moment_ago() {
         let dry = b.ok(&["index-md"]).stdout();
         assert!(dry.contains(&format!("[[idea/just-written-{i}]]")), "{dry}");
     }
+    // The one-note sync those commands made leaves the watcher nothing to do: the backend
+    // still embeds the notes' passages (they once waited until another file changed).
+    eventually(Duration::from_secs(30), || {
+        let status = b.ok(&["status", "--json"]).json();
+        (status["pending_chunks"] == 0).then_some(())
+    });
+
+    // Two captures of one title in a row: the second sees the first at once.
+    b.ok(&["new", "idea", "Axolotl tank water temperature"]);
+    let again = b.run(&["new", "idea", "Axolotl tank water temperatures"]);
+    assert_eq!(again.code(), 1, "{}", again.stderr());
+    assert!(
+        again
+            .stderr()
+            .contains("idea/axolotl-tank-water-temperature.md"),
+        "{}",
+        again.stderr()
+    );
 
     let big = "Retries need jitter so that clients do not come back together.\n".repeat(20_000);
     assert!(big.len() > 1 << 20);
