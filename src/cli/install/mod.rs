@@ -103,6 +103,11 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
     if args.check {
         check(&mut setup, &mut out, args.autostart)?;
     } else {
+        // A brain path that is there but is not a folder is refused before anything is
+        // written (exit 2, as every command does): the skill and config would point at it.
+        if setup.config.root.exists() {
+            brain::usage::check_root(&setup.config)?;
+        }
         if args.dry_run {
             writeln!(out, "dry run: nothing will be changed")?;
         }

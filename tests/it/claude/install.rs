@@ -6,7 +6,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::harness::{repo, walk, Brain, Run};
+use crate::harness::{describe, repo, walk, Brain, Run};
 
 fn shipped_skill() -> String {
     std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap()
@@ -374,12 +374,19 @@ fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
 }
 
 #[test]
-fn a_file_where_the_brain_should_be_is_not_touched() {
+fn a_file_where_the_brain_should_be_is_refused_before_anything_is_written() {
     let b = fresh();
     std::fs::write(&b.root, "not a folder").unwrap();
-    let out = failed(brain(&b, &["install"]));
-    assert!(row(&out, "brain").starts_with("not a folder "), "{out}");
+    for args in [&["install"][..], &["install", "--dry-run"]] {
+        let out = brain(&b, args);
+        assert_eq!(out.code(), 2, "{}", describe(&out));
+        let err = out.stderr();
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("not a directory"), "{err}");
+    }
     assert_eq!(std::fs::read_to_string(&b.root).unwrap(), "not a folder");
+    assert!(!skill(&b).exists());
+    assert!(!b.home.join(".config/brain/config.toml").exists());
 }
 
 /// Files kept elsewhere stay where they are: a config that is a symlink to nowhere yet (a
