@@ -57,6 +57,8 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         }
     };
     let source = source.strip_prefix('\u{feff}').unwrap_or(&source);
+    let source = mac_lines(source);
+    let source: &str = &source;
 
     let (fields, body, body_line) = match split_frontmatter(source) {
         Frontmatter::None => (Map::new(), source, 1),
@@ -128,6 +130,18 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
 /// The `# Title` line repeats the title, which is indexed (and weighted) on its own: left in
 /// the body it would count twice and open every snippet. Its line stays, empty, so line
 /// numbers still match the file.
+/// A file whose lines end in a lone CR (classic Mac OS; some exporters still write them)
+/// with LF line ends, so that its lines are lines here too: otherwise the whole file is
+/// line 1, and blanking the title's heading there blanked the note. A file with any LF is
+/// left as it is (a stray CR in it is not a line break to most editors).
+pub fn mac_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') && !text.contains('\n') {
+        std::borrow::Cow::Owned(text.replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 fn blank_title_heading(text: &mut String, headings: &[Heading], title: &str, body_line: u32) {
     let Some(h) = headings
         .first()
@@ -407,6 +421,25 @@ mod tests {
         assert_eq!(name_key("Git-Commit"), "git commit");
         assert_eq!(name_key("  tokio::select! "), "tokio select");
         assert_eq!(name_key("--"), "");
+    }
+
+    #[test]
+    fn a_file_of_classic_mac_line_ends_keeps_its_body_and_its_lines() {
+        let src = "---\rtitle: Old Mac\r---\r# Old Mac CR\r\rsecond\r\rThe marmoset line.\r";
+        let (n, w) = parse("lore/cr.md", src.as_bytes());
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(n.title, "Old Mac");
+        assert_eq!(n.body_line, 4);
+        let line = n.text.lines().position(|l| l.contains("marmoset"));
+        assert_eq!(
+            line.map(|i| n.body_line + i as u32),
+            Some(8),
+            "{:?}",
+            n.text
+        );
+        // One stray CR in an LF file is not a line end.
+        let (n, _) = parse("a.md", b"# T\n\nfirst\rstill first\n");
+        assert_eq!(n.text.lines().count(), 3, "{:?}", n.text);
     }
 
     #[test]

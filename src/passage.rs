@@ -148,6 +148,7 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     let real = resolve(root, &note.path)?;
     let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
     let text = String::from_utf8_lossy(&bytes);
+    let text = crate::note::mac_lines(&text);
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len() as u32;
     let (start, count) = match (note.line, note.count) {

@@ -242,3 +242,20 @@ fn an_embedding_pass_drops_the_passages_of_a_note_deleted_meanwhile() {
         report.embedded
     );
 }
+
+/// A note saved with classic Mac line ends (a lone CR each) lost everything after its
+/// title: the whole file was line 1, the title's line. Its words are found, and the line a
+/// hit names is the one `brain get` shows.
+#[test]
+fn a_note_with_classic_mac_line_ends_is_searched_and_shown_by_line() {
+    let b = Brain::new();
+    b.write(
+        "lore/cr.md",
+        "# Old Mac CR\r\rsecond\r\rThe marmosetword on line five.\r",
+    );
+    let found = b.json(&["search", "marmosetword", "--mode", "bm25"]);
+    assert_eq!(paths(&found), ["lore/cr.md"], "{found}");
+    assert_eq!(found["results"][0]["line"], 5, "{found}");
+    let shown = b.ok(&["get", "lore/cr.md:5:1"]).stdout();
+    assert!(shown.contains("The marmosetword on line five."), "{shown}");
+}
