@@ -11,7 +11,20 @@ use super::{print, shim};
 
 /// Runs `brain status`.
 pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
+    // A model brain does not know is a mistake in the settings, as for every command
+    // (exit 2), not a model to fetch: fetching it fails too.
+    brain::embed::check_model_name(&config)?;
+    let ours = config.model.clone();
     let status = shim::answerer(config, &args.daemon).status()?;
+    // A backend describes itself: say when it serves other settings than this command's,
+    // whose searches then run in-process (with a notice of their own).
+    if status.backend.is_some() && status.status.model != ours {
+        eprintln!(
+            "note: the backend embeds with {}, and this command's settings name {ours}: \
+             searches with these settings run in-process until 'brain serve' restarts",
+            status.status.model
+        );
+    }
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;

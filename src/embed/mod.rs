@@ -181,6 +181,15 @@ pub fn should_load(config: &Config) -> Result<bool> {
     Ok(store.is_installed(&config.model) || store.install_dir(&config.model).is_dir())
 }
 
+/// Refuses a configured model name that is no model brain knows (nor a stand-in), with the
+/// error that names `brain model list`.
+pub fn check_model_name(config: &Config) -> Result<()> {
+    if stand_in::StandIn::parse(&config.model).is_none() {
+        model::manifest(&config.model)?;
+    }
+    Ok(())
+}
+
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.
 pub fn device_label() -> String {
     device::expected().label
