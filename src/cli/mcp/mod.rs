@@ -4,6 +4,7 @@
 //! server ends when the client closes stdin.
 
 mod render;
+mod stdin;
 mod tools;
 
 use std::process::ExitCode;
@@ -41,7 +42,7 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
     let served = runtime.block_on(async {
         let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
         let service = tools
-            .serve(rmcp::transport::stdio())
+            .serve((stdin::repaired(tokio::io::stdin()), tokio::io::stdout()))
             .await
             .context("MCP handshake")?;
         service.waiting().await.context("MCP session")?;

@@ -429,6 +429,33 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
         "an unknown tool is refused: {r}"
     );
 
+    // What a strict parser refuses but a client meant: a lone surrogate (Node writes one
+    // for half an emoji) and a raw control character are answered; a line that is not JSON
+    // at all is dropped with a warning on stderr, and the next request is answered.
+    let raw = |stdin: &mut ChildStdin, line: &[u8]| {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    raw(
+        &mut stdin,
+        br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search","arguments":{"query":"flag cleanup \ud83d","top":1}}}"#,
+    );
+    let r = answer(&rx, 5, &mut seen);
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    raw(
+        &mut stdin,
+        b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\":\"flag\x01cleanup\",\"top\":1}}}",
+    );
+    let r = answer(&rx, 6, &mut seen);
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    raw(&mut stdin, b"hello world");
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+    );
+    answer(&rx, 7, &mut seen);
+
     drop(stdin);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let status = loop {
@@ -445,6 +472,7 @@ fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "exit {status}: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("is not JSON and was dropped"), "{stderr}");
     // everything that reached stdout was a protocol message (checked as it was read)
     while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
         let msg: Value = serde_json::from_str(&line)

@@ -1,0 +1,217 @@
+//! The MCP server's input: stdin line by line, each line a client meant as JSON made JSON.
+//!
+//! The protocol library drops a line that does not parse, without a reply or a word on
+//! stderr (a deliberate choice of the MCP SDKs: there is no id to answer), so the client
+//! waits for its tool call until its own timeout. Some of those lines are a client's
+//! honest request: Node's `JSON.stringify` writes a lone surrogate (`"\ud83d"`, half an
+//! emoji cut by a slice) that strict parsers refuse, and a client may pass bytes that are
+//! not UTF-8 or a raw control character inside a string. Those are repaired (the
+//! replacement character for what cannot be read, an escape for a control character) and
+//! answered; a line still not JSON is passed on to be dropped, with a warning here.
+
+use std::borrow::Cow;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+
+/// Lines longer than this are passed through unread: the protocol library refuses lines
+/// over 16 MiB itself, and holding one whole here would only cost memory.
+const REPAIR_MAX: usize = 16 << 20;
+
+/// A reader of `input`'s lines, repaired, for the protocol library; the copying runs as a
+/// task on the current runtime and ends with `input` (or when the reader is dropped).
+pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(input: R) -> tokio::io::DuplexStream {
+    let (mut tx, rx) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut input = BufReader::new(input);
+        let mut line = Vec::new();
+        // Inside a line too long to repair: its bytes go through as they come.
+        let mut passing = false;
+        loop {
+            let buf = match input.fill_buf().await {
+                Ok(buf) => buf,
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading stdin");
+                    break;
+                }
+            };
+            if buf.is_empty() {
+                if !line.is_empty() {
+                    let _ = tx.write_all(&repair(&line)).await;
+                }
+                break;
+            }
+            let (chunk, ends_line) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..=i], true),
+                None => (buf, false),
+            };
+            let taken = chunk.len();
+            let sent = if passing {
+                tx.write_all(chunk).await
+            } else if line.len() + chunk.len() > REPAIR_MAX {
+                passing = true;
+                let head = std::mem::take(&mut line);
+                match tx.write_all(&head).await {
+                    Ok(()) => tx.write_all(chunk).await,
+                    e => e,
+                }
+            } else {
+                line.extend_from_slice(chunk);
+                if ends_line {
+                    let whole = std::mem::take(&mut line);
+                    tx.write_all(&repair(&whole)).await
+                } else {
+                    Ok(())
+                }
+            };
+            input.consume(taken);
+            if ends_line {
+                passing = false;
+            }
+            if sent.is_err() {
+                // The server stopped reading: it has ended.
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// `line` (with its newline, if any) as JSON the client meant, or as it is.
+pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    if body.iter().all(u8::is_ascii_whitespace) || parses(body) {
+        return Cow::Borrowed(line);
+    }
+    let text = String::from_utf8_lossy(body);
+    let mut fixed = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    // The high half of a surrogate pair waits here for its low half.
+    let mut high: Option<String> = None;
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&'u') {
+            chars.next();
+            let hex: String = chars.by_ref().take(4).collect();
+            let unit = u16::from_str_radix(&hex, 16)
+                .ok()
+                .filter(|_| hex.len() == 4);
+            match unit {
+                Some(0xD800..=0xDBFF) => {
+                    if high.replace(format!("\\u{hex}")).is_some() {
+                        fixed.push_str("\\ufffd");
+                    }
+                }
+                Some(0xDC00..=0xDFFF) => match high.take() {
+                    Some(h) => {
+                        fixed.push_str(&h);
+                        fixed.push_str(&format!("\\u{hex}"));
+                    }
+                    None => fixed.push_str("\\ufffd"),
+                },
+                _ => {
+                    if high.take().is_some() {
+                        fixed.push_str("\\ufffd");
+                    }
+                    fixed.push_str("\\u");
+                    fixed.push_str(&hex);
+                }
+            }
+            continue;
+        }
+        if high.take().is_some() {
+            fixed.push_str("\\ufffd");
+        }
+        match c {
+            '\\' => {
+                // Any other escape: copied whole, so that `\\u` stays a backslash and a `u`.
+                fixed.push(c);
+                if let Some(next) = chars.next() {
+                    fixed.push(next);
+                }
+            }
+            c if c < ' ' && c != '\t' => fixed.push_str(&format!("\\u{:04x}", c as u32)),
+            c => fixed.push(c),
+        }
+    }
+    if high.is_some() {
+        fixed.push_str("\\ufffd");
+    }
+    if !parses(fixed.as_bytes()) {
+        tracing::warn!(
+            bytes = body.len(),
+            "a line on stdin is not JSON and was dropped (no request to answer)"
+        );
+        return Cow::Borrowed(line);
+    }
+    tracing::debug!("a request that was not strict JSON was repaired");
+    fixed.push('\n');
+    Cow::Owned(fixed.into_bytes())
+}
+
+/// Whether `json` parses with every string read (skipping them, as `IgnoredAny` does, lets
+/// a lone surrogate or a byte that is not UTF-8 through).
+fn parses(json: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(json).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(line: &[u8]) -> serde_json::Value {
+        let out = repair(line);
+        serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}: {:?}", out))
+    }
+
+    #[test]
+    fn valid_lines_pass_untouched() {
+        let line = br#"{"q":"caf\u00e9 \ud83d\ude00 \\ud800"}"#;
+        assert!(matches!(repair(line), Cow::Borrowed(_)));
+        assert!(matches!(repair(b"  \r\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character() {
+        assert_eq!(fixed(br#"{"q":"sql\ud800ite"}"#)["q"], "sql\u{fffd}ite");
+        assert_eq!(fixed(br#"{"q":"a\udc00"}"#)["q"], "a\u{fffd}");
+        assert_eq!(fixed(br#"{"q":"\ud83d\ud83d\ude00"}"#)["q"], "\u{fffd}😀");
+        // An escaped backslash before "ud800" is text, not an escape.
+        assert_eq!(fixed(b"{\"q\":\"\\\\ud800 \x01\"}")["q"], "\\ud800 \u{1}");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_and_raw_control_characters_are_repaired() {
+        assert_eq!(
+            fixed(b"{\"q\":\"a\xff\xfeb\"}\n")["q"],
+            "a\u{fffd}\u{fffd}b"
+        );
+        assert_eq!(fixed(b"{\"q\":\"a\x01b\"}")["q"], "a\u{1}b");
+        assert!(repair(b"{\"q\":\"a\x01b\"}\n").ends_with(b"}\n"));
+    }
+
+    #[test]
+    fn what_is_not_json_is_left_as_it_is() {
+        for line in [
+            &b"hello world\n"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":",
+        ] {
+            assert_eq!(&*repair(line), line);
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_are_copied_in_order_and_the_long_ones_whole() {
+        use tokio::io::AsyncReadExt;
+        let long = format!("{{\"q\":\"{}\"}}\n", "x".repeat(REPAIR_MAX));
+        let input = format!("{{\"q\":\"a\\ud800\"}}\n{long}{{\"q\":1}}");
+        let mut out = Vec::new();
+        repaired(std::io::Cursor::new(input.into_bytes()))
+            .read_to_end(&mut out)
+            .await
+            .unwrap();
+        let lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
+        assert_eq!(lines[0], br#"{"q":"a\ufffd"}"#);
+        assert_eq!(lines[1].len(), long.len() - 1);
+        assert_eq!(lines[2], br#"{"q":1}"#);
+    }
+}
