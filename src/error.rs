@@ -10,7 +10,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The brain folder does not exist.
-    #[error("brain folder {} does not exist (set BRAIN_DIR or pass --dir)", path.display())]
+    #[error("brain folder {} does not exist (set BRAIN_DIR, pass --dir, or set root in the config file)", path.display())]
     RootMissing {
         /// The folder that was looked for.
         path: PathBuf,

@@ -50,7 +50,7 @@ pub enum Command {
     Stats(StatsArgs),
     /// Claude Code hook: log a Read of a note under the brain (payload on stdin; silent).
     LogRead,
-    /// Measure retrieval quality per mode on judged query sets (Cranfield, tldr).
+    /// Measure retrieval quality per mode on judged query sets (tldr, Cranfield, notes).
     Eval(EvalArgs),
     /// Install, check and try the local embedding models.
     #[command(subcommand)]
@@ -69,7 +69,7 @@ pub enum Command {
 /// `brain mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Log verbosity on stderr (error, warn, info, debug, trace, or a tracing filter);
+    /// Log verbosity on stderr (off, error, warn, info, debug, trace, or a tracing filter);
     /// stdout carries the protocol and nothing else.
     #[arg(long, env = "BRAIN_LOG", default_value = "warn", value_name = "LEVEL", value_parser = log_level)]
     pub log_level: String,
@@ -455,7 +455,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_watch: bool,
 
-    /// Log verbosity (error, warn, info, debug, trace, or a tracing filter such as
+    /// Log verbosity (off, error, warn, info, debug, trace, or a tracing filter such as
     /// "brain=debug"); the log is serve.log in the data dir's logs folder.
     #[arg(long, env = "BRAIN_LOG", default_value = "info", value_name = "LEVEL", value_parser = log_level)]
     pub log_level: String,

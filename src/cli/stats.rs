@@ -166,10 +166,11 @@ fn queries(
         if results {
             writeln!(
                 out,
-                "  {:>4}x  {}  ({} results last time)",
+                "  {:>4}x  {}  ({} result{} last time)",
                 q.count,
                 super::print::shown(&q.query),
-                q.results
+                q.results,
+                if q.results == 1 { "" } else { "s" }
             )?;
         } else {
             writeln!(out, "  {:>4}x  {}", q.count, super::print::shown(&q.query))?;

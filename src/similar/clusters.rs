@@ -130,7 +130,7 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
                 (title_from, &texts[&to].0),
                 0.0,
             );
-            Ok((verdict::score(&ev).0, verdict::reason(&ev)))
+            Ok((verdict::score(&ev).0, verdict::reason_between_notes(&ev)))
         };
         let (ab, reason) = one_way(a, b, &evidence::align_rows(m, ra, rb))?;
         let (ba, _) = one_way(b, a, &evidence::align_rows(m, rb, ra))?;

@@ -109,12 +109,22 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
     }
 }
 
-/// One line a person can check.
+/// One line a person can check, about a draft and a note.
 pub(crate) fn reason(e: &PairEvidence) -> String {
+    reason_as(e, ("draft", "note"))
+}
+
+/// [`reason`] for two notes of the brain (`--all`): "first" and "second" where a draft
+/// and a note would be named.
+pub(crate) fn reason_between_notes(e: &PairEvidence) -> String {
+    reason_as(e, ("first", "second"))
+}
+
+fn reason_as(e: &PairEvidence, (from, to): (&str, &str)) -> String {
     let mut parts = Vec::new();
     if let (Some(d), Some(n)) = (e.draft_covered, e.note_covered) {
         parts.push(format!(
-            "passages align {d:.2} (draft in note) and {n:.2} (note in draft)"
+            "passages align {d:.2} ({from} in {to}) and {n:.2} ({to} in {from})"
         ));
     }
     if e.shared.is_empty() {
@@ -122,7 +132,7 @@ pub(crate) fn reason(e: &PairEvidence) -> String {
     } else {
         let words: Vec<&str> = e.shared.iter().take(5).map(String::as_str).collect();
         parts.push(format!(
-            "shares {} ({:.0}% of the draft's rare words)",
+            "shares {} ({:.0}% of the {from}'s rare words)",
             words.join(", "),
             e.rare_shared * 100.0
         ));
