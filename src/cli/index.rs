@@ -42,6 +42,14 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         true
     })?;
     bar.finish_and_clear();
+    if embedded.model.is_none() && embedded.pending > 0 {
+        // Keywords are indexed; without this line "indexed N notes" reads as all done.
+        eprintln!(
+            "{} passages not embedded: {}",
+            embedded.pending,
+            brain::NO_MODEL_NOTICE
+        );
+    }
     let mut out = io::stdout().lock();
     if args.json {
         let mut json = serde_json::json!({ "sync": report, "embed": embedded });

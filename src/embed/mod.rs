@@ -119,7 +119,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
                 .map(|d| d.to_string())
                 .collect();
             return Err(Error::InvalidInput(format!(
-                "{name} makes {}-d vectors{}; {d} is not one of them",
+                "model_dims = {d}: {name} makes {}-d vectors{}; set model_dims in the config to one of them, or remove it",
                 manifest.dims,
                 if allowed.is_empty() {
                     String::new()

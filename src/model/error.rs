@@ -23,7 +23,7 @@ pub enum ModelError {
         file: PathBuf,
     },
     /// A file has the wrong size: it cannot have the pinned hash.
-    #[error("{}: size {actual} bytes, expected {expected} (pinned in audit/{model}.toml); refusing to use it", file.display())]
+    #[error("{}: size {actual} bytes, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]
     WrongSize {
         /// The model.
         model: String,
@@ -35,7 +35,7 @@ pub enum ModelError {
         actual: u64,
     },
     /// A file's SHA-256 is not the pinned one.
-    #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it", file.display())]
+    #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]
     Mismatch {
         /// The model.
         model: String,

@@ -6,8 +6,16 @@ use crate::harness::{describe, paths, walk, Brain};
 #[test]
 fn index_reports_changes_and_is_idempotent() {
     let b = Brain::example();
-    let out = b.ok(&["index"]).stdout();
+    let run = b.ok(&["index"]);
+    let out = run.stdout();
     assert!(out.starts_with("indexed 34 notes (+34 ~0 -0) in "), "{out}");
+    // No model here: the passages wait for one, and the index says so rather than "done".
+    assert!(
+        run.stderr()
+            .contains("passages not embedded: semantic search off: run 'brain model fetch'"),
+        "{}",
+        run.stderr()
+    );
     let out = b.ok(&["index"]).stdout();
     assert!(out.starts_with("indexed 34 notes (+0 ~0 -0) in "), "{out}");
 }
