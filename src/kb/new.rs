@@ -152,9 +152,7 @@ pub fn write(planned: &Planned) -> Result<()> {
 /// The entry's text: frontmatter (the base fields, then the schema's fields with their
 /// defaults), the title as a heading, the template.
 fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> String {
-    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
-    // Everything quoted (as JSON strings, which YAML reads as they are): a folder called
-    // `null`, `#drafts` or `a: b` stays a string.
+    let q = scalar;
     let mut fm = format!(
         "---\ntype: {}\ntitle: {}\ncreated: {today}\nupdated: {today}\ntags: []\n",
         q(kind),
@@ -182,6 +180,26 @@ fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> Stri
         fm.push('\n');
     }
     fm
+}
+
+/// `s` as a YAML string, written as a person would (`category: lesson`) where YAML reads
+/// that back as the same string, quoted (as a JSON string, which YAML reads as it is)
+/// where it would not: a folder called `null`, `yes`, `#drafts` or `a: b`, a title with a
+/// colon or a quote, a number.
+fn scalar(s: &str) -> String {
+    const READ_AS_OTHER: &[&str] = &[
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n", "nan", "inf",
+    ];
+    let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !s.ends_with(' ')
+        && !s.contains("  ")
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
+        && !READ_AS_OTHER.contains(&s.to_ascii_lowercase().as_str());
+    match plain {
+        true => s.to_string(),
+        false => serde_json::Value::String(s.to_string()).to_string(),
+    }
 }
 
 /// The root's top-level folders (not dot-folders), sorted.
@@ -262,6 +280,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.entry.path, "idea/context-assistant/context-assistant.md");
+    }
+
+    #[test]
+    fn frontmatter_strings_are_plain_where_yaml_reads_them_back_the_same() {
+        for (s, plain) in [
+            ("lore", true),
+            ("research-link", true),
+            ("Retries need jitter", true),
+            ("v1.2 rollout", true),
+            ("Retries: need jitter", false),
+            ("null", false),
+            ("Yes", false),
+            ("#drafts", false),
+            ("2026", false),
+            ("say \"hi\"", false),
+            ("trailing ", false),
+            ("", false),
+            ("Café crème", false),
+        ] {
+            let written = scalar(s);
+            assert_eq!(written == s, plain, "{s:?} written as {written}");
+            let back: serde_yaml_ng::Value =
+                serde_yaml_ng::from_str(&format!("k: {written}")).unwrap();
+            assert_eq!(back["k"].as_str(), Some(s), "{s:?} written as {written}");
+        }
     }
 
     #[test]

@@ -185,9 +185,9 @@ fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
     let text =
         std::fs::read_to_string(b.root.join("lore/connection-pools-need-a-ceiling.md")).unwrap();
     for line in [
-        "type: \"lore\"",
-        "title: \"Connection pools need a ceiling\"",
-        "\"category\": \"lesson\"",
+        "type: lore\n",
+        "title: Connection pools need a ceiling\n",
+        "category: lesson\n",
         "# Connection pools need a ceiling",
         "## The lesson",
     ] {
