@@ -38,7 +38,9 @@ impl NoteRef {
                     if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) =>
                 {
                     let n: u32 = tail.parse().map_err(|_| {
-                        Error::InvalidInput(format!("{spec}: line number {tail} is too large"))
+                        Error::InvalidInput(format!(
+                            "{spec}: {tail} is too large for a line number or a count"
+                        ))
                     })?;
                     numbers.push(n);
                     path = head;
@@ -93,8 +95,30 @@ pub struct Passage {
     pub text: String,
 }
 
+/// The longest note path looked up.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// Refuses a note path no file system holds (Linux allows 4096 bytes, macOS 1024) before
+/// it is looked up: the error would otherwise quote it back whole (an assistant's 5 MB
+/// argument, in every message about it).
+pub(crate) fn check_length(path: &str) -> Result<()> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "a path of {} bytes: no note's path is longer than {MAX_PATH_BYTES}",
+            path.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
+    if rel.trim().is_empty() {
+        return Err(Error::InvalidInput(
+            "the note's path is empty: give it relative to the brain folder".into(),
+        ));
+    }
+    check_length(rel)?;
     // A root that cannot be resolved gets the walk's own words for why (missing, not a
     // folder, unreadable), as every other command says them.
     let root_real = match std::fs::canonicalize(root) {

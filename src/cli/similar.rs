@@ -138,6 +138,13 @@ fn not_a_file(root: &Path, arg: &str) -> String {
     if arg.trim().is_empty() {
         return format!("the draft path is empty: {GIVE}");
     }
+    // Not quoted back: no file system has such a path (an assistant's pasted text).
+    if arg.len() > 4096 {
+        return format!(
+            "a path of {} bytes: no file's path is that long; {GIVE}",
+            arg.len()
+        );
+    }
     let found = [PathBuf::from(arg), root.join(arg)]
         .iter()
         .find_map(|p| std::fs::metadata(p).ok());

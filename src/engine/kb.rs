@@ -67,6 +67,7 @@ impl Engine {
                     .into(),
             ));
         }
+        crate::passage::check_length(path)?;
         let (_, entries) = self.kb_state(sync)?;
         kb::links_of(&entries, path).ok_or_else(|| {
             Error::InvalidInput(format!(

@@ -37,6 +37,7 @@ impl Engine {
                 None,
             ),
             Source::Path(path) => {
+                crate::passage::check_length(path)?;
                 let id = self.index.read()?.note_id(path)?.ok_or_else(|| {
                     Error::InvalidInput(format!(
                         "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare it as a draft with 'brain similar - < {path}'"

@@ -39,7 +39,10 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
 /// answer says "not a note of the index".
 pub(crate) fn sync_one(engine: &Engine, path: &str) -> Result<SyncReport> {
     let path = path.trim_start_matches("./");
-    if path.trim().is_empty() || path.split('/').any(|c| c == "..") {
+    if path.trim().is_empty()
+        || path.split('/').any(|c| c == "..")
+        || crate::passage::check_length(path).is_err()
+    {
         return Ok(SyncReport::default());
     }
     engine.sync_paths(&Scope::new([path]), SyncOptions::default())

@@ -57,6 +57,7 @@ fn get_json_and_absolute_paths_inside_the_brain() {
 #[test]
 fn get_refuses_bad_specs_with_one_line_and_exit_2() {
     let b = Brain::example();
+    let long = format!("lore/{}.md", "x".repeat(100_000));
     std::fs::write(b.tmp.path().join("secret.md"), "s").unwrap();
     for spec in [
         "../secret.md",
@@ -65,6 +66,9 @@ fn get_refuses_bad_specs_with_one_line_and_exit_2() {
         "lore/missing.md",
         "lore",
         "README",
+        " ",
+        "lore/sqlite-busy-timeout.md:1:99999999999",
+        &long,
     ] {
         let r = b.run(&["get", spec]);
         assert_eq!(r.code(), 2, "{spec}: {}", r.stderr());
@@ -80,4 +84,15 @@ fn get_refuses_bad_specs_with_one_line_and_exit_2() {
         .run(&["get", "../secret.md"])
         .stderr()
         .contains("outside the brain folder"));
+    // A path no file system holds is not quoted back whole, by get, links or similar.
+    for args in [&["get", &long][..], &["links", &long], &["similar", &long]] {
+        let r = b.run(args);
+        let err = r.stderr();
+        let head = &err[..err.len().min(300)];
+        assert_eq!(r.code(), 2, "{head}");
+        assert!(
+            err.len() < 200 && err.contains("a path of 100008 bytes"),
+            "{head}"
+        );
+    }
 }
