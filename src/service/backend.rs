@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -56,6 +56,9 @@ pub struct Backend {
     events: broadcast::Sender<BackendEvent>,
     stop: Arc<AtomicBool>,
     jobs: Sender<Job>,
+    /// Wakes the embedder (the handler holds a sender too, so the channel never closes
+    /// while the backend lives: stopping wakes it to see `stop`).
+    embed: SyncSender<()>,
     shutdown: watch::Sender<bool>,
     server: Option<JoinHandle<()>>,
     indexer: Option<JoinHandle<()>>,
@@ -127,7 +130,7 @@ impl Backend {
             stop: stop.clone(),
             jobs: jobs.clone(),
             rx,
-            embed,
+            embed: embed.clone(),
             watch: options.watch,
         };
         let indexer = spawn("brain-indexer", move || Indexer::new(wiring).run())?;
@@ -146,6 +149,7 @@ impl Backend {
             events,
             stop,
             jobs,
+            embed,
             shutdown,
             server: Some(server),
             indexer: Some(indexer),
@@ -190,7 +194,8 @@ impl Backend {
         if let Some(t) = self.indexer.take() {
             join_within(t, STOP_WAIT, "indexer");
         }
-        // The embedder ends when the indexer's wake-up channel closes.
+        // Woken to find `stop` set (a full channel means a wake-up is waiting already).
+        let _ = self.embed.try_send(());
         if let Some(t) = self.embedder.take() {
             join_within(t, STOP_WAIT, "embedder");
         }
