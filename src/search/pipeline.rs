@@ -191,7 +191,7 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
         .all(|c| c.is_ascii_punctuation() || c.is_whitespace() || c.is_control())
     {
         return Err(Error::InvalidInput(format!(
-            "the query {:?} has no words, only punctuation: say what to search for",
+            "the query {:?} has no words, only punctuation or control characters: say what to search for",
             req.query
         )));
     }
@@ -220,6 +220,13 @@ pub(crate) fn run(
     remembered: Option<&TermScores>,
 ) -> Result<Found> {
     let (query, excluded) = parse(reader, text)?;
+    // Keywords would find nothing, and meaning would rank notes by the words the person
+    // asked to leave out.
+    if query.terms.is_empty() && !query.excludes.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "the query {text:?} only excludes: add a word to search for"
+        )));
+    }
     let mode = if semantic.is_some() {
         req.mode
     } else {

@@ -474,6 +474,12 @@ fn hostile_queries_never_break_search() {
             assert_eq!(r.stderr().lines().count(), 1);
         }
     }
+    // Only words to leave out: nothing to rank by in any mode.
+    for mode in ["bm25", "hybrid"] {
+        let r = b.run(&["search", "--mode", mode, "--", "-cancellation -\"herd\""]);
+        assert_eq!(r.code(), 2, "{mode}: {}", r.stderr());
+        assert!(r.stderr().contains("only excludes"), "{}", r.stderr());
+    }
     let r = b.run(&["search", "  "]);
     assert_eq!(r.code(), 2);
     assert_eq!(r.stderr(), "error: empty query: say what to search for\n");
