@@ -97,6 +97,12 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
             "the disk holding the index {} is full: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry",
             path.display()
         ),
+        // What stands where the index file should be is a folder (or another non-file):
+        // no permission would help.
+        (Some(C::CannotOpen), _) if path.exists() && !path.is_file() => format!(
+            "the index {} is not a file: move it away, or run 'brain index --rebuild' to build the index again from the notes",
+            path.display()
+        ),
         (Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied), msg) => format!(
             "cannot write the index {} ({msg}): make {folder} writable, or set BRAIN_DATA_DIR to a writable folder",
             path.display()

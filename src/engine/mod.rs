@@ -256,7 +256,11 @@ impl Engine {
             Ok(id) => Some(id),
             Err(e) if e.is_unwritable() => {
                 tracing::warn!(error = %e, "search not logged");
-                notices.push(format!("this search was not logged: {e}"));
+                // The sync's notice already gave the cause: it is said once.
+                match notices.iter().any(|n| n.contains(&e.to_string())) {
+                    true => notices.push("this search was not logged either".into()),
+                    false => notices.push(format!("this search was not logged: {e}")),
+                }
                 None
             }
             Err(e) => return Err(e),

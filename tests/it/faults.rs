@@ -529,6 +529,19 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     assert!(Path::new(backup.trim_end_matches(".2")).exists());
     assert_eq!(found(&b), before);
     assert_intact(&db, "after rebuilding a truncated index");
+
+    // A folder where the index file should be: no permission would help, so none is
+    // asked for; a rebuild sets it aside.
+    std::fs::rename(&db, db.with_extension("moved")).unwrap();
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+    std::fs::create_dir(&db).unwrap();
+    let r = b.run(&["status", "--no-daemon"]);
+    assert_one_line(&r, 1, &["is not a file", "brain index --rebuild"]);
+    assert!(!r.stderr().contains("writable"), "{}", r.stderr());
+    b.ok(&["index", "--rebuild"]);
+    assert_eq!(found(&b), before);
     assert_eq!(snapshot(&b.root), notes, "a rebuild touched the notes");
 }
 
