@@ -5,7 +5,10 @@
 /// A note file: frontmatter, markdown, plain text with its line map, passages, links.
 pub fn note(bytes: &[u8]) {
     let (note, _) = crate::note::parse("lore/fuzz.md", bytes);
-    let lines = String::from_utf8_lossy(bytes).split('\n').count() as u32 + 1;
+    let lines = crate::note::mac_lines(&String::from_utf8_lossy(bytes))
+        .split('\n')
+        .count() as u32
+        + 1;
     assert!(note.text.split('\n').count() <= note.body.split('\n').count());
     for c in crate::index::chunk_note(&note) {
         assert!(c.line >= 1 && c.line <= c.end_line && c.end_line <= lines);
