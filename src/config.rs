@@ -31,6 +31,10 @@ pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "job", "followup", "
 
 /// Default largest note that is read, in bytes; bigger files are skipped with a warning.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The largest `max_file_mb` accepted (1 TiB): a note is read whole, and a limit past the
+/// memory of any machine is a typo.
+pub const MAX_FILE_MB: u64 = 1024 * 1024;
 /// How long the usage logs keep a row, in days, unless `log_keep_days` says otherwise.
 pub const DEFAULT_LOG_KEEP_DAYS: u32 = 365;
 
@@ -147,15 +151,12 @@ impl Config {
             .unwrap_or_else(|| DEFAULT_MODEL.to_string());
         let max_file_bytes = match file.max_file_mb {
             None => DEFAULT_MAX_FILE_BYTES,
-            Some(mb) => mb
-                .checked_mul(1024 * 1024)
-                .filter(|_| mb > 0)
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "max_file_mb must be between 1 and {}, got {mb}",
-                        u64::MAX >> 20
-                    ))
-                })?,
+            Some(mb) if (1..=MAX_FILE_MB).contains(&mb) => mb * 1024 * 1024,
+            Some(mb) => {
+                return Err(Error::Config(format!(
+                    "max_file_mb must be between 1 and {MAX_FILE_MB}, got {mb}"
+                )))
+            }
         };
         let log_keep_days = file.log_keep_days.unwrap_or(DEFAULT_LOG_KEEP_DAYS);
         if log_keep_days == 0 {

@@ -196,7 +196,7 @@ pub struct LinksArgs {
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     /// The window: the last N days.
-    #[arg(long, default_value_t = 30, value_name = "N")]
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = days)]
     pub days: u32,
 
     /// Print one JSON object instead of tables.
@@ -212,7 +212,7 @@ pub struct StatsArgs {
     pub yes: bool,
 
     /// Drop log rows older than DAYS days.
-    #[arg(long, value_name = "DAYS", conflicts_with = "days")]
+    #[arg(long, value_name = "DAYS", conflicts_with = "days", value_parser = days)]
     pub prune: Option<u32>,
 }
 
@@ -230,11 +230,11 @@ pub struct EvalArgs {
     pub half: Option<brain::eval::sets::Half>,
 
     /// Only the first N queries of each set.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub limit: Option<usize>,
 
     /// Index only the judged notes plus about N others (a quick run, as the tests do).
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub slice: Option<usize>,
 
     /// A folder holding corpora (tldr/, cranfield/, notes-mix/, ...), looked in first
@@ -252,7 +252,7 @@ pub struct EvalArgs {
 
     /// Print, one JSON object per query, the notes in any mode's top N that are not
     /// judged yet (for pooled judging), instead of the table.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub pool: Option<usize>,
 
     /// Write each query's hybrid explanation (top 100 of each list) to FILE as JSON lines.
@@ -477,6 +477,18 @@ pub fn top(n: i64, max: usize) -> brain::Result<usize> {
                 "--top must be a whole number from 1 to {max}, got {n}"
             ))
         })
+}
+
+/// A window in days, 1 to [`brain::usage::MAX_DAYS`], said as such for any other number
+/// (clap's own range would be 0 to 4294967295).
+fn days(s: &str) -> Result<u32, String> {
+    let max = brain::usage::MAX_DAYS;
+    s.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|d| (1..=u64::from(max)).contains(d))
+        .map(|d| d as u32)
+        .ok_or_else(|| format!("must be between 1 and {max} days (about 100 years)"))
 }
 
 /// A log level (`error` .. `trace`, `off`) or a tracing filter with a directive

@@ -14,6 +14,9 @@ use super::{print, shim};
 /// Notes shown for a draft when `--top` is not given.
 const DEFAULT_TOP: i64 = 5;
 
+/// The most clusters `--all --top` asks for (more than a brain of a million notes holds).
+const MAX_CLUSTERS_SHOWN: usize = 1_000_000;
+
 /// Runs `brain similar`.
 pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
     let answerer = shim::answerer(config.clone(), &args.daemon);
@@ -32,7 +35,7 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
         }
         // Checked before the work, as for a draft.
         let shown = match args.top {
-            Some(n) => Some(super::args::top(n, usize::MAX)?),
+            Some(n) => Some(super::args::top(n, MAX_CLUSTERS_SHOWN)?),
             None => None,
         };
         let mut response = answerer.similar_all(!args.no_sync)?;

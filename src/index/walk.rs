@@ -174,9 +174,14 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     check_root(root)?;
     let mut overrides = OverrideBuilder::new(root);
     for pattern in &config.exclude {
-        overrides
-            .add(&format!("!{pattern}"))
-            .map_err(|e| Error::Config(format!("exclude pattern {pattern:?}: {e}")))?;
+        overrides.add(&format!("!{pattern}")).map_err(|e| {
+            // The glob's own complaint, without the `!` it was given here.
+            let why = match e {
+                ignore::Error::Glob { err, .. } => err,
+                other => other.to_string(),
+            };
+            Error::Config(format!("exclude pattern {pattern:?}: {why}"))
+        })?;
     }
     let overrides = overrides
         .build()

@@ -184,7 +184,13 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(0o666)))
         .tempfile_in(dir)
-        .map_err(|e| crate::Error::io(dir, e))?;
+        // The OS's words alone: tempfile's error adds the random name of a file that never
+        // came to be, which sends the person looking for it.
+        .map_err(|e| {
+            let said = e.to_string();
+            let plain = said.split(" at path \"").next().unwrap_or(&said);
+            crate::Error::io(dir, std::io::Error::new(e.kind(), plain.to_string()))
+        })?;
     if let Some(mode) = kept {
         tmp.as_file()
             .set_permissions(std::fs::Permissions::from_mode(mode))
@@ -205,6 +211,17 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_folder_that_cannot_take_the_file_is_named_without_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("no-such-type");
+        let err = write_atomic(&gone.join("x.md"), "x", true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(&gone.display().to_string()), "{err}");
+        assert!(!err.contains(".brain-"), "{err}");
+    }
 
     #[test]
     fn a_replaced_file_keeps_its_mode_and_a_link_keeps_pointing_at_it() {

@@ -672,6 +672,16 @@ fn bad_settings_are_one_line_and_exit_2() {
     };
     b.write_config("max_file_mb = 0\n");
     refused("max_file_mb 0", b.run(&["status"]), "max_file_mb");
+    b.write_config("max_file_mb = 99999999999\n");
+    refused(
+        "max_file_mb past any machine",
+        b.run(&["status"]),
+        "between 1 and 1048576",
+    );
+    b.write_config("exclude = [\"[\"]\n");
+    let r = b.run(&["index"]);
+    refused("a bad exclude glob", r, "exclude pattern \"[\"");
+    assert!(!b.run(&["index"]).stderr().contains("'!["));
     b.write_config("root = \n");
     refused("bad TOML", b.run(&["status"]), "config.toml:1:8");
     std::fs::write(b.config_file(), b"\xff\xfe").unwrap();

@@ -179,6 +179,7 @@ fn the_logs_are_pruned_and_reset_only_when_asked_and_bad_windows_are_refused() {
         &["stats", "--days", "0"][..],
         &["stats", "--prune", "0"],
         &["stats", "--days", "99999999"],
+        &["stats", "--prune", "99999999999"],
     ] {
         let r = b.run(bad);
         assert_eq!(r.code(), 2, "{bad:?}: {}", r.stderr());
