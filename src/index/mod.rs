@@ -18,7 +18,7 @@ pub(crate) mod walk;
 pub(crate) use bm25_parts::DocLengths;
 pub(crate) use chunk::{chunk_note, Chunk};
 pub use filter::{Condition, Filters};
-pub(crate) use read::{FtsQuery, NotesVersion, Reader};
+pub(crate) use read::{ChunkRow, FtsQuery, NotesVersion, Reader};
 pub use rebuild::Salvage;
 pub use recall::RecallTotals;
 pub use sync::{SyncOptions, SyncReport, SyncSummary};

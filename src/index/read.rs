@@ -43,6 +43,8 @@ pub(crate) struct ChunkRow {
     pub heading: String,
     /// First line of the passage in the file.
     pub line: u32,
+    /// Last line of the passage in the file.
+    pub end_line: u32,
 }
 
 /// One full-text match: its note and BM25 score (higher is better).
@@ -219,13 +221,14 @@ impl<'a> Reader<'a> {
     /// The passage with id `id`.
     pub fn chunk(&self, id: i64) -> Result<Option<ChunkRow>> {
         self.conn
-            .prepare_cached("SELECT text, heading, line FROM chunks WHERE id = ?1")
+            .prepare_cached("SELECT text, heading, line, end_line FROM chunks WHERE id = ?1")
             .and_then(|mut s| {
                 s.query_row([id], |r| {
                     Ok(ChunkRow {
                         text: r.get(0)?,
                         heading: r.get(1)?,
                         line: r.get(2)?,
+                        end_line: r.get(3)?,
                     })
                 })
                 .optional()

@@ -9,7 +9,7 @@ use super::query::Query;
 use super::semantic::SemHit;
 use super::{snippet, Hit};
 use crate::error::Result;
-use crate::index::Reader;
+use crate::index::{ChunkRow, Reader};
 
 /// Notes larger than this get the passage that holds a query word (the way a semantic hit
 /// shows its best passage) instead of FTS5's snippet: `snippet()` scores every window
@@ -78,7 +78,7 @@ pub(crate) fn hit(
         return Ok(None);
     };
     let (snip, line) = match r.chunk {
-        Some(chunk) => passage(reader, chunk, query)?,
+        Some(chunk) => passage(reader, chunk, query, r.note_id, row.body_line)?,
         None if row.size > SNIPPET_MAX_BYTES => {
             from_first_word(root, &row.path, row.body_line, query)
         }
@@ -99,8 +99,16 @@ pub(crate) fn hit(
     }))
 }
 
-/// A chunk's passage (without the title and heading it carries) and its first line.
-fn passage(reader: &Reader<'_>, chunk: i64, query: &Query) -> Result<(String, u32)> {
+/// A chunk's passage (without the title and heading it carries), and the line of its first
+/// word the snippet marks (the passage's first line when it marks none): `brain get` at
+/// that line shows the word the snippet shows, as for a keyword hit.
+fn passage(
+    reader: &Reader<'_>,
+    chunk: i64,
+    query: &Query,
+    note_id: i64,
+    body_line: u32,
+) -> Result<(String, u32)> {
     let Some(row) = reader.chunk(chunk)? else {
         return Ok((String::new(), 1));
     };
@@ -113,7 +121,34 @@ fn passage(reader: &Reader<'_>, chunk: i64, query: &Query) -> Result<(String, u3
         &snippet::one_line(&passage.join("\n")),
         snippet::PASSAGE_CHARS,
     );
-    Ok((snippet::mark_words(&passage, &query.words()), row.line))
+    let words = query.words();
+    let marked = snippet::mark_words(&passage, &words);
+    let line = match marked.contains('«') {
+        true => first_marked_line(reader, note_id, body_line, &row, &words)?,
+        false => None,
+    };
+    Ok((marked, line.unwrap_or(row.line)))
+}
+
+/// The first line of `row`'s passage, in the note's plain text (one line per file line
+/// from `body_line`), holding one of `words` as [`snippet::mark_words`] marks them.
+fn first_marked_line(
+    reader: &Reader<'_>,
+    note_id: i64,
+    body_line: u32,
+    row: &ChunkRow,
+    words: &[String],
+) -> Result<Option<u32>> {
+    let (_, body) = reader.title_and_body(note_id)?;
+    let from = row.line.saturating_sub(body_line) as usize;
+    let to = row.end_line.saturating_sub(body_line) as usize;
+    Ok(body
+        .split('\n')
+        .enumerate()
+        .skip(from)
+        .take(to.saturating_sub(from) + 1)
+        .find(|(_, text)| snippet::mark_words(text, words).contains('«'))
+        .map(|(i, _)| body_line + i as u32))
 }
 
 /// A large note's keyword hit: the lines from the first one (of the body, in the file as

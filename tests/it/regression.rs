@@ -259,3 +259,25 @@ fn a_note_with_classic_mac_line_ends_is_searched_and_shown_by_line() {
     let shown = b.ok(&["get", "lore/cr.md:5:1"]).stdout();
     assert!(shown.contains("The marmosetword on line five."), "{shown}");
 }
+
+/// A hit found by meaning pointed at its passage's first line while its snippet marked a
+/// query word lines further down, so `brain get PATH:LINE` opened away from the word.
+#[test]
+fn a_passage_hit_points_at_the_line_of_the_word_its_snippet_marks() {
+    let b = Brain::new().model();
+    b.write(
+        "pools.md",
+        "# Pools\n\nConnection pools need a ceiling.\nUnder load the app opened thousands of connections.\nThe database refused new clients and everything stalled.\nSet a limit per service.\n",
+    );
+    let hit = |q: &str| b.json(&["search", q, "--mode", "semantic"])["results"][0].clone();
+    let found = hit("why did the database refuse clients");
+    assert_eq!(found["path"], "pools.md", "{found}");
+    assert!(
+        found["snippet"].as_str().unwrap().contains("«database»"),
+        "{found}"
+    );
+    assert_eq!(found["line"], 5, "{found}");
+    // No word in common: the passage's first line.
+    let found = hit("capacity limits");
+    assert_eq!(found["line"], 3, "{found}");
+}
