@@ -42,15 +42,24 @@ def main():
             capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"{lab['draft']}: {out.stderr.strip()}")
-        r = json.loads(out.stdout)
-        s = stats.setdefault((h, lab["class"]), {"n": 0, "duplicate": 0, "related": 0, "new": 0, "first": 0, "top5": 0})
-        s["n"] += 1
-        s[r["verdict"]] += 1
-        paths = [x["path"] for x in r["results"]]
-        if lab["class"] == "duplicate" and paths[:1] and paths[0] in lab["of"]:
-            s["first"] += 1
-        if lab["class"] == "related" and any(p in lab.get("to", []) for p in paths[:5]):
-            s["top5"] += 1
+        tally(stats, lab, json.loads(out.stdout))
+    report(stats)
+
+
+def tally(stats, lab, r):
+    """Counts one draft's answer `r` (`brain similar --json`) against its label."""
+    s = stats.setdefault((half(lab["draft"]), lab["class"]), {"n": 0, "duplicate": 0, "related": 0, "new": 0, "first": 0, "top5": 0})
+    s["n"] += 1
+    s[r["verdict"]] += 1
+    paths = [x["path"] for x in r["results"]]
+    if lab["class"] == "duplicate" and paths[:1] and paths[0] in lab["of"]:
+        s["first"] += 1
+    if lab["class"] == "related" and any(p in lab.get("to", []) for p in paths[:5]):
+        s["top5"] += 1
+
+
+def report(stats):
+    """One line per half and class."""
     for (h, c), s in sorted(stats.items()):
         extra = {"duplicate": f"original first {s['first']}", "related": f"related in top 5 {s['top5']}"}.get(c, "")
         print(f"{h:5} {c:9} n={s['n']:3}  duplicate {s['duplicate']:3}  related {s['related']:3}  new {s['new']:3}  {extra}")
