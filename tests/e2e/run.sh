@@ -336,7 +336,7 @@ written="$work/brain/lore/panel-capture-writes-this-note.md"
 started=$(date +%s%N)
 for _ in $(seq 100); do [[ -s $written ]] && break; sleep 0.1; done
 echo "Enter -> captured note on disk: $((($(date +%s%N) - started) / 1000000)) ms (polled every 100 ms)"
-check "Enter writes it from the type's template" grep -q '^"category": "lesson"' "$written" ||
+check "Enter writes it from the type's template" grep -q '^category: lesson$' "$written" ||
   echo "  the panel said: $(js 'return document.getElementById("capture-error").textContent;')"
 check "and asks to open it" captured "open	$root_real/lore/panel-capture-writes-this-note.md"
 
