@@ -60,21 +60,29 @@ impl NoteRef {
             [l, c] => (Some(l), Some(c)),
             _ => unreachable!("at most two numbers are taken"),
         };
-        if line == Some(0) {
+        let note = NoteRef {
+            path: path.to_string(),
+            line,
+            count,
+        };
+        note.check(spec)?;
+        Ok(note)
+    }
+
+    /// Refuses line 0 and a count of 0 (`spec` names the request in the message): also
+    /// for a reference that came whole over the socket, not through [`NoteRef::parse`].
+    pub fn check(&self, spec: &str) -> Result<()> {
+        if self.line == Some(0) {
             return Err(Error::InvalidInput(format!(
                 "{spec}: lines are numbered from 1"
             )));
         }
-        if count == Some(0) {
+        if self.count == Some(0) {
             return Err(Error::InvalidInput(format!(
                 "{spec}: COUNT must be at least 1"
             )));
         }
-        Ok(NoteRef {
-            path: path.to_string(),
-            line,
-            count,
-        })
+        Ok(())
     }
 }
 
@@ -169,6 +177,7 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
 
 /// Reads the lines `note` asks for.
 pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
+    note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
     let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
     let text = String::from_utf8_lossy(&bytes);

@@ -25,6 +25,9 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
 
 /// `lore/x.md:10-29 (of 45 lines)` then `   10  text` lines.
 pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
+    if p.total_lines == 0 {
+        return writeln!(out, "{}: (empty note)", super::print::shown(&p.path));
+    }
     writeln!(
         out,
         "{}:{}-{} (of {} lines)",
@@ -45,6 +48,24 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_note_says_so() {
+        let p = Passage {
+            path: "lore/empty.md".into(),
+            abs_path: "/b/lore/empty.md".into(),
+            start_line: 0,
+            end_line: 0,
+            total_lines: 0,
+            text: String::new(),
+        };
+        let mut out = Vec::new();
+        print(&mut out, &p).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "lore/empty.md: (empty note)\n"
+        );
+    }
 
     #[test]
     fn printed_lines_carry_no_control_characters() {

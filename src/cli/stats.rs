@@ -168,15 +168,31 @@ fn queries(
                 out,
                 "  {:>4}x  {}  ({} result{} last time)",
                 q.count,
-                super::print::shown(&q.query),
+                brief(&q.query),
                 q.results,
                 if q.results == 1 { "" } else { "s" }
             )?;
         } else {
-            writeln!(out, "  {:>4}x  {}", q.count, super::print::shown(&q.query))?;
+            writeln!(out, "  {:>4}x  {}", q.count, brief(&q.query))?;
         }
     }
     Ok(())
+}
+
+/// The most of a logged query a table line shows: a pasted page was logged whole (up to
+/// 10 kB), and one such line would bury the rest of the report.
+const QUERY_SHOWN: usize = 120;
+
+/// `query` for a table line: printable, and cut to [`QUERY_SHOWN`] characters with `…`.
+fn brief(query: &str) -> String {
+    let shown = super::print::shown(query);
+    match shown.chars().nth(QUERY_SHOWN) {
+        None => shown.into_owned(),
+        Some(_) => {
+            let head: String = shown.chars().take(QUERY_SHOWN - 1).collect();
+            format!("{head}…")
+        }
+    }
 }
 
 fn notes(out: &mut impl Write, title: &str, list: &[NoteUsage]) -> io::Result<()> {
@@ -237,6 +253,15 @@ pub fn log_read(dir: Option<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_query_is_cut_in_the_tables() {
+        assert_eq!(brief("retry jitter"), "retry jitter");
+        let long = "word ".repeat(100);
+        let cut = brief(&long);
+        assert_eq!(cut.chars().count(), QUERY_SHOWN);
+        assert!(cut.ends_with('…'), "{cut}");
+    }
 
     #[test]
     fn only_yes_resets() {

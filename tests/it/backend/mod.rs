@@ -636,6 +636,13 @@ fn reindex_and_get_over_the_socket() {
     let r = c.ask(r#"{"v":1,"id":3,"op":"get","path":"../serve.stderr"}"#);
     assert_eq!(error_code(&r), "invalid_input", "{r}");
     assert_eq!(r["error"]["exit"], 2);
+    // As the CLI and the MCP tool refuse them.
+    for bad in [r#""line":0"#, r#""line":1,"count":0"#] {
+        let r = c.ask(&format!(
+            r#"{{"v":1,"id":4,"op":"get","path":"lore/sqlite-busy-timeout.md",{bad}}}"#
+        ));
+        assert_eq!(error_code(&r), "invalid_input", "{bad}: {r}");
+    }
 }
 
 #[test]
