@@ -11,6 +11,7 @@ use brain::service::capture;
 use brain::Config;
 
 use super::args::{CheckArgs, IndexMdArgs, LinksArgs, NewArgs};
+use super::print::shown;
 use super::shim;
 
 /// Runs `brain new TYPE TITLE`.
@@ -22,7 +23,14 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
     if !done.written {
         writeln!(err, "not written: the brain has it already")?;
         for hit in &done.duplicates {
-            writeln!(err, "  {}  {}  ({})", hit.path, hit.title, hit.reason)?;
+            // A file name may hold a newline or an escape: one printable line per note.
+            writeln!(
+                err,
+                "  {}  {}  ({})",
+                shown(&hit.path),
+                shown(&hit.title),
+                hit.reason
+            )?;
         }
         writeln!(
             err,
@@ -35,7 +43,7 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
         writeln!(
             err,
             "written anyway (--force), though {} is alike",
-            alike.path
+            shown(&alike.path)
         )?;
     }
     if done.related.is_empty() && done.duplicates.is_empty() {
@@ -49,8 +57,8 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             writeln!(
                 err,
                 "  [[{}]]  {}",
-                kb::links::canonical(&hit.path),
-                hit.title
+                shown(&kb::links::canonical(&hit.path)),
+                shown(&hit.title)
             )?;
         }
     }
@@ -93,8 +101,8 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
             writeln!(out, "\n{} ({n})", p.kind.heading())?;
         }
         match p.line {
-            Some(line) => writeln!(out, "  {}:{line}: {}", p.path, p.message)?,
-            None => writeln!(out, "  {}: {}", p.path, p.message)?,
+            Some(line) => writeln!(out, "  {}:{line}: {}", shown(&p.path), shown(&p.message))?,
+            None => writeln!(out, "  {}: {}", shown(&p.path), shown(&p.message))?,
         }
     }
     let total = r.problems.len();
@@ -220,19 +228,20 @@ fn relative(config: &Config, path: &str) -> Result<String> {
 }
 
 pub(crate) fn print_links(out: &mut impl Write, r: &LinksReport) -> io::Result<()> {
-    writeln!(out, "{}", r.path)?;
+    writeln!(out, "{}", shown(&r.path))?;
     writeln!(out, "\nlinks to ({})", r.outgoing.len())?;
     for l in &r.outgoing {
-        let to = l.path.as_deref().unwrap_or("-");
+        let to = shown(l.path.as_deref().unwrap_or("-"));
+        let target = shown(&l.target);
         match (l.state.as_str(), &l.why) {
-            ("ok", _) => writeln!(out, "  :{}  [[{}]]  {to}", l.line, l.target)?,
-            (state, Some(why)) => writeln!(out, "  :{}  [[{}]]  {state}: {why}", l.line, l.target)?,
-            (state, None) => writeln!(out, "  :{}  [[{}]]  {state}", l.line, l.target)?,
+            ("ok", _) => writeln!(out, "  :{}  [[{target}]]  {to}", l.line)?,
+            (state, Some(why)) => writeln!(out, "  :{}  [[{target}]]  {state}: {why}", l.line)?,
+            (state, None) => writeln!(out, "  :{}  [[{target}]]  {state}", l.line)?,
         }
     }
     writeln!(out, "\nlinked from ({})", r.incoming.len())?;
     for l in &r.incoming {
-        writeln!(out, "  {}:{}", l.path, l.line)?;
+        writeln!(out, "  {}:{}", shown(&l.path), l.line)?;
     }
     Ok(())
 }

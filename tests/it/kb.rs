@@ -430,3 +430,30 @@ fn where_filters_on_any_frontmatter_field_and_names_the_fields_on_a_typo() {
         );
     }
 }
+
+/// A file name holding a newline or an escape sequence is one printable line wherever the
+/// knowledge-base commands print it: `new`'s list of alike notes, `check`, `links`.
+#[test]
+fn file_names_with_control_characters_print_as_one_line() {
+    let b = Brain::example();
+    let odd = "lore/axolotl\nwater\x1b[31m.md";
+    b.write(
+        odd,
+        "---\ntype: lore\ntitle: Axolotl tank water temperature\ntags: [pets]\ncreated: 2026-12-01\n---\n# Axolotl tank water temperature\n\nKeep it cold. See [[lore/nowhere]].\n",
+    );
+    b.ok(&["index"]);
+    let r = b.run(&["new", "lore", "Axolotl tank water temperature"]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    let err = r.stderr();
+    assert_eq!(err.lines().count(), 3, "{err}");
+    assert!(!err.contains('\x1b'), "{err}");
+    let check = b.run(&["check"]).stdout();
+    let line = check
+        .lines()
+        .find(|l| l.contains("lore/nowhere"))
+        .unwrap_or_else(|| panic!("no broken link line in {check}"));
+    assert!(line.contains("axolotl\u{FFFD}water"), "{line}");
+    assert!(!check.contains('\x1b'), "{check}");
+    let links = b.ok(&["links", odd]).stdout();
+    assert!(!links.contains('\x1b') && links.lines().next().unwrap().ends_with(".md"), "{links}");
+}
