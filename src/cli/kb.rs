@@ -74,6 +74,9 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
 /// Runs `brain check`: exit 1 when it found anything.
 pub fn check(config: Config, args: CheckArgs) -> Result<ExitCode> {
     let report = shim::answerer(config, &args.daemon).check()?;
+    if let Some(notice) = &report.notice {
+        eprintln!("{notice}");
+    }
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&report)?)?;
@@ -200,6 +203,9 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
 pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
     let rel = relative(&config, &args.path)?;
     let report = shim::answerer(config, &args.daemon).links(&rel)?;
+    if let Some(notice) = &report.notice {
+        eprintln!("{notice}");
+    }
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&report)?)?;

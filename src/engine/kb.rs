@@ -9,34 +9,53 @@ use crate::kb::{self, CheckReport, Entry, LinksReport, Schemas};
 
 impl Engine {
     /// The schemas and every entry, synced with the folder first when `sync`.
-    fn kb_state(&self, sync: bool) -> Result<(Schemas, Vec<Entry>)> {
+    /// The schemas and the index's entries, synced first when `sync`. With `as_it_is`, an
+    /// index that cannot be written (a read-only data dir, a full disk) is read as it is,
+    /// with the notice that says so, as a search does; `index-md`, whose answer becomes
+    /// files, fails instead.
+    fn kb_state(
+        &self,
+        sync: bool,
+        as_it_is: bool,
+    ) -> Result<(Schemas, Vec<Entry>, Option<String>)> {
+        let mut notice = None;
         if sync {
-            self.sync()?;
+            match self.sync() {
+                Err(e) if as_it_is && e.is_unwritable() => {
+                    notice = Some(format!("the index could not be brought up to date: {e}"))
+                }
+                other => {
+                    other?;
+                }
+            }
         } else {
             crate::index::walk::check_root(&self.config.root)?;
         }
         let schemas = Schemas::load(&self.config.root)?;
         let entries = self.index.read()?.kb_entries()?;
-        Ok((schemas, entries))
+        Ok((schemas, entries, notice))
     }
 
     /// `brain check`: what is broken or stale. Reads no note file.
     pub fn check(&self, sync: bool) -> Result<CheckReport> {
-        let (schemas, entries) = self.kb_state(sync)?;
+        let (schemas, entries, notice) = self.kb_state(sync, true)?;
         let files = self.index_files_of(&schemas, &entries);
-        Ok(kb::check::check(
-            &self.config.root,
-            &schemas,
-            &entries,
-            &files,
-            crate::date::today(),
-        ))
+        Ok(CheckReport {
+            notice,
+            ..kb::check::check(
+                &self.config.root,
+                &schemas,
+                &entries,
+                &files,
+                crate::date::today(),
+            )
+        })
     }
 
     /// Each typed folder's INDEX.md as `brain index-md --write` would write it, with the
     /// file as it is now.
     pub fn index_files(&self, sync: bool) -> Result<Vec<IndexFile>> {
-        let (schemas, entries) = self.kb_state(sync)?;
+        let (schemas, entries, _) = self.kb_state(sync, false)?;
         Ok(self.index_files_of(&schemas, &entries))
     }
 
@@ -68,11 +87,12 @@ impl Engine {
             ));
         }
         crate::passage::check_length(path)?;
-        let (_, entries) = self.kb_state(sync)?;
-        kb::links_of(&entries, path).ok_or_else(|| {
+        let (_, entries, notice) = self.kb_state(sync, true)?;
+        let report = kb::links_of(&entries, path).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "{path} is not a note of the index (a path relative to the brain folder, as search results give it)"
             ))
-        })
+        })?;
+        Ok(LinksReport { notice, ..report })
     }
 }

@@ -95,6 +95,10 @@ pub struct CheckReport {
     pub problems: Vec<Problem>,
     /// Problems per kind.
     pub counts: BTreeMap<ProblemKind, u64>,
+    /// Said when the index could not be brought up to date first (a read-only data dir):
+    /// the audit is of the index as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// Audits `entries` against `schemas` as of `today`; `index_files` are the INDEX.md files
@@ -318,6 +322,7 @@ pub fn check(
         types: schemas.types.keys().cloned().collect(),
         problems: out,
         counts,
+        notice: None,
     }
 }
 

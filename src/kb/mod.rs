@@ -77,6 +77,9 @@ pub struct LinksReport {
     pub outgoing: Vec<OutLink>,
     /// The notes linking to it.
     pub incoming: Vec<InLink>,
+    /// Said when the index could not be brought up to date first (a read-only data dir).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// A link from the note.
@@ -153,6 +156,7 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
         path: path.to_string(),
         outgoing,
         incoming,
+        notice: None,
     })
 }
 

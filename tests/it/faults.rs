@@ -649,6 +649,23 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
     let j = r.json();
     assert!(j["recall_id"].is_null(), "{j}");
     assert!(!j["results"].as_array().unwrap().is_empty(), "{j}");
+    // So do check and links, from the index as it is, saying so once; index-md, whose
+    // answer becomes files, refuses.
+    let check = b.run(&["check", "--json"]);
+    assert_eq!(
+        check.code(),
+        1,
+        "the example's problems: {}",
+        check.stderr()
+    );
+    assert_eq!(check.stderr().lines().count(), 1, "{}", check.stderr());
+    assert!(check.stderr().contains("could not be brought up to date"));
+    assert!(check.json()["notice"].is_string());
+    let links = b.run(&["links", "lore/sqlite-busy-timeout.md"]);
+    assert_eq!(links.code(), 0, "{}", links.stderr());
+    assert!(links.stdout().starts_with("lore/sqlite-busy-timeout.md"));
+    let r = b.run(&["index-md"]);
+    assert_one_line(&r, 1, &["cannot write the index"]);
     data.remount("rw");
 
     // A read-only notes folder: the commands that write say so; nothing appears.

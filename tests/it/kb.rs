@@ -455,5 +455,8 @@ fn file_names_with_control_characters_print_as_one_line() {
     assert!(line.contains("axolotl\u{FFFD}water"), "{line}");
     assert!(!check.contains('\x1b'), "{check}");
     let links = b.ok(&["links", odd]).stdout();
-    assert!(!links.contains('\x1b') && links.lines().next().unwrap().ends_with(".md"), "{links}");
+    assert!(
+        !links.contains('\x1b') && links.lines().next().unwrap().ends_with(".md"),
+        "{links}"
+    );
 }

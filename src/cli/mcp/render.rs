@@ -64,14 +64,22 @@ pub fn passage(p: &Passage) -> String {
 pub fn check(r: &brain::kb::CheckReport) -> String {
     let mut out = Vec::new();
     let _ = crate::cli::kb::print_check(&mut out, r);
-    String::from_utf8_lossy(&out).trim().to_string()
+    with_notice(String::from_utf8_lossy(&out).trim(), r.notice.as_deref())
+}
+
+/// `text`, then the notice the CLI would print on stderr (the model has no stderr).
+fn with_notice(text: &str, notice: Option<&str>) -> String {
+    match notice {
+        Some(n) => format!("{text}\nnote: {n}"),
+        None => text.to_string(),
+    }
 }
 
 /// The `brain links` report.
 pub fn links(r: &brain::kb::LinksReport) -> String {
     let mut out = Vec::new();
     let _ = crate::cli::kb::print_links(&mut out, r);
-    String::from_utf8_lossy(&out).trim().to_string()
+    with_notice(String::from_utf8_lossy(&out).trim(), r.notice.as_deref())
 }
 
 /// The `brain status` block.
