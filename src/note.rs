@@ -130,6 +130,12 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
 /// The `# Title` line repeats the title, which is indexed (and weighted) on its own: left in
 /// the body it would count twice and open every snippet. Its line stays, empty, so line
 /// numbers still match the file.
+/// Whether `bytes` are a binary file rather than a note: a NUL byte in the first 8 KB,
+/// as git and ripgrep decide it. The index skips such a file and `brain get` refuses it.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
+
 /// A file whose lines end in a lone CR (classic Mac OS; some exporters still write them)
 /// with LF line ends, so that its lines are lines here too: otherwise the whole file is
 /// line 1, and blanking the title's heading there blanked the note. A file with any LF is

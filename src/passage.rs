@@ -180,6 +180,12 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
     let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
+    if crate::note::looks_binary(&bytes) {
+        return Err(Error::InvalidInput(format!(
+            "{}: a binary file (NUL bytes), not a note: the index skips it too",
+            note.path
+        )));
+    }
     let text = String::from_utf8_lossy(&bytes);
     let text = crate::note::mac_lines(&text);
     let lines: Vec<&str> = text.lines().collect();

@@ -419,7 +419,7 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
             warning: Some(format!("{}: skipped: grew over the size limit", stat.rel)),
         };
     }
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+    if crate::note::looks_binary(&bytes) {
         return Outcome::Drop {
             id,
             warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)),

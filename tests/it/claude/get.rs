@@ -58,6 +58,7 @@ fn get_json_and_absolute_paths_inside_the_brain() {
 fn get_refuses_bad_specs_with_one_line_and_exit_2() {
     let b = Brain::example();
     let long = format!("lore/{}.md", "x".repeat(100_000));
+    std::fs::write(b.root.join("lore/binary.md"), b"PK\x03\x04\0\0 not text").unwrap();
     std::fs::write(b.tmp.path().join("secret.md"), "s").unwrap();
     for spec in [
         "../secret.md",
@@ -67,6 +68,7 @@ fn get_refuses_bad_specs_with_one_line_and_exit_2() {
         "lore",
         "README",
         " ",
+        "lore/binary.md",
         "lore/sqlite-busy-timeout.md:1:99999999999",
         &long,
     ] {
