@@ -106,6 +106,19 @@ pub struct Passage {
 /// The longest note path looked up.
 const MAX_PATH_BYTES: usize = 4096;
 
+/// Refuses a note path that is empty or that no file system holds ([`check_length`]),
+/// before anything is looked up: either would read as a garbled "no such note".
+pub(crate) fn check_path(path: &str) -> Result<()> {
+    if path.trim().is_empty() {
+        return Err(Error::InvalidInput(
+            "the note path is empty: give one relative to the brain folder, as search \
+             results give it (lore/x.md)"
+                .into(),
+        ));
+    }
+    check_length(path)
+}
+
 /// Refuses a note path no file system holds (Linux allows 4096 bytes, macOS 1024) before
 /// it is looked up: the error would otherwise quote it back whole (an assistant's 5 MB
 /// argument, in every message about it).
@@ -121,12 +134,7 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
 
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
-    if rel.trim().is_empty() {
-        return Err(Error::InvalidInput(
-            "the note's path is empty: give it relative to the brain folder".into(),
-        ));
-    }
-    check_length(rel)?;
+    check_path(rel)?;
     // A root that cannot be resolved gets the walk's own words for why (missing, not a
     // folder, unreadable), as every other command says them.
     let root_real = match std::fs::canonicalize(root) {

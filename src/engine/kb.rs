@@ -19,15 +19,10 @@ impl Engine {
         as_it_is: bool,
     ) -> Result<(Schemas, Vec<Entry>, Option<String>)> {
         let mut notice = None;
-        if sync {
-            match self.sync() {
-                Err(e) if as_it_is && e.is_unwritable() => {
-                    notice = Some(format!("the index could not be brought up to date: {e}"))
-                }
-                other => {
-                    other?;
-                }
-            }
+        if sync && as_it_is {
+            notice = self.sync_or_say_why()?.as_deref().map(super::behind_notice);
+        } else if sync {
+            self.sync()?;
         } else {
             crate::index::walk::check_root(&self.config.root)?;
         }
@@ -79,14 +74,7 @@ impl Engine {
     pub fn links(&self, path: &str, sync: bool) -> Result<LinksReport> {
         let path = path.trim_start_matches("./");
         // Said before any sync: "  is not a note" would read as a garbled message.
-        if path.trim().is_empty() {
-            return Err(Error::InvalidInput(
-                "the note path is empty: give one relative to the brain folder, as search \
-                 results give it (lore/x.md)"
-                    .into(),
-            ));
-        }
-        crate::passage::check_length(path)?;
+        crate::passage::check_path(path)?;
         let (_, entries, notice) = self.kb_state(sync, true)?;
         let report = kb::links_of(&entries, path).ok_or_else(|| {
             Error::InvalidInput(format!(

@@ -33,6 +33,11 @@ pub const INLINE_EMBED_MAX: usize = 64;
 /// The line printed when hybrid search has to do without a model.
 pub const NO_MODEL_NOTICE: &str = "semantic search off: run 'brain model fetch'";
 
+/// What a command answering from an index it could not sync says ([`Engine::sync_or_say_why`]).
+pub(crate) fn behind_notice(cause: &str) -> String {
+    format!("the index could not be brought up to date: {cause}")
+}
+
 /// When a loaded vector matrix gets one-bit sketches of its rows, so that a semantic
 /// search scores only the rows near the query with their int8 codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +200,17 @@ impl Engine {
         sync::sync(&self.index, &self.config)
     }
 
+    /// Syncs; an index that cannot be written (a full disk, a read-only data dir) is left
+    /// as it is, and the cause comes back for the notice of a command that can answer from
+    /// what the index holds ([`behind_notice`]). Any other failure is an error.
+    pub(crate) fn sync_or_say_why(&self) -> Result<Option<String>> {
+        match self.sync() {
+            Ok(_) => Ok(None),
+            Err(e) if e.is_unwritable() => Ok(Some(e.to_string())),
+            Err(e) => Err(e),
+        }
+    }
+
     /// [`Engine::sync`] as `options` say (rewrite everything, stop when cancelled).
     pub fn sync_with(&self, options: SyncOptions<'_>) -> Result<SyncReport> {
         sync::sync_with(&self.index, &self.config, options)
@@ -232,18 +248,11 @@ impl Engine {
         let req = &req;
         let text = search::validate(req)?;
         let mut notices: Vec<String> = Vec::new();
-        if req.sync {
-            // An index that cannot be written (a full disk, a read-only data dir) still
-            // answers from what it holds, saying that it may be behind the folder.
-            match self.sync() {
-                Err(e) if e.is_unwritable() => {
-                    notices.push(format!("the index could not be brought up to date: {e}"))
-                }
-                other => {
-                    other?;
-                }
-            }
-        }
+        let unsynced = match req.sync {
+            true => self.sync_or_say_why()?,
+            false => None,
+        };
+        notices.extend(unsynced.as_deref().map(behind_notice));
         self.check_conditions(&req.filters)?;
         let started = Instant::now();
         let found = self.find(req, fusion, &mut notices)?;
@@ -257,7 +266,7 @@ impl Engine {
             Err(e) if e.is_unwritable() => {
                 tracing::warn!(error = %e, "search not logged");
                 // The sync's notice already gave the cause: it is said once.
-                match notices.iter().any(|n| n.contains(&e.to_string())) {
+                match unsynced == Some(e.to_string()) {
                     true => notices.push("this search was not logged either".into()),
                     false => notices.push(format!("this search was not logged: {e}")),
                 }
