@@ -186,15 +186,27 @@ pub fn check(
                 format!("{slug:?} is not kebab-case ASCII (rename it {want:?})"),
             );
         }
-        if let Some(t) = e.fields.get("type").and_then(|v| v.as_str()) {
-            if t != folder {
-                push(
-                    ProblemKind::WrongType,
-                    &e.path,
-                    Some(1),
-                    format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
-                );
-            }
+        // Frontmatter that did not parse was said once above: its fields are not missing,
+        // they are unread, and a line per field would bury the one cause.
+        if e.problem.is_some() {
+            continue;
+        }
+        match e.fields.get("type") {
+            Some(serde_json::Value::String(t)) if t != folder => push(
+                ProblemKind::WrongType,
+                &e.path,
+                Some(1),
+                format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
+            ),
+            Some(serde_json::Value::String(_) | serde_json::Value::Null) | None => {}
+            // A list or a number: the note is filed by its folder, which the value may not
+            // say; one type name makes that explicit.
+            Some(other) => push(
+                ProblemKind::WrongType,
+                &e.path,
+                Some(1),
+                format!("type: {other} is not one type name (write type: {folder})"),
+            ),
         }
         for field in &schema.required {
             let present = match e.fields.get(field.as_str()) {
@@ -331,5 +343,98 @@ fn scalar(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.trim().to_string(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kb::schema::Schema;
+
+    fn lore() -> Schemas {
+        let text = "---\ntype: lore\nrequired: [type, title, created]\nfields:\n  category:\n    values: [lesson]\n---\n";
+        let schema = Schema::parse("lore", "lore/SCHEMA.md", "lore/SCHEMA.md".as_ref(), text)
+            .expect("the schema parses");
+        Schemas {
+            types: [("lore".to_string(), schema)].into(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn entry(path: &str, fields: serde_json::Value, problem: Option<&str>) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: "lore".into(),
+            title: "t".into(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            date: "2026-01-01".into(),
+            problem: problem.map(String::from),
+            links: Vec::new(),
+        }
+    }
+
+    fn kinds(report: &CheckReport, path: &str) -> Vec<(ProblemKind, String)> {
+        report
+            .problems
+            .iter()
+            .filter(|p| p.path == path)
+            .map(|p| (p.kind, p.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn unread_frontmatter_is_one_problem_not_one_per_field() {
+        let entries = [entry(
+            "lore/broken.md",
+            serde_json::json!({}),
+            Some("lore/broken.md: frontmatter is not YAML: did not find expected key at line 3"),
+        )];
+        let today = Date::constant(2026, 6, 1);
+        let report = check("/b".as_ref(), &lore(), &entries, &[], today);
+        let found = kinds(&report, "lore/broken.md");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, ProblemKind::Frontmatter);
+        assert!(
+            found[0].1.starts_with("frontmatter is not YAML"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_type_that_is_not_one_name_is_said_and_a_matching_one_is_not() {
+        let base = serde_json::json!({"title": "t", "created": "2026-01-01"});
+        let with = |t: serde_json::Value| {
+            let mut f = base.clone();
+            f["type"] = t;
+            f
+        };
+        let entries = [
+            entry(
+                "lore/list.md",
+                with(serde_json::json!(["lore", "idea"])),
+                None,
+            ),
+            entry("lore/number.md", with(serde_json::json!(5)), None),
+            entry("lore/fine.md", with(serde_json::json!("lore")), None),
+            entry("lore/other.md", with(serde_json::json!("idea")), None),
+        ];
+        let today = Date::constant(2026, 6, 1);
+        let report = check("/b".as_ref(), &lore(), &entries, &[], today);
+        let list = kinds(&report, "lore/list.md");
+        assert_eq!(
+            list,
+            [(
+                ProblemKind::WrongType,
+                "type: [\"lore\",\"idea\"] is not one type name (write type: lore)".to_string()
+            )]
+        );
+        assert_eq!(
+            kinds(&report, "lore/number.md")[0].0,
+            ProblemKind::WrongType
+        );
+        assert!(kinds(&report, "lore/fine.md").is_empty());
+        assert!(kinds(&report, "lore/other.md")[0]
+            .1
+            .starts_with("type: idea, but"));
     }
 }
