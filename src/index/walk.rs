@@ -162,6 +162,26 @@ fn covers(base: &str, rel: &str) -> bool {
         || (rel.starts_with(base) && rel.as_bytes().get(base.len()) == Some(&b'/'))
 }
 
+/// Whether any `.md` file lies under `root` outside dot-folders (ignore files and
+/// exclusions not read; symlinks not followed); stops at the first. An empty index over a
+/// folder without one needs notes, not `brain index`.
+pub fn holds_any_note(root: &Path) -> bool {
+    WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !(e.file_type().is_some_and(|t| t.is_dir())
+                    && e.file_name().to_str().is_some_and(|n| n.starts_with('.')))
+        })
+        .build()
+        .filter_map(std::result::Result::ok)
+        .any(|e| {
+            e.file_type().is_some_and(|t| t.is_file())
+                && e.path().extension().is_some_and(|x| x == "md")
+        })
+}
+
 /// Lists the note files under `config.root`.
 pub fn walk(config: &Config) -> Result<Walk> {
     walk_scoped(config, &Scope::everything())
@@ -187,8 +207,11 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .build()
         .map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
 
-    // A symlink is followed only when it points inside the brain: `brain get` refuses what
-    // lies outside, so the index must not show it in snippets either.
+    // A symlink is never followed. One to outside the brain: `brain get` refuses what lies
+    // outside, so the index must not show it in snippets either (said once per sync). One
+    // to inside: an alias of notes the walk meets under their own paths, which indexed
+    // would be every note twice (two hits, each its own duplicate in `similar`) with one of
+    // the two paths left stale by a watcher that reports a change under the other.
     let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let (outside_seen, base) = (outside.clone(), root.clone());
@@ -206,17 +229,16 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             {
                 return false;
             }
-            if e.path_is_symlink() {
-                let inside =
-                    std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(&root_real));
-                if !inside {
-                    let rel = relative(&base, e.path()).unwrap_or_default();
-                    let mut seen = outside_seen.lock().unwrap_or_else(|p| p.into_inner());
-                    seen.push(format!(
-                        "{rel}: skipped: a symlink to outside the brain folder"
-                    ));
-                    return false;
-                }
+            if e.depth() > 0 && e.path_is_symlink() {
+                let why = match std::fs::canonicalize(e.path()) {
+                    Ok(real) if real.starts_with(&root_real) => return false,
+                    Ok(_) => "a symlink to outside the brain folder",
+                    Err(_) => "a symlink that leads nowhere (dangling, or a loop)",
+                };
+                let rel = relative(&base, e.path()).unwrap_or_default();
+                let mut seen = outside_seen.lock().unwrap_or_else(|p| p.into_inner());
+                seen.push(format!("{rel}: skipped: {why}"));
+                return false;
             }
             match &scoped {
                 None => true,
@@ -230,7 +252,8 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .git_global(false)
         .git_exclude(false)
         .require_git(false)
-        .follow_links(true)
+        // Symlinks are judged by the filter above, by what they point at, never walked.
+        .follow_links(false)
         .add_custom_ignore_filename(".brainignore")
         .overrides(overrides);
     // Two or more threads: at 100k notes a walk is mostly `stat` calls, which the kernel
@@ -256,8 +279,14 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             if let Some(seen) = visit(root, entry, &mut folder) {
                 let mut out = found.lock().unwrap_or_else(|p| p.into_inner());
                 match seen {
-                    Ok(file) => out.files.push(file),
-                    Err(warning) => out.warnings.push(warning),
+                    Seen::File(file) => out.files.push(file),
+                    Seen::Warning(warning) => out.warnings.push(warning),
+                    Seen::Unsearchable(dir) => {
+                        out.warnings.push(format!(
+                            "{dir}/: not read: permission denied (it can be listed, not entered); its notes are kept as last indexed"
+                        ));
+                        out.unreadable.push(dir);
+                    }
                 }
             }
             ignore::WalkState::Continue
@@ -265,7 +294,11 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     });
     let mut out = found.into_inner().unwrap_or_else(|p| p.into_inner());
     // Threads finish folders in any order; sorted warnings read the same on every run.
+    // An unsearchable folder is met once per file in it, and said once.
     out.warnings.sort();
+    out.warnings.dedup();
+    out.unreadable.sort();
+    out.unreadable.dedup();
     out.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
     let outside = std::mem::take(&mut *outside.lock().unwrap_or_else(|p| p.into_inner()));
@@ -273,15 +306,26 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     Ok(out)
 }
 
-/// What one walked entry is: a note file, a warning, or nothing worth keeping.
+/// What one walked entry turned out to be.
+enum Seen {
+    /// A note file.
+    File(FileStat),
+    /// Something skipped, and why.
+    Warning(String),
+    /// A file in a folder that lists its names but lets nobody in (mode `r--`): the
+    /// folder, relative to the root, whose notes are there but cannot be read.
+    Unsearchable(String),
+}
+
+/// What one walked entry is, or `None` for nothing worth keeping.
 fn visit(
     root: &Path,
     entry: std::result::Result<ignore::DirEntry, ignore::Error>,
     folder: &mut Folder,
-) -> Option<std::result::Result<FileStat, String>> {
+) -> Option<Seen> {
     let entry = match entry {
         Ok(e) => e,
-        Err(e) => return Some(Err(format!("skipped: {e}"))),
+        Err(e) => return Some(Seen::Warning(format!("skipped: {e}"))),
     };
     if !entry.file_type().is_some_and(|t| t.is_file()) {
         return None;
@@ -293,7 +337,7 @@ fn visit(
     let Some(rel) = relative(root, path) else {
         // The index keys notes by their path as text; one that is not UTF-8 cannot be a key.
         let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
-        return Some(Err(format!(
+        return Some(Seen::Warning(format!(
             "{shown}: skipped: the file name is not UTF-8; rename it to index it"
         )));
     };
@@ -301,7 +345,7 @@ fn visit(
         return None;
     }
     match folder.stat(path) {
-        Ok((mtime_ns, size)) => Some(Ok(FileStat {
+        Ok((mtime_ns, size)) => Some(Seen::File(FileStat {
             mtime_ns,
             size,
             abs: path.to_path_buf(),
@@ -309,7 +353,12 @@ fn visit(
         })),
         // Deleted between the directory listing and the stat: it is simply not there.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => Some(Err(format!("{rel}: skipped: {e}"))),
+        // A `stat` needs the folder's search permission only: the folder is the problem,
+        // and its notes must not read as deleted.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(Seen::Unsearchable(
+            rel.rsplit_once('/').map_or("", |(dir, _)| dir).to_string(),
+        )),
+        Err(e) => Some(Seen::Warning(format!("{rel}: skipped: {e}"))),
     }
 }
 
@@ -466,7 +515,7 @@ mod tests {
     }
 
     #[test]
-    fn a_symlink_out_of_the_brain_is_skipped_with_a_warning_and_one_inside_is_followed() {
+    fn a_symlink_out_of_the_brain_is_skipped_with_a_warning_and_one_inside_is_an_alias() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("brain");
         fs::create_dir_all(root.join("lore")).unwrap();
@@ -488,13 +537,13 @@ mod tests {
         .unwrap();
         assert_eq!(names(&scoped), vec!["lore/real.md"]);
         let w = walk(&config).unwrap();
-        assert_eq!(names(&w), vec!["lore-again/real.md", "lore/real.md"]);
+        // `lore-again` is `lore` again: each note once, under its own path.
+        assert_eq!(names(&w), vec!["lore/real.md"]);
         let mut warnings = w.warnings.clone();
         warnings.sort();
         assert_eq!(
             warnings,
             [
-                "lore-again/secret.md: skipped: a symlink to outside the brain folder",
                 "lore/secret.md: skipped: a symlink to outside the brain folder",
                 "outside-dir: skipped: a symlink to outside the brain folder",
             ]
@@ -527,19 +576,15 @@ mod tests {
         set("a.md", "# a", 1_764_000_000_123_456_789);
         set("lore/b.md", "# bee\n", 5);
         set("lore/deep/c.md", "", -1_500_000_001);
-        std::os::unix::fs::symlink(root.join("lore/b.md"), root.join("link.md")).unwrap();
         let w = walk(&Config::for_root(&root, dir.path().join("data"))).unwrap();
-        assert_eq!(
-            names(&w),
-            vec!["a.md", "link.md", "lore/b.md", "lore/deep/c.md"]
-        );
+        assert_eq!(names(&w), vec!["a.md", "lore/b.md", "lore/deep/c.md"]);
         for file in &w.files {
             let meta = fs::metadata(&file.abs).unwrap();
             assert_eq!((file.mtime_ns, file.size), (mtime_ns(&meta), meta.len()));
         }
         assert_eq!(w.files[0].mtime_ns, 1_764_000_000_123_456_789);
-        assert_eq!(w.files[1].size, 6, "a symlink is followed to its note");
-        assert_eq!(w.files[3].mtime_ns, -1_500_000_001);
+        assert_eq!(w.files[1].size, 6);
+        assert_eq!(w.files[2].mtime_ns, -1_500_000_001);
     }
 
     #[test]
@@ -558,14 +603,31 @@ mod tests {
     }
 
     #[test]
-    fn symlink_loop_is_a_warning() {
+    fn a_symlink_loop_is_an_alias_and_a_dangling_one_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("a")).unwrap();
         fs::write(dir.path().join("a/n.md"), "x").unwrap();
+        // A folder linked into itself is an alias like any other; a link to itself leads
+        // nowhere, and a dangling one too.
         std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("a/loop")).unwrap();
+        std::os::unix::fs::symlink("self.md", dir.path().join("self.md")).unwrap();
+        std::os::unix::fs::symlink("gone.md", dir.path().join("a/dangling.md")).unwrap();
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["a/n.md"]);
-        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        // A brain folder that is itself a symlink is walked as the folder it names.
+        let via = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path(), via.path().join("brain")).unwrap();
+        let linked = walk(&Config::for_root(via.path().join("brain"), "/nonexistent")).unwrap();
+        assert_eq!(names(&linked), vec!["a/n.md"]);
+        let mut warnings = w.warnings.clone();
+        warnings.sort();
+        assert_eq!(
+            warnings,
+            [
+                "a/dangling.md: skipped: a symlink that leads nowhere (dangling, or a loop)",
+                "self.md: skipped: a symlink that leads nowhere (dangling, or a loop)",
+            ]
+        );
     }
 
     #[test]

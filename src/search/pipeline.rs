@@ -314,7 +314,7 @@ pub(crate) fn run(
         notices.push(capped_notice());
     }
     if results.is_empty() {
-        notices.extend(empty_index_notice(reader)?);
+        notices.extend(empty_index_notice(reader, root)?);
         notices.extend(filter_notice(reader, &req.filters)?);
     }
     let explain = match req.explain {
@@ -382,9 +382,19 @@ fn gather_evidence(
 /// What an answer from an index that holds no notes says: nothing found there means
 /// nothing was indexed (a `--no-sync` call before any `brain index`, a new data dir), not
 /// that the brain lacks the thing.
-pub(crate) fn empty_index_notice(reader: &Reader<'_>) -> Result<Option<String>> {
-    Ok((reader.note_count()? == 0).then(|| {
-        "the index holds no notes: run 'brain index' (or leave out --no-sync)".to_string()
+pub(crate) fn empty_index_notice(reader: &Reader<'_>, root: &Path) -> Result<Option<String>> {
+    if reader.note_count()? > 0 {
+        return Ok(None);
+    }
+    Ok(Some(match crate::index::walk::holds_any_note(root) {
+        true => "the index holds no notes: run 'brain index' (its warnings say why a note \
+                 is skipped)"
+            .to_string(),
+        false => format!(
+            "the brain folder {} holds no notes yet (no .md files): write one, or point \
+             BRAIN_DIR (or root in the config file) at your notes",
+            root.display()
+        ),
     }))
 }
 

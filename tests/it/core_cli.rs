@@ -342,7 +342,9 @@ fn bad_files_are_warnings_that_name_the_file() {
         .unwrap()
         .set_len(50 * 1024 * 1024)
         .unwrap();
-    std::os::unix::fs::symlink(b.root.join("lore"), b.root.join("lore/loop")).unwrap();
+    // A link to itself leads nowhere (one to a folder inside is an alias, walked never).
+    std::os::unix::fs::symlink("loop.md", b.root.join("lore/loop.md")).unwrap();
+    std::os::unix::fs::symlink(b.root.join("lore"), b.root.join("lore/alias")).unwrap();
     let r = b.ok(&["index"]);
     let err = r.stderr();
     for name in [
@@ -360,7 +362,7 @@ fn bad_files_are_warnings_that_name_the_file() {
         );
     }
     assert!(
-        !err.contains("good.md") && !err.contains("empty.md"),
+        !err.contains("good.md") && !err.contains("empty.md") && !err.contains("alias"),
         "{err}"
     );
     assert!(r.stdout().starts_with("indexed 5 notes"), "{}", r.stdout());
@@ -781,6 +783,25 @@ fn an_empty_index_says_so_instead_of_finding_nothing() {
     );
     let j = run(&["search", "retry", "--json", "--no-daemon"]);
     assert!(!j.to_string().contains(said), "{j}");
+    // A folder with no note at all: `brain index` would not help, notes would.
+    let empty = b.tmp.path().join("empty-brain");
+    std::fs::create_dir_all(empty.join(".obsidian")).unwrap();
+    std::fs::write(empty.join(".obsidian/x.md"), "hidden").unwrap();
+    let out = b
+        .command()
+        .env("BRAIN_DIR", &empty)
+        .env("BRAIN_DATA_DIR", b.tmp.path().join("empty-data"))
+        .args(["search", "retry", "--json", "--no-daemon"])
+        .output()
+        .unwrap();
+    let r = crate::harness::Run(out);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let notice = r.json()["notice"].as_str().unwrap_or_default().to_string();
+    assert!(
+        notice.contains("holds no notes yet (no .md files)"),
+        "{notice}"
+    );
+    assert!(!notice.contains("brain index"), "{notice}");
 }
 
 /// A large note's keyword hit shows the passage holding the word, at its line: FTS5's
