@@ -35,6 +35,12 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// The largest `max_file_mb` accepted (1 TiB): a note is read whole, and a limit past the
 /// memory of any machine is a typo.
 pub const MAX_FILE_MB: u64 = 1024 * 1024;
+
+/// `bytes` in the MB that `max_file_mb` counts (1,048,576 bytes each), as every message
+/// about the limit says them: a size and the limit in one unit.
+pub fn megabytes(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
 /// How long the usage logs keep a row, in days, unless `log_keep_days` says otherwise.
 pub const DEFAULT_LOG_KEEP_DAYS: u32 = 365;
 

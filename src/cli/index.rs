@@ -27,13 +27,14 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         writeln!(err, "warning: not kept from the old index: {lost}")?;
     }
     for w in &report.warnings {
-        writeln!(err, "warning: {w}")?;
+        // A file name may hold a newline or an escape: one line each, printable.
+        writeln!(err, "warning: {}", super::print::shown(w))?;
     }
     drop(err);
     let bar = embed_bar();
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         if bar.is_hidden() && !args.json {
-            // Drawn from the first batch on, so a brain with nothing to embed shows no bar.
+            // Drawn once passages are counted: a brain with nothing to embed shows no bar.
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(250));
         }

@@ -41,8 +41,10 @@ impl Engine {
     }
 
     /// [`Engine::embed_pending`], embedding at most `max` passages and reporting
-    /// `(done, total)` after every committed batch; returning `false` from `progress` stops
-    /// after that batch (what a backend that is shutting down does).
+    /// `(0, total)` once the pending passages are counted (a status read before the first
+    /// batch is done says how many wait), then `(done, total)` after every committed batch;
+    /// returning `false` from `progress` stops there (what a backend that is shutting down
+    /// does).
     pub fn embed_pending_with(
         &self,
         max: usize,
@@ -92,6 +94,7 @@ impl Engine {
         let mut done = 0u64;
         self.passes.counted(total);
         let mut finished = false;
+        let go_on = total == 0 || progress(0, total);
         // The notes as of the window: a sync that changes them meanwhile (a huge note
         // saved then deleted) makes the rest of the window stale, and it is asked again
         // rather than embedding minutes of passages that no longer exist.
@@ -99,7 +102,7 @@ impl Engine {
             || crate::index::counter(&conn, crate::index::NOTES_VERSION).map_err(|e| index.err(e));
         let mut window_notes = notes()?;
         let mut stale = false;
-        'window: while (done as usize) < max {
+        'window: while go_on && (done as usize) < max {
             if done > 0 || stale {
                 stale = false;
                 window_notes = notes()?;
@@ -142,13 +145,23 @@ impl Engine {
                 break;
             }
         }
-        index.write(|tx| {
+        let tidied = index.write(|tx| {
             vectors::collect_garbage(tx)?;
             if finished {
                 vectors::record(tx, expected, 0)?;
             }
             Ok(())
-        })?;
+        });
+        match tidied {
+            Ok(()) => {}
+            // Nothing was embedded, so nothing is lost: on a read-only data dir a pass with
+            // nothing to do only misses its bookkeeping (the record saves the next pass a
+            // count of the pending passages).
+            Err(e) if done == 0 && e.is_unwritable() => {
+                tracing::debug!(error = %e, "embedding pass not recorded");
+            }
+            Err(e) => return Err(e),
+        }
         let pending = match finished {
             // Anything a concurrent sync added meanwhile is the next pass's (it wakes one).
             true => 0,
@@ -410,7 +423,8 @@ mod tests {
             })
             .unwrap();
         assert_eq!(report.embedded, 100);
-        assert_eq!(during.len(), 2, "two batches");
+        assert_eq!(during.len(), 3, "the count, then two batches");
+        assert_eq!(during[0].2, 100, "all 100 wait before the first batch");
         for (m, notices, left) in &during {
             assert!(std::sync::Arc::ptr_eq(m, &before), "no reload mid-pass");
             let said = format!("{left} passages are still waiting");

@@ -95,18 +95,28 @@ impl Engine {
         // settings than the backend's (or another process's) would delete the vectors
         // that one searches with. Switching models is `brain index`'s, asked for.
         let may_embed = current || none_stored;
+        let mut embedded = false;
         if inline && may_embed && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
-            pending = self.embed_pending()?.pending;
-        } else if !current && pending > 0 {
+            match self.embed_pending() {
+                Ok(report) => (pending, embedded) = (report.pending, true),
+                // A read-only data dir or a full disk: the answer comes from the vectors
+                // there are (the sync before said why the index is behind).
+                Err(e) if e.is_unwritable() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !embedded && !current && pending > 0 {
             notices.push(format!(
-                "semantic search off: {pending} passages are not embedded with {} yet; run 'brain index'",
+                "semantic search off: {} not embedded with {} yet; run 'brain index'",
+                passages_are(pending),
                 embedder.name()
             ));
             return Ok(None);
         }
         if pending > 0 {
             notices.push(format!(
-                "{pending} passages are still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)"
+                "{} still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)",
+                passages_are(pending)
             ));
         }
         let reader = self.index.read()?;
@@ -315,6 +325,14 @@ impl Engine {
             .map(|(id, _)| reader.path_of(id))
             .collect::<Result<Vec<_>>>()
             .map(Some)
+    }
+}
+
+/// `1 passage is`, `3 passages are`.
+fn passages_are(n: u64) -> String {
+    match n {
+        1 => "1 passage is".into(),
+        n => format!("{n} passages are"),
     }
 }
 

@@ -211,7 +211,11 @@ fn reconcile(
             .map(|(_, k)| k.id),
     );
 
-    let now_ns = now_secs() as i128 * 1_000_000_000;
+    // To the nanosecond: whole seconds would stretch the racy window up to a second more,
+    // and every file in it is read again by the next sync.
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
     for batch in candidates.chunks(BATCH) {
         if options.cancelled() {
             return Err(Error::Cancelled);
@@ -259,13 +263,25 @@ fn reconcile(
     // A scoped sync that changed nothing is not worth a line in `brain status`.
     if scope.is_everything() || !report.is_noop() {
         let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
-        let tx = writer
+        let recorded = writer
             .conn
             .transaction_with_behavior(Immediate)
-            .map_err(|e| index.err(e))?;
-        set_meta(&tx, "last_sync_at", &now_secs().to_string()).map_err(|e| index.err(e))?;
-        set_meta(&tx, "last_sync", &summary).map_err(|e| index.err(e))?;
-        tx.commit().map_err(|e| index.err(e))?;
+            .and_then(|tx| {
+                set_meta(&tx, "last_sync_at", &now_secs().to_string())?;
+                set_meta(&tx, "last_sync", &summary)?;
+                tx.commit()
+            })
+            .map_err(|e| index.err(e));
+        match recorded {
+            Ok(()) => {}
+            // Nothing changed, so the index is current: on a read-only data dir or a full
+            // disk only `brain status`'s "last sync" line is missed, and a search must not
+            // be told its index is behind.
+            Err(e) if report.is_noop() && e.is_unwritable() => {
+                tracing::debug!(error = %e, "the sync's time not recorded");
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(report)
 }
@@ -392,10 +408,10 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
         let warning = format!(
-            "{}: skipped: {:.2} MB is over the {} MB limit (max_file_mb)",
+            "{}: skipped: {:.2} MB is over the {:.0} MB limit (max_file_mb)",
             stat.rel,
-            stat.size as f64 / (1024.0 * 1024.0),
-            config.max_file_bytes / (1024 * 1024)
+            crate::config::megabytes(stat.size),
+            crate::config::megabytes(config.max_file_bytes)
         );
         return Outcome::Drop {
             id,
