@@ -110,7 +110,11 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             let here = PathBuf::from(arg);
             let file = if here.is_file() {
                 here
-            } else if config.root.join(arg).is_file() {
+            } else if config.root.join(arg).is_file()
+                && inside(&config.root, &config.root.join(arg)).is_some()
+            {
+                // A note named from the brain folder; `../x.md` from there is no note, and
+                // comparing a file the person never meant would answer the wrong question.
                 config.root.join(arg)
             } else {
                 return Err(invalid(not_a_file(&config.root, arg)));
@@ -122,8 +126,8 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             if meta.len() > max {
                 return Err(invalid(format!(
                     "{arg} is {:.1} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
-                    meta.len() as f64 / 1e6,
-                    max as f64 / 1e6
+                    brain::config::megabytes(meta.len()),
+                    brain::config::megabytes(max)
                 )));
             }
             let bytes = std::fs::read(&file).map_err(|e| brain::Error::io(&file, e))?;
@@ -148,8 +152,10 @@ fn not_a_file(root: &Path, arg: &str) -> String {
             arg.len()
         );
     }
-    let found = [PathBuf::from(arg), root.join(arg)]
-        .iter()
+    // From the brain folder only what stays inside it, as the lookup itself does.
+    let from_root = !arg.split('/').any(|c| c == "..");
+    let found = std::iter::once(PathBuf::from(arg))
+        .chain(from_root.then(|| root.join(arg)))
         .find_map(|p| std::fs::metadata(p).ok());
     match found {
         Some(m) if m.is_dir() => format!("{arg} is a folder, not a file: {GIVE}"),

@@ -27,20 +27,33 @@ impl Engine {
                 req.top
             )));
         }
-        if req.sync {
-            self.sync()?;
-        }
         let max = self.config.max_file_bytes;
-        let (draft, exclude) = match &req.source {
-            Source::Text(text) => (
-                Draft::parse(similar::DRAFT_NAME, text.as_bytes(), max)?,
-                None,
-            ),
+        // A draft that cannot be compared is refused before the index is touched: its
+        // error is the answer, whatever state the index is in.
+        let given = match &req.source {
+            Source::Text(text) => {
+                Given::Draft(Draft::parse(similar::DRAFT_NAME, text.as_bytes(), max)?)
+            }
             Source::Path(path) => {
-                crate::passage::check_length(path)?;
+                crate::passage::check_path(path)?;
+                Given::Note(path)
+            }
+        };
+        let mut notices = Vec::new();
+        if req.sync {
+            notices.extend(self.sync_or_say_why()?.as_deref().map(super::behind_notice));
+        }
+        let (draft, exclude) = match given {
+            Given::Draft(draft) => (draft, None),
+            Given::Note(path) => {
+                if path.split('/').any(|c| c == "..") || path.starts_with('/') {
+                    return Err(Error::InvalidInput(format!(
+                        "{path} is outside the brain folder: give a note's path relative to it (lore/x.md), or compare the file's text as a draft"
+                    )));
+                }
                 let id = self.index.read()?.note_id(path)?.ok_or_else(|| {
                     Error::InvalidInput(format!(
-                        "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare it as a draft with 'brain similar - < {path}'"
+                        "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft instead"
                     ))
                 })?;
                 let file = self.config.root.join(path);
@@ -50,8 +63,9 @@ impl Engine {
                 (Draft::parse(path, &bytes, max)?, Some(id))
             }
         };
-        let mut notices = Vec::new();
-        let semantic = self.semantic_ready(false, &mut notices)?;
+        // As a search does: a note saved a moment ago is embedded first when it is a few
+        // passages, else the notice says results by meaning may miss it.
+        let semantic = self.semantic_ready(req.sync, &mut notices)?;
         let reader = self.index.read()?;
         let draft_vecs = match &semantic {
             Some((embedder, _)) => {
@@ -90,7 +104,7 @@ impl Engine {
             req.explain,
         )?;
         // "new" from an empty index would be said with confidence and mean nothing.
-        if let Some(empty) = crate::search::empty_index_notice(&reader)? {
+        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config.root)? {
             notices = vec![empty];
         }
         Ok(SimilarResponse {
@@ -105,15 +119,15 @@ impl Engine {
     /// Clusters of notes that duplicate each other, from the stored vectors (nothing is
     /// embedded), or from titles without a model.
     pub fn similar_all(&self, sync: bool) -> Result<ClustersResponse> {
-        if sync {
-            self.sync()?;
-        }
         let mut notices = Vec::new();
+        if sync {
+            notices.extend(self.sync_or_say_why()?.as_deref().map(super::behind_notice));
+        }
         let semantic = self.semantic_ready(false, &mut notices)?;
         let reader = self.index.read()?;
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
         let clusters = similar::find_clusters(&reader, matrix)?;
-        if let Some(empty) = crate::search::empty_index_notice(&reader)? {
+        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config.root)? {
             notices = vec![empty];
         }
         let mode = match matrix {
@@ -133,6 +147,14 @@ impl Engine {
             total: None,
         })
     }
+}
+
+/// What a similar request compares, once checked.
+enum Given<'a> {
+    /// A draft, parsed.
+    Draft(Draft),
+    /// A note of the brain, by its path.
+    Note(&'a str),
 }
 
 /// Says what `similar` does without vectors (`instead`) and why: no model (search's

@@ -30,11 +30,16 @@ pub(crate) fn find_clusters(reader: &Reader<'_>, matrix: Option<&Matrix>) -> Res
         Some(m) => by_meaning(reader, m)?,
         None => by_title(reader)?,
     };
+    // Scores compared as shown (four decimals: a backend's and a process's float sums may
+    // differ below that), then paths: the same brain lists its clusters in one order, run
+    // after run, which a script diffing the output relies on.
+    let shown = |x: f64| (x * 1e4).round();
     clusters.sort_by(|a, b| {
         b.0.paths
             .len()
             .cmp(&a.0.paths.len())
-            .then(b.1.total_cmp(&a.1))
+            .then(shown(b.1).total_cmp(&shown(a.1)))
+            .then_with(|| a.0.paths.cmp(&b.0.paths))
     });
     Ok(clusters.into_iter().map(|(c, _)| c).collect())
 }

@@ -70,9 +70,9 @@ impl Draft {
 pub fn check(bytes: &[u8], max_bytes: u64) -> Result<&str> {
     if bytes.len() as u64 > max_bytes {
         return Err(Error::InvalidInput(format!(
-            "the draft is {:.1} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
-            bytes.len() as f64 / 1e6,
-            max_bytes as f64 / 1e6
+            // No size: from stdin only the limit and a byte more are read.
+            "the draft is over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
+            crate::config::megabytes(max_bytes)
         )));
     }
     if bytes.contains(&0) {

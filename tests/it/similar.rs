@@ -142,6 +142,14 @@ fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+    // A path that climbs out of the brain folder is not looked up from there: `../x.md`
+    // next to the brain is no note, and no file here either.
+    let beside = b.root.parent().unwrap().join("escape.md");
+    std::fs::write(&beside, "# Escape\n\nwords\n").unwrap();
+    let run = b.run(&["similar", "../escape.md"]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("no such file"), "{}", run.stderr());
+    std::fs::remove_file(&beside).unwrap();
     // Over the size limit (max_file_mb = 1 here).
     let big = b.path("../big.md");
     std::fs::write(&big, "word ".repeat(250_000)).unwrap();
