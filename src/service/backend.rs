@@ -16,7 +16,7 @@ use super::error::ServiceError;
 use super::handler::Handler;
 use super::indexer::{self, Indexer, Job, Wiring};
 use super::location::{clear_stale_socket, ensure_private_dir, runtime_dir, socket_path};
-use super::lock::InstanceLock;
+use super::lock::{Holder, InstanceLock};
 use super::server::{self, Limits};
 use super::state::{BackendEvent, Live};
 use super::Answerer;
@@ -73,7 +73,7 @@ impl Backend {
     pub fn start(config: Config, options: BackendOptions) -> Result<Backend, ServiceError> {
         let root = config.root.to_string_lossy().into_owned();
         let socket = socket_path(&config);
-        let lock = InstanceLock::for_backend(&config)?;
+        let lock = InstanceLock::for_backend(&config, Holder::Backend)?;
         ensure_private_dir(&runtime_dir(&config))?;
         clear_stale_socket(&socket, &root)?;
         let engine = Arc::new(

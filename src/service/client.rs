@@ -20,9 +20,31 @@ use crate::passage::{NoteRef, Passage};
 use crate::search::{SearchRequest, SearchResponse};
 use crate::Config;
 
-/// How long to wait for an answer by default: a search takes milliseconds, but a backend
-/// busy embedding on a slow CPU may take a while to get to it.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long to wait for the answer to a request about a few notes (a search, a note, a
+/// draft, the status). It takes milliseconds; a backend embedding on a slow CPU answers it
+/// beside the embedder (no lock between them), at worst a few times slower. Past this the
+/// backend is frozen (stopped, stuck), and the command does better in-process at once.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long to wait for a request that reads every note (`check`, `index-md`, `similar
+/// --all`): seconds at 100k notes.
+pub const WHOLE_BRAIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long `op` may take to be answered; `None`: as long as it takes (a full reindex may
+/// take minutes, and says so by its progress).
+fn timeout_for(op: &Op) -> Option<Duration> {
+    match op {
+        Op::Reindex { .. } => None,
+        Op::SimilarAll { .. } | Op::Check { .. } | Op::IndexMd { .. } => Some(WHOLE_BRAIN_TIMEOUT),
+        Op::Hello
+        | Op::Search(_)
+        | Op::Get(_)
+        | Op::Status
+        | Op::Similar(_)
+        | Op::Links { .. }
+        | Op::Saved { .. } => Some(DEFAULT_TIMEOUT),
+    }
+}
 
 /// A connection to a running backend.
 #[derive(Debug)]
@@ -108,6 +130,8 @@ impl Client {
 
     /// Sends one request and waits for its answer.
     pub fn request(&mut self, op: Op) -> Result<Reply, ServiceError> {
+        let timeout = timeout_for(&op);
+        self.set_timeout(timeout)?;
         let id = self.next_id;
         self.next_id += 1;
         let mut line = serde_json::to_vec(&Request {
@@ -122,7 +146,15 @@ impl Client {
             // The backend would close the connection on it mid-write.
             return Err(ServiceError::TooLarge(line.len()));
         }
-        let gone = |e: std::io::Error| ServiceError::Disconnected(e.to_string());
+        let gone = |e: std::io::Error| {
+            ServiceError::Disconnected(match (e.kind(), timeout) {
+                // What a read timeout looks like (EAGAIN): the OS's words would not say it.
+                (std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut, Some(t)) => {
+                    format!("no answer within {} s", t.as_secs())
+                }
+                _ => e.to_string(),
+            })
+        };
         self.reader.get_mut().write_all(&line).map_err(gone)?;
         let mut answer = Vec::new();
         let n = self.reader.read_until(b'\n', &mut answer).map_err(gone)?;
@@ -188,10 +220,7 @@ impl Client {
 
     /// Asks for a sync now and waits for it (no timeout: a full one may take minutes).
     pub fn reindex(&mut self, full: bool) -> Result<SyncReport, ServiceError> {
-        self.set_timeout(None)?;
-        let reply = self.ask(Op::Reindex { full });
-        self.set_timeout(Some(DEFAULT_TIMEOUT))?;
-        reply
+        self.ask(Op::Reindex { full })
     }
 
     /// A note's text, or some of its lines.

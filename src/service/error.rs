@@ -23,6 +23,15 @@ pub enum ServiceError {
         /// Its socket.
         socket: PathBuf,
     },
+    /// A `brain index --rebuild` holds this brain's index: no backend, and no second
+    /// rebuild, until it is done.
+    #[error("brain index --rebuild is running for {root}{}; wait for it to finish, then retry", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Rebuilding {
+        /// The brain folder.
+        root: String,
+        /// The rebuild's pid, when its lock file says.
+        pid: Option<u32>,
+    },
     /// The socket (or something in its place) belongs to another user: never talk to it,
     /// never remove it.
     #[error("{} is owned by uid {owner}, not by you (uid {me}); refusing to use it", path.display())]
@@ -97,7 +106,9 @@ impl ServiceError {
                     | ErrorCode::Internal
                     | ErrorCode::OtherSettings
             ),
-            ServiceError::AlreadyRunning { .. } | ServiceError::Engine(_) => false,
+            ServiceError::AlreadyRunning { .. }
+            | ServiceError::Rebuilding { .. }
+            | ServiceError::Engine(_) => false,
         }
     }
 
@@ -115,7 +126,7 @@ impl ServiceError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ServiceError::Remote(f) => i32::from(f.exit),
-            ServiceError::AlreadyRunning { .. } => 3,
+            ServiceError::AlreadyRunning { .. } | ServiceError::Rebuilding { .. } => 3,
             ServiceError::Engine(e) => e.exit_code(),
             _ => 1,
         }

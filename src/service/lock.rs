@@ -18,11 +18,38 @@ pub struct InstanceLock {
     _file: File,
 }
 
+/// Who holds the lock: a backend, or a `brain index --rebuild` (which keeps backends out
+/// while it swaps the index file). Written after the pid, so that the one refused can be
+/// told which it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// `brain serve`, or the app's backend.
+    Backend,
+    /// `brain index --rebuild`.
+    Rebuild,
+}
+
+impl Holder {
+    fn word(self) -> &'static str {
+        match self {
+            Holder::Backend => "serve",
+            Holder::Rebuild => "rebuild",
+        }
+    }
+
+    fn from_word(word: &str) -> Option<Holder> {
+        [Holder::Backend, Holder::Rebuild]
+            .into_iter()
+            .find(|h| h.word() == word)
+    }
+}
+
 /// Why the lock could not be taken.
 #[derive(Debug)]
 pub enum LockFailure {
-    /// Another process holds it; its pid when the file says.
-    Held(Option<u32>),
+    /// Another process holds it; its pid and what it is, when the file says (a brain
+    /// before the holder was written says only the pid, and it was a backend).
+    Held(Option<u32>, Option<Holder>),
     /// The lock file could not be opened or locked.
     Failed(ServiceError),
 }
@@ -30,8 +57,14 @@ pub enum LockFailure {
 /// `e`, with what to do when it says the data dir cannot be written (as the index's own
 /// errors say it).
 fn writable(e: std::io::Error, dir: &Path) -> std::io::Error {
-    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem, StorageFull};
     match e.kind() {
+        StorageFull => std::io::Error::new(
+            e.kind(),
+            format!(
+                "{e}: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry"
+            ),
+        ),
         ReadOnlyFilesystem | PermissionDenied => std::io::Error::new(
             e.kind(),
             format!(
@@ -44,16 +77,21 @@ fn writable(e: std::io::Error, dir: &Path) -> std::io::Error {
 }
 
 impl InstanceLock {
-    /// Takes the one-backend-per-index lock of `config`'s brain (creating its folder);
-    /// [`ServiceError::AlreadyRunning`], with the holder's pid, while another process has it.
-    pub fn for_backend(config: &Config) -> Result<InstanceLock, ServiceError> {
+    /// Takes the one-backend-per-index lock of `config`'s brain for `holder` (creating its
+    /// folder); [`ServiceError::AlreadyRunning`] or [`ServiceError::Rebuilding`], with the
+    /// holder's pid, while another process has it.
+    pub fn for_backend(config: &Config, holder: Holder) -> Result<InstanceLock, ServiceError> {
         let path = lock_path(config);
         let dir = path.parent().unwrap_or(&path);
         std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, writable(e, dir)))?;
-        match InstanceLock::acquire(&path) {
+        let root = config.root.to_string_lossy().into_owned();
+        match InstanceLock::acquire(&path, holder) {
             Ok(lock) => Ok(lock),
-            Err(LockFailure::Held(pid)) => Err(ServiceError::AlreadyRunning {
-                root: config.root.to_string_lossy().into_owned(),
+            Err(LockFailure::Held(pid, Some(Holder::Rebuild))) => {
+                Err(ServiceError::Rebuilding { root, pid })
+            }
+            Err(LockFailure::Held(pid, _)) => Err(ServiceError::AlreadyRunning {
+                root,
                 pid,
                 socket: socket_path(config),
             }),
@@ -65,8 +103,9 @@ impl InstanceLock {
         }
     }
 
-    /// Takes the lock at `path` without waiting and writes this process's pid into it.
-    pub fn acquire(path: &Path) -> Result<InstanceLock, LockFailure> {
+    /// Takes the lock at `path` without waiting and writes this process's pid and `holder`
+    /// into it.
+    pub fn acquire(path: &Path, holder: Holder) -> Result<InstanceLock, LockFailure> {
         let io = |e| LockFailure::Failed(ServiceError::io(path, e));
         let mut file = OpenOptions::new()
             .read(true)
@@ -82,17 +121,24 @@ impl InstanceLock {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::WouldBlock {
                 let mut text = String::new();
-                let pid = file
-                    .read_to_string(&mut text)
-                    .ok()
-                    .and_then(|_| text.trim().parse().ok());
-                return Err(LockFailure::Held(pid));
+                let _ = file.read_to_string(&mut text);
+                let mut words = text.split_whitespace();
+                let pid = words.next().and_then(|p| p.parse().ok());
+                let held_by = words.next().and_then(Holder::from_word);
+                return Err(LockFailure::Held(pid, held_by));
             }
             return Err(io(err));
         }
-        file.set_len(0).map_err(io)?;
-        file.rewind().map_err(io)?;
-        writeln!(file, "{}", std::process::id()).map_err(io)?;
+        // The lock is the `flock`; the text only tells the refused who holds it. A full
+        // disk may refuse even these bytes: the lock holds all the same, and the command
+        // goes on to say what it cannot write itself, in its own words.
+        let said = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| writeln!(file, "{} {}", std::process::id(), holder.word()));
+        if let Err(e) = said {
+            tracing::debug!(error = %e, "the lock's holder not written");
+        }
         Ok(InstanceLock { _file: file })
     }
 }
@@ -105,13 +151,32 @@ mod tests {
     fn second_taker_is_refused_with_the_pid_until_release() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("backend.lock");
-        let held = InstanceLock::acquire(&path).unwrap();
-        match InstanceLock::acquire(&path) {
-            Err(LockFailure::Held(pid)) => assert_eq!(pid, Some(std::process::id())),
+        let held = InstanceLock::acquire(&path, Holder::Rebuild).unwrap();
+        match InstanceLock::acquire(&path, Holder::Backend) {
+            Err(LockFailure::Held(pid, holder)) => {
+                assert_eq!(
+                    (pid, holder),
+                    (Some(std::process::id()), Some(Holder::Rebuild))
+                )
+            }
             other => panic!("{other:?}"),
         }
         drop(held);
-        InstanceLock::acquire(&path).unwrap();
+        let held = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        assert!(matches!(
+            InstanceLock::acquire(&path, Holder::Rebuild),
+            Err(LockFailure::Held(_, Some(Holder::Backend)))
+        ));
+        drop(held);
+        // A lock file as an older brain wrote it: the pid alone.
+        std::fs::write(&path, "42\n").unwrap();
+        let _held = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        let mut text = String::new();
+        std::fs::File::open(&path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, format!("{} serve\n", std::process::id()));
     }
 
     #[test]
@@ -122,6 +187,8 @@ mod tests {
             e.contains("make /ro/run writable, or set BRAIN_DATA_DIR"),
             "{e}"
         );
+        let full = writable(std::io::ErrorKind::StorageFull.into(), dir).to_string();
+        assert!(full.contains("free space there"), "{full}");
         let other = writable(std::io::ErrorKind::NotFound.into(), dir).to_string();
         assert!(!other.contains("BRAIN_DATA_DIR"), "{other}");
     }

@@ -3,7 +3,7 @@
 //! app, `brain serve`) keeps writing into the file set aside, and no second rebuild runs.
 
 use super::error::ServiceError;
-use super::lock::InstanceLock;
+use super::lock::{Holder, InstanceLock};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::index::Salvage;
@@ -25,9 +25,10 @@ pub struct BackendLock {
 }
 
 /// Sets the index of `config.root` aside and opens a new one ([`Engine::rebuild`]); fails
-/// with [`ServiceError::AlreadyRunning`] while a backend serves this brain.
+/// with [`ServiceError::AlreadyRunning`] while a backend serves this brain, and with
+/// [`ServiceError::Rebuilding`] while another rebuild runs.
 pub fn rebuild(config: Config) -> Result<Rebuilt, ServiceError> {
-    let lock = InstanceLock::for_backend(&config)?;
+    let lock = InstanceLock::for_backend(&config, Holder::Rebuild)?;
     let (engine, salvage) = Engine::rebuild(config)?;
     Ok(Rebuilt {
         engine,

@@ -514,6 +514,27 @@ fn a_socket_planted_by_another_user_is_refused() {
     assert!(out.stderr().contains("owned by uid 65534"));
 }
 
+/// A backend that accepts but never answers (stopped, stuck) costs a search the quick
+/// requests' timeout, then the search runs in-process and says why in one line.
+#[test]
+fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
+    let brain = Brain::example();
+    let server = brain.serve_synced(&[]);
+    // SAFETY: signalling our own child by pid.
+    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    let out = brain.run(&["search", "flag", "--mode", "bm25"]);
+    // SAFETY: as above; the drop kills it either way.
+    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    let stderr = out.stderr();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no answer within 10 s") && stderr.contains("in-process"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(out.stdout().contains("flag"), "{}", out.stdout());
+}
+
 fn chown(path: &std::path::Path, uid: u32) {
     std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
 }
