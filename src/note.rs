@@ -87,6 +87,26 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         false => body_line,
     };
 
+    // A field brain reads that holds a list or a map is not read; said, so that a note
+    // filed under its file name or without its tags is not a mystery.
+    for (key, instead) in [
+        ("title", "the first heading or the file name is the title"),
+        ("tags", "no tags are read"),
+    ] {
+        let shape = match fields.get(key) {
+            Some(Value::Object(_)) => "a map",
+            Some(Value::Array(_)) if key == "title" => "a list",
+            Some(Value::Bool(_)) => "true or false",
+            _ => continue,
+        };
+        warnings.push(format!(
+            "{rel_path}: {key} is {shape}, not {}; {instead}",
+            match key {
+                "title" => "text",
+                _ => "a list of words",
+            }
+        ));
+    }
     let (mut text, headings) = plain_text(body, body_line);
     let title = string_field(&fields, "title")
         .or_else(|| {
@@ -427,6 +447,27 @@ mod tests {
         assert_eq!(name_key("Git-Commit"), "git commit");
         assert_eq!(name_key("  tokio::select! "), "tokio select");
         assert_eq!(name_key("--"), "");
+    }
+
+    #[test]
+    fn a_title_or_tags_of_the_wrong_shape_is_said_and_not_read() {
+        let (n, w) = parse(
+            "lore/odd.md",
+            b"---\ntitle: [a, list]\ntags: {x: 1}\ntype: lore\n---\nbody\n",
+        );
+        assert_eq!(n.title, "odd");
+        assert!(n.tags.is_empty());
+        assert_eq!(
+            w,
+            [
+                "lore/odd.md: title is a list, not text; the first heading or the file name is the title",
+                "lore/odd.md: tags is a map, not a list of words; no tags are read",
+            ]
+        );
+        // A list of tags, a comma string, a number title: what brain reads, no warning.
+        let (n, w) = parse("a.md", b"---\ntitle: 2026\ntags: a, b\n---\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((n.title.as_str(), n.tags.len()), ("2026", 2));
     }
 
     #[test]

@@ -62,6 +62,13 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             )?;
         }
     }
+    if done.excluded {
+        writeln!(
+            err,
+            "warning: {} is excluded from the index (exclude in the config, .gitignore or .brainignore): brain will not find it",
+            shown(&done.entry.path)
+        )?;
+    }
     let mut out = io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&done.entry)?)?;

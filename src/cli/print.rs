@@ -32,7 +32,13 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
         if i > 0 {
             writeln!(out)?;
         }
-        writeln!(out, "[{}] [{}] {}", i + 1, hit.kind, shown(&hit.path))?;
+        writeln!(
+            out,
+            "[{}] [{}] {}",
+            i + 1,
+            shown(&hit.kind),
+            shown(&hit.path)
+        )?;
         writeln!(out, "    {}  ({})", hit.title, annotation(r.mode, hit))?;
         if !hit.snippet.is_empty() {
             writeln!(out, "    {}", hit.snippet)?;
@@ -53,7 +59,7 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
 
 /// `brain similar`: the verdict line, then the candidates like search hits.
 pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
-    writeln!(out, "{}", r.summary)?;
+    writeln!(out, "{}", shown(&r.summary))?;
     for (i, hit) in r.results.iter().enumerate() {
         writeln!(out)?;
         writeln!(
@@ -61,7 +67,7 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             "[{}] {} [{}] {}:{}",
             i + 1,
             hit.verdict.as_str(),
-            hit.kind,
+            shown(&hit.kind),
             shown(&hit.path),
             hit.line
         )?;
@@ -123,7 +129,12 @@ pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
             r.clusters.len(),
             r.mode
         ),
-        None => writeln!(out, "({} clusters; mode: {})", r.clusters.len(), r.mode),
+        None => writeln!(
+            out,
+            "({}; mode: {})",
+            plural(r.clusters.len() as u64, "cluster"),
+            r.mode
+        ),
     }
 }
 
@@ -271,7 +282,11 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
 /// The `brain status` block.
 pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
     let s = &report.status;
-    let types: Vec<String> = s.types.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let types: Vec<String> = s
+        .types
+        .iter()
+        .map(|(k, v)| format!("{} {v}", shown(k)))
+        .collect();
     let missing = if s.root_exists { "" } else { "  (missing!)" };
     writeln!(out, "brain:     {}{missing}", s.root)?;
     writeln!(

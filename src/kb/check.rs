@@ -187,8 +187,9 @@ pub fn check(
             );
         }
         // Frontmatter that did not parse was said once above: its fields are not missing,
-        // they are unread, and a line per field would bury the one cause.
-        if e.problem.is_some() {
+        // they are unread, and a line per field would bury the one cause. (A problem with
+        // fields read, a tag list written as a map, leaves the other fields to check.)
+        if e.problem.is_some() && e.fields.is_empty() {
             continue;
         }
         match e.fields.get("type") {

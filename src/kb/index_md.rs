@@ -63,7 +63,21 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
     );
     let line = |e: &Entry| {
         let title: String = e.title.split_whitespace().collect::<Vec<_>>().join(" ");
-        format!("- [[{}]] {}\n", canonical(&e.path), title)
+        let target = canonical(&e.path);
+        // No wiki link can name a file whose name holds a line break, brackets, a pipe or
+        // a `#` (it would end, or split, the link): the entry is listed by its title and
+        // a printable name, which `brain check` reports as a slug to rename.
+        if target
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '[' | ']' | '|' | '#'))
+        {
+            let printable: String = target
+                .chars()
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect();
+            return format!("- {title} (`{printable}`: rename the file to link it)\n");
+        }
+        format!("- [[{target}]] {title}\n")
     };
     let Some(field) = &schema.group_by else {
         out.push('\n');
@@ -156,5 +170,32 @@ mod tests {
         let mut shuffled = entries.clone();
         shuffled.reverse();
         assert_eq!(render(&schema, &shuffled), text);
+    }
+
+    #[test]
+    fn a_file_name_no_link_can_hold_is_listed_without_a_link() {
+        let schema = Schema::parse(
+            "idea",
+            "idea/SCHEMA.md",
+            Path::new("idea/SCHEMA.md"),
+            "---
+---
+",
+        )
+        .unwrap();
+        let entries = vec![
+            entry("idea/new\nline.md", "Broken", None),
+            entry("idea/pipe]]|x.md", "Piped", None),
+            entry("idea/fine-one.md", "Fine", None),
+        ];
+        let text = render(&schema, &entries);
+        assert!(
+            text.ends_with(
+                "- Broken (`idea/new\u{FFFD}line`: rename the file to link it)\n\
+                 - [[idea/fine-one]] Fine\n\
+                 - Piped (`idea/pipe]]|x`: rename the file to link it)\n"
+            ),
+            "{text}"
+        );
     }
 }

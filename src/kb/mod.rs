@@ -183,7 +183,7 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
     let kept = std::fs::metadata(path)
         .ok()
         .map(|m| m.permissions().mode() & 0o7777);
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".brain-")
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(0o666)))
@@ -200,9 +200,13 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
             .set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(|e| crate::Error::io(tmp.path(), e))?;
     }
-    tmp.write_all(text.as_bytes())
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| crate::Error::io(tmp.path(), e))?;
+    // Through the file itself: NamedTempFile's own `Write` adds "at path" and the temp
+    // name to its errors, a file the person never sees (it is removed on the way out). The
+    // file named is the one being written.
+    let mut file = tmp.as_file();
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| crate::Error::io(path, e))?;
     let persisted = match create_new {
         true => tmp.persist_noclobber(path),
         false => tmp.persist(path),

@@ -146,7 +146,17 @@ fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
 pub fn write(planned: &Planned) -> Result<()> {
     let dir = planned.file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    super::write_atomic(&planned.file, &planned.text, true)
+    super::write_atomic(&planned.file, &planned.text, true).map_err(|e| match e {
+        // Another `brain new` of the same title won the race since the plan was checked:
+        // the same answer as when it came first.
+        Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::AlreadyExists => {
+            Error::InvalidInput(format!(
+                "{} already exists: edit it, or choose another title",
+                planned.entry.path
+            ))
+        }
+        other => other,
+    })
 }
 
 /// The entry's text: frontmatter (the base fields, then the schema's fields with their
@@ -190,11 +200,14 @@ fn scalar(s: &str) -> String {
     const READ_AS_OTHER: &[&str] = &[
         "null", "true", "false", "yes", "no", "on", "off", "y", "n", "nan", "inf",
     ];
-    let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    // Letters of any script (a title in French or Japanese is as plain as one in
+    // English); of the punctuation, only what means nothing to YAML inside a block scalar.
+    let plain = s.chars().next().is_some_and(char::is_alphabetic)
         && !s.ends_with(' ')
         && !s.contains("  ")
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.'))
+        && s.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | ',' | '!' | '?' | '(' | ')')
+        })
         && !READ_AS_OTHER.contains(&s.to_ascii_lowercase().as_str());
     match plain {
         true => s.to_string(),
@@ -253,6 +266,25 @@ mod tests {
         assert_eq!(note.fields["category"], "lesson");
         assert_eq!(note.fields["created"], "2026-12-01");
         assert!(text.contains("## The lesson"), "{text}");
+        // A plan made before another writer took the slug: the same refusal, exit 2, and
+        // the other's file untouched.
+        let late = plan(
+            dir.path(),
+            &schemas,
+            "lore",
+            "Raced title",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        std::fs::write(&late.file, "theirs").unwrap();
+        let err = write(&late).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert_eq!(
+            err.to_string(),
+            "lore/raced-title.md already exists: edit it, or choose another title"
+        );
+        assert_eq!(std::fs::read_to_string(&late.file).unwrap(), "theirs");
         // The slug is taken now, in either form.
         for folder in [false, true] {
             let err = plan(
@@ -297,7 +329,13 @@ mod tests {
             ("say \"hi\"", false),
             ("trailing ", false),
             ("", false),
-            ("Café crème", false),
+            ("Café crème", true),
+            ("日本語のメモ", true),
+            ("Why retry (again)?", true),
+            ("Don't, ever!", false),
+            ("a, b", true),
+            ("x #tag", false),
+            ("ǅ", true),
         ] {
             let written = scalar(s);
             assert_eq!(written == s, plain, "{s:?} written as {written}");

@@ -27,6 +27,9 @@ pub struct Captured {
     pub duplicates: Vec<SimilarHit>,
     /// Notes about the same thing, to link from the new entry.
     pub related: Vec<SimilarHit>,
+    /// True when the entry was written where the index does not look (a folder excluded in
+    /// the config, by `.gitignore` or `.brainignore`): brain will not find it.
+    pub excluded: bool,
 }
 
 /// Plans the entry `title` of type `kind` (a folder entry with `folder`), checks it against
@@ -60,8 +63,13 @@ pub fn capture(
         .filter(|h| h.verdict != Verdict::New)
         .collect();
     let written = duplicates.is_empty() || force;
+    let mut excluded = false;
     if written {
         new::write(&planned)?;
+        // The walk's own rules, on the one path: whether any sync will ever see it.
+        let scope = crate::index::walk::Scope::new([planned.entry.path.as_str()]);
+        excluded = crate::index::walk::walk_scoped(brain.config(), &scope)
+            .is_ok_and(|w| w.files.iter().all(|f| f.rel != planned.entry.path));
         // Written is what was asked; a brain that cannot sync the entry now still finds it
         // when its watcher or the next sync gets to it.
         if let Err(e) = brain.saved(&planned.entry.path) {
@@ -73,5 +81,6 @@ pub fn capture(
         written,
         duplicates,
         related,
+        excluded,
     })
 }

@@ -459,4 +459,46 @@ fn file_names_with_control_characters_print_as_one_line() {
         !links.contains('\x1b') && links.lines().next().unwrap().ends_with(".md"),
         "{links}"
     );
+    // A type (a folder's name, or frontmatter) with an escape, in search, similar and
+    // status; a skipped file's name in `brain index`'s warning.
+    b.write(
+        "lore/odd-type.md",
+        "---\ntype: \"ty\\e[33mpe\"\ntitle: Quokka habitat\n---\n# Quokka habitat\n\nquokkas live on Rottnest.\n",
+    );
+    std::fs::write(b.root.join("lore/bin\nary\x1b[31m.md"), b"a\0b").unwrap();
+    let index = b.run(&["index"]);
+    assert_eq!(index.code(), 0, "{}", index.stderr());
+    let warning = index.stderr();
+    assert!(!warning.contains('\x1b'), "{warning}");
+    assert!(warning.contains("bin\u{FFFD}ary"), "{warning}");
+    for args in [
+        &["search", "quokkas", "--mode", "bm25"][..],
+        &["similar", "--text", "quokkas live on Rottnest island"][..],
+        &["status"][..],
+    ] {
+        let out = b.run(args);
+        assert_eq!(out.code(), 0, "{args:?}: {}", out.stderr());
+        assert!(!out.stdout().contains('\x1b'), "{args:?}: {}", out.stdout());
+    }
+}
+
+/// An entry written where the index does not look is written, as asked, and said to be
+/// out of the index: a search would never find it.
+#[test]
+fn new_says_when_it_writes_where_the_index_does_not_look() {
+    let b = Brain::example();
+    std::fs::create_dir_all(b.root.join("scratch")).unwrap();
+    b.write(".brainignore", "scratch/\n");
+    let r = b.run(&["new", "scratch", "Half an idea"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(b.root.join("scratch/half-an-idea.md").is_file());
+    assert!(
+        r.stderr()
+            .contains("warning: scratch/half-an-idea.md is excluded from the index"),
+        "{}",
+        r.stderr()
+    );
+    let r = b.run(&["new", "idea", "A whole idea"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(!r.stderr().contains("excluded"), "{}", r.stderr());
 }
