@@ -168,6 +168,8 @@ impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
 
     fn flush(&mut self, heading: &str, units: &[&Unit]) {
         let mut passage = String::new();
+        // Where each file line starts in the passage, for the pieces' own lines.
+        let mut starts: Vec<(usize, u32)> = Vec::new();
         for u in units {
             for j in u.start..u.end {
                 let line = (self.text_at)(j).trim_end();
@@ -177,17 +179,40 @@ impl<'a, F: Fn(usize) -> &'a str> Builder<'a, F> {
                 if !passage.is_empty() {
                     passage.push('\n');
                 }
+                starts.push((passage.len(), self.note.body_line + j as u32));
                 passage.push_str(line);
             }
         }
-        // A single line longer than MAX_CHARS (minified text, a pasted blob) is cut by chars.
+        // A passage longer than MAX_CHARS (a line of minified text, indented code whose
+        // lines were measured trimmed) is cut by chars: each piece gets the lines it holds,
+        // so that a hit on the second piece of a long code block points at that piece, not
+        // pages before it at the block's first line.
         let pieces = cut_chars(&passage, MAX_CHARS);
         let first = self.note.body_line + units[0].start as u32;
         let last = self.note.body_line + units[units.len() - 1].end as u32 - 1;
+        let base = passage.as_ptr() as usize;
+        let line_at = |offset: usize| {
+            starts
+                .iter()
+                .rev()
+                .find(|(at, _)| *at <= offset)
+                .map(|(_, line)| *line)
+        };
+        let whole = pieces.len() == 1;
         for piece in pieces {
             let seq = self.chunks.len() as u32;
+            let (from, to) = match whole {
+                true => (first, last),
+                false => {
+                    let at = piece.as_ptr() as usize - base;
+                    (
+                        line_at(at).unwrap_or(first),
+                        line_at(at + piece.len().saturating_sub(1)).unwrap_or(last),
+                    )
+                }
+            };
             self.chunks
-                .push(make_chunk(self.note, seq, first, last, heading, piece));
+                .push(make_chunk(self.note, seq, from, to, heading, piece));
         }
     }
 }
@@ -289,6 +314,32 @@ mod tests {
         let with_code: Vec<_> = c.iter().filter(|c| c.text.contains("let x0")).collect();
         assert_eq!(with_code.len(), 1);
         assert!(with_code[0].text.contains("let x14"));
+    }
+
+    #[test]
+    fn each_piece_of_a_cut_passage_has_its_own_lines() {
+        // Indented lines are measured trimmed but kept indented: the joined passage runs
+        // past MAX_CHARS and is cut, and each piece must say which lines it holds.
+        let code: String = (0..60)
+            .map(|i| format!("          \"field_{i}\": \"value number {i}\",\n"))
+            .collect();
+        let c = chunks(&format!("# T\n\n```json\n{{\n{code}}}\n```\n"));
+        let pieces: Vec<_> = c.iter().filter(|c| c.text.contains("field_")).collect();
+        assert!(pieces.len() >= 2, "{pieces:?}");
+        for piece in &pieces {
+            let n: u32 = piece
+                .text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("\"field_"))
+                .and_then(|rest| rest.split('"').next()?.parse().ok())
+                .expect("a field line");
+            // The code starts at file line 5 (`{` on line 4).
+            assert!(piece.line <= 5 + n && 5 + n <= piece.end_line, "{piece:?}");
+        }
+        assert!(
+            pieces.windows(2).all(|w| w[0].line < w[1].line),
+            "{pieces:?}"
+        );
     }
 
     #[test]

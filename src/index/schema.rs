@@ -131,6 +131,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE recalls ADD COLUMN typed INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 7: a passage cut into pieces gave every piece the whole range's first line, so a hit
+    // on a later piece pointed pages before its text. The notes that hold such pieces are
+    // read again by the next sync, which numbers each piece (their texts do not change, so
+    // their vectors stay).
+    r#"
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
+     WHERE id IN (SELECT note_id FROM chunks GROUP BY note_id, line, end_line HAVING count(*) > 1);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -316,6 +324,30 @@ mod tests {
             [],
         );
         assert_eq!(again.unwrap(), 0);
+    }
+
+    #[test]
+    fn notes_with_pieces_sharing_their_lines_are_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        create_at(&conn, 6);
+        conn.execute_batch(
+            "INSERT INTO notes(id, path, type, title, title_key, stem_key, mtime_ns, size, sha256, body_line, indexed_at)
+             VALUES (1, 'cut.md', 'n', 't', 't', 'cut', 5, 9, x'aa', 1, 0),
+                    (2, 'fine.md', 'n', 't', 't', 'fine', 5, 9, x'bb', 1, 0);
+             INSERT INTO chunks(note_id, seq, line, end_line, heading, text, hash)
+             VALUES (1, 0, 5, 35, '', 'a', x'01'), (1, 1, 5, 35, '', 'b', x'02'),
+                    (2, 0, 1, 4, '', 'c', x'03'), (2, 1, 4, 9, '', 'd', x'04');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let rows: Vec<(i64, i64)> = conn
+            .prepare("SELECT id, mtime_ns FROM notes ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [(1, -1), (2, 5)]);
     }
 
     #[test]

@@ -174,18 +174,22 @@ pub(crate) fn snippet_and_line(
     let Some((snippet, marked)) = reader.fts_snippet(&expr, note_id, MARK_OPEN, MARK_CLOSE)? else {
         return Ok((String::new(), body_line));
     };
-    // The snippet up to its first closing mark, in the highlight's marker alphabet, finds the
-    // snippet's own position even when the same word also occurs earlier in the note.
-    let anchor = snippet.find(MARK_CLOSE).map(|end| {
-        let head = snippet[..end + MARK_CLOSE.len_utf8()].trim_start_matches("...");
-        head.replace(MARK_OPEN, "\u{1}")
-            .replace(MARK_CLOSE, "\u{2}")
-    });
+    // The snippet is a verbatim stretch of the highlighted body: found whole, in the
+    // highlight's marker alphabet, it says where it is even when its words also occur
+    // earlier in the note (a snippet that starts with its marked word, looked for by that
+    // word alone, was placed at the word's first occurrence, lines or pages before).
+    let in_markers = |s: &str| s.replace(MARK_OPEN, "\u{1}").replace(MARK_CLOSE, "\u{2}");
+    let whole = in_markers(snippet.trim_start_matches("...").trim_end_matches("..."));
+    // The snippet up to its first closing mark: what is left to go by should the whole
+    // stretch not be found (a note changed between the two reads).
+    let head = snippet
+        .find(MARK_CLOSE)
+        .map(|end| in_markers(snippet[..end + MARK_CLOSE.len_utf8()].trim_start_matches("...")));
     // The line is the match's, not the snippet's first (a snippet may start lines earlier,
     // or with the line break before the match).
-    let at = anchor
-        .as_deref()
-        .and_then(|a| Some(marked.find(a)? + a.find('\u{1}')?))
+    let found = |a: &str| Some(marked.find(a)? + a.find('\u{1}')?);
+    let at = found(&whole)
+        .or_else(|| head.as_deref().and_then(found))
         .or_else(|| marked.find('\u{1}'));
     let line = match at {
         Some(pos) => body_line + marked[..pos].matches('\n').count() as u32,

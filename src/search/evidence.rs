@@ -94,12 +94,14 @@ pub fn coverage(terms: &[TermStat]) -> f64 {
     if total <= 0.0 {
         return 0.0;
     }
+    // `+ 0.0`: an empty float sum is -0.0, which `--explain` printed as "-0.00".
     terms
         .iter()
         .filter(|t| t.in_top)
         .map(|t| t.idf)
         .sum::<f64>()
         / total
+        + 0.0
 }
 
 /// `scores[0] / scores[9]` (or the last), for scores best first.
@@ -142,6 +144,8 @@ mod tests {
     #[test]
     fn coverage_weights_rare_terms() {
         assert_eq!(coverage(&[]), 0.0);
+        let none = coverage(&[t(2.0, false)]);
+        assert!(none == 0.0 && none.is_sign_positive(), "{none}");
         assert!((coverage(&[t(3.0, true), t(1.0, false)]) - 0.75).abs() < 1e-12);
     }
 

@@ -77,11 +77,25 @@ pub(crate) fn hit(
     let Some(row) = reader.note(r.note_id)? else {
         return Ok(None);
     };
+    let small = row.size <= SNIPPET_MAX_BYTES;
     let (snip, line) = match r.chunk {
-        Some(chunk) => passage(reader, chunk, query, r.note_id, row.body_line)?,
-        None if row.size > SNIPPET_MAX_BYTES => {
-            from_first_word(root, &row.path, row.body_line, query)
+        Some(chunk) => {
+            let by_meaning = passage(reader, chunk, query, r.note_id, row.body_line)?;
+            // Found by both lists: the passage meaning chose, unless the keyword snippet
+            // shows more of the query's words (a passage of dates and tags marking one
+            // word, where the keywords found the sentence with all four).
+            match r.bm25_rank.is_some() && small {
+                true => {
+                    let by_words = bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?;
+                    match distinct_marked(&by_words.0) > distinct_marked(&by_meaning.0) {
+                        true => by_words,
+                        false => by_meaning,
+                    }
+                }
+                false => by_meaning,
+            }
         }
+        None if !small => from_first_word(root, &row.path, row.body_line, query),
         None => bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?,
     };
     Ok(Some(Hit {
@@ -99,9 +113,22 @@ pub(crate) fn hit(
     }))
 }
 
+/// How many different words `snippet` marks («word»), case aside.
+fn distinct_marked(snippet: &str) -> usize {
+    let mut words: Vec<String> = snippet
+        .split('«')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('»').map(|(w, _)| w.to_lowercase()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words.len()
+}
+
 /// A chunk's passage (without the title and heading it carries), and the line of its first
-/// word the snippet marks (the passage's first line when it marks none): `brain get` at
-/// that line shows the word the snippet shows, as for a keyword hit.
+/// word the snippet marks (else its first line with any text: a passage may start with
+/// lines of markup the plain text blanks): `brain get` at that line shows what the snippet
+/// shows, as for a keyword hit.
 fn passage(
     reader: &Reader<'_>,
     chunk: i64,
@@ -124,20 +151,24 @@ fn passage(
     let words = query.words();
     let marked = snippet::mark_words(&passage, &words);
     let line = match marked.contains('«') {
-        true => first_marked_line(reader, note_id, body_line, &row, &words)?,
-        false => None,
+        true => first_line_where(reader, note_id, body_line, &row, |text| {
+            snippet::mark_words(text, &words).contains('«')
+        })?,
+        false => first_line_where(reader, note_id, body_line, &row, |text| {
+            !text.trim().is_empty()
+        })?,
     };
     Ok((marked, line.unwrap_or(row.line)))
 }
 
 /// The first line of `row`'s passage, in the note's plain text (one line per file line
-/// from `body_line`), holding one of `words` as [`snippet::mark_words`] marks them.
-fn first_marked_line(
+/// from `body_line`), that `wanted` accepts.
+fn first_line_where(
     reader: &Reader<'_>,
     note_id: i64,
     body_line: u32,
     row: &ChunkRow,
-    words: &[String],
+    wanted: impl Fn(&str) -> bool,
 ) -> Result<Option<u32>> {
     let (_, body) = reader.title_and_body(note_id)?;
     let from = row.line.saturating_sub(body_line) as usize;
@@ -147,7 +178,7 @@ fn first_marked_line(
         .enumerate()
         .skip(from)
         .take(to.saturating_sub(from) + 1)
-        .find(|(_, text)| snippet::mark_words(text, words).contains('«'))
+        .find(|(_, text)| wanted(text))
         .map(|(i, _)| body_line + i as u32))
 }
 
@@ -181,3 +212,19 @@ fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (S
 
 /// Lines a large note's hit shows at most (then cut to a passage's length).
 const SHOWN_LINES: usize = 12;
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_marked;
+
+    #[test]
+    fn marked_words_are_counted_once_each_whatever_their_case() {
+        assert_eq!(distinct_marked("Date 2018 Tags «vim»"), 1);
+        assert_eq!(
+            distinct_marked("«Convert» «tabs» to «spaces» in «Vim»: «vim» «convert»"),
+            4
+        );
+        assert_eq!(distinct_marked("no marks"), 0);
+        assert_eq!(distinct_marked("«unclosed"), 0);
+    }
+}

@@ -143,6 +143,34 @@ fn hit_line_points_at_the_matched_passage() {
         .collect();
     assert!(lines.contains(&("lore/zebra-a.md".into(), 5)), "{lines:?}");
     assert!(lines.contains(&("lore/zebra-b.md".into(), 4)), "{lines:?}");
+
+    // A snippet that starts with a word the note also holds lines before: the snippet's
+    // line, not the word's first.
+    let mut text = String::from(
+        "# Undo anything
+
+Use git for it.
+
+",
+    );
+    for i in 0..40 {
+        text.push_str(&format!(
+            "Filler line {i} about branches and merges.
+
+"
+        ));
+    }
+    text.push_str(
+        "git reflog shows where HEAD was, so git reflog undoes a reset.
+",
+    );
+    b.write("lore/undo-anything.md", &text);
+    let j = b
+        .ok(&["search", "git reflog", "--mode", "bm25", "--json"])
+        .json();
+    let hit = &j["results"][0];
+    assert_eq!(hit["path"], "lore/undo-anything.md", "{j}");
+    assert_eq!(hit["line"], 85, "{hit}");
 }
 
 #[test]
@@ -674,6 +702,18 @@ fn bad_settings_are_one_line_and_exit_2() {
     };
     b.write_config("max_file_mb = 0\n");
     refused("max_file_mb 0", b.run(&["status"]), "max_file_mb");
+    b.write_config("root = \"\"\n");
+    let out = b
+        .command()
+        .env_remove("BRAIN_DIR")
+        .arg("status")
+        .output()
+        .unwrap();
+    refused(
+        "an empty root",
+        crate::harness::Run(out),
+        "the brain folder (BRAIN_DIR, --dir, or root in the config file) is set to an empty path",
+    );
     b.write_config("max_file_mb = 99999999999\n");
     refused(
         "max_file_mb past any machine",
