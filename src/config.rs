@@ -171,6 +171,24 @@ impl Config {
                     .into(),
             ));
         }
+        // An empty value (`root = ""`, `BRAIN_DIR=`) names no folder: said as a setting to
+        // fix, not as the path library's "cannot make an empty path absolute".
+        for (path, what) in [
+            (
+                &root,
+                "the brain folder (BRAIN_DIR, --dir, or root in the config file)",
+            ),
+            (
+                &data_dir,
+                "the data folder (BRAIN_DATA_DIR, or data_dir in the config file)",
+            ),
+        ] {
+            if path.as_os_str().is_empty() {
+                return Err(Error::Config(format!(
+                    "{what} is set to an empty path: give a folder, or leave it unset for the default"
+                )));
+            }
+        }
         let root = absolute(&expand_tilde(&root))?;
         let data_dir = absolute(&expand_tilde(&data_dir))?;
         check_data_outside_root(&data_dir, &root)?;

@@ -19,6 +19,16 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
         ModelCommand::Fetch { name, json } => {
             let name = name.unwrap_or_else(|| config.model.clone());
             let hub = model::fetch::hub_url();
+            // A setting that cannot be a hub is the setting's fault (exit 2), said before
+            // any connection is tried.
+            if !(hub.starts_with("https://") || hub.starts_with("http://"))
+                || hub.contains(char::is_whitespace)
+            {
+                return Err(brain::Error::Config(format!(
+                    "BRAIN_HUB_URL {hub:?} is not an http(s) URL: give the hub's address (https://huggingface.co, or a mirror), or unset it"
+                ))
+                .into());
+            }
             let mut bar = FetchBar::new();
             let report = config.models().fetch(&name, &hub, &mut |p| bar.update(p));
             bar.finish();

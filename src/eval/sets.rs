@@ -276,18 +276,41 @@ pub fn cranfield_path(docno: &str) -> String {
     format!("docs/{docno}.md")
 }
 
-/// Writes the Cranfield abstracts as notes under `dest` (once; an existing folder is reused).
+/// Writes the Cranfield abstracts as notes under `dest` (once per version of the source
+/// file: the marker holds its size and time, and a copy of another version is replaced).
 pub fn write_cranfield_notes(cranfield: &Path, dest: &Path) -> Result<()> {
-    if dest.join(".complete").exists() {
+    let source = cranfield.join("cran.all.1400.xml");
+    let meta = std::fs::metadata(&source).map_err(|e| Error::io(&source, e))?;
+    let stamp = format!(
+        "{} {:?}",
+        meta.len(),
+        meta.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+    );
+    let marker = dest.join(".complete");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == stamp) {
         return Ok(());
     }
-    let xml = read(&cranfield.join("cran.all.1400.xml"))?;
+    let xml = read(&source)?;
     let docs = dest.join("docs");
+    if docs.exists() {
+        std::fs::remove_dir_all(&docs).map_err(|e| Error::io(&docs, e))?;
+    }
     std::fs::create_dir_all(&docs).map_err(|e| Error::io(&docs, e))?;
     for block in xml.split("<doc>").skip(1) {
         let Some(no) = tag(block, "docno") else {
             continue;
         };
+        // A number, as in the collection: anything else would name a file elsewhere
+        // (`../../x` writes outside the data dir).
+        let no = no.trim();
+        if no.is_empty() || !no.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::InvalidInput(format!(
+                "{}: <docno> {no:?} is not a number: give the Cranfield collection as published",
+                source.display()
+            )));
+        }
         let title = tag(block, "title")
             .unwrap_or("")
             .split_whitespace()
@@ -298,13 +321,34 @@ pub fn write_cranfield_notes(cranfield: &Path, dest: &Path) -> Result<()> {
         let body = format!("# {}\n\n{}\n", title.trim_end_matches(" ."), text);
         std::fs::write(&path, body).map_err(|e| Error::io(&path, e))?;
     }
-    let marker = dest.join(".complete");
-    std::fs::write(&marker, "").map_err(|e| Error::io(&marker, e))
+    std::fs::write(&marker, stamp).map_err(|e| Error::io(&marker, e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cranfield_notes_follow_their_source_and_stay_in_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dest) = (dir.path().join("src"), dir.path().join("out"));
+        std::fs::create_dir_all(&src).unwrap();
+        let xml = src.join("cran.all.1400.xml");
+        let doc =
+            |no: &str| format!("<doc><docno>{no}</docno><title>T{no}</title><text>x</text></doc>");
+        std::fs::write(&xml, doc("1")).unwrap();
+        write_cranfield_notes(&src, &dest).unwrap();
+        assert!(dest.join("docs/1.md").is_file());
+        // Another version of the source: the copy follows it.
+        std::fs::write(&xml, format!("{}{}", doc("1"), doc("22"))).unwrap();
+        write_cranfield_notes(&src, &dest).unwrap();
+        assert!(dest.join("docs/22.md").is_file());
+        // A docno that is a path is refused, and nothing is written outside.
+        std::fs::write(&xml, doc("../../escaped")).unwrap();
+        let err = write_cranfield_notes(&src, &dest).unwrap_err().to_string();
+        assert!(err.contains("is not a number"), "{err}");
+        assert!(!dir.path().join("escaped.md").exists());
+    }
 
     #[test]
     fn every_committed_set_parses_and_is_split() {

@@ -316,4 +316,16 @@ fn an_unreachable_hub_is_a_one_line_error() {
         "{err}"
     );
     assert!(!b.models_dir().join(MODEL).exists());
+    // A setting that is no http(s) URL is the setting's fault: exit 2, nothing tried.
+    for bad in ["ftp://mirror.example", "not a url"] {
+        let out = b
+            .command()
+            .args(["model", "fetch", MODEL])
+            .env("BRAIN_HUB_URL", bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", describe(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not an http(s) URL"), "{err}");
+    }
 }
