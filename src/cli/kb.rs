@@ -222,13 +222,26 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `path` relative to the root: as given, or an absolute path inside the root.
+/// `path` relative to the root: as given, or an absolute path inside the root; a path
+/// through a symlink of the brain (an alias, which the index does not hold) as the note
+/// it names, as `get` and `similar` read it.
 fn relative(config: &Config, path: &str) -> Result<String> {
     let p = std::path::Path::new(path);
-    if !p.is_absolute() {
-        return Ok(path.to_string());
-    }
     let root = std::fs::canonicalize(&config.root).unwrap_or_else(|_| config.root.clone());
+    if !p.is_absolute() {
+        let aliased = std::fs::canonicalize(config.root.join(p))
+            .ok()
+            .and_then(|real| {
+                Some(
+                    real.strip_prefix(&root)
+                        .ok()?
+                        .to_string_lossy()
+                        .into_owned(),
+                )
+            })
+            .filter(|rel| !rel.is_empty() && rel != path);
+        return Ok(aliased.unwrap_or_else(|| path.to_string()));
+    }
     let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     match real.strip_prefix(&root) {
         Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
@@ -248,7 +261,10 @@ pub(crate) fn print_links(out: &mut impl Write, r: &LinksReport) -> io::Result<(
         let target = shown(&l.target);
         match (l.state.as_str(), &l.why) {
             ("ok", _) => writeln!(out, "  :{}  [[{target}]]  {to}", l.line)?,
-            (state, Some(why)) => writeln!(out, "  :{}  [[{target}]]  {state}: {why}", l.line)?,
+            // The reason quotes the link's target, which any note can fill with escapes.
+            (state, Some(why)) => {
+                writeln!(out, "  :{}  [[{target}]]  {state}: {}", l.line, shown(why))?
+            }
             (state, None) => writeln!(out, "  :{}  [[{target}]]  {state}", l.line)?,
         }
     }

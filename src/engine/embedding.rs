@@ -94,7 +94,6 @@ impl Engine {
         let mut done = 0u64;
         self.passes.counted(total);
         let mut finished = false;
-        let go_on = total == 0 || progress(0, total);
         // The notes as of the window: a sync that changes them meanwhile (a huge note
         // saved then deleted) makes the rest of the window stale, and it is asked again
         // rather than embedding minutes of passages that no longer exist.
@@ -102,6 +101,9 @@ impl Engine {
             || crate::index::counter(&conn, crate::index::NOTES_VERSION).map_err(|e| index.err(e));
         let mut window_notes = notes()?;
         let mut stale = false;
+        // Told after the window's notes version is taken: a sync the callback sees (or
+        // runs) before the first batch makes the window stale, as one between batches does.
+        let go_on = total == 0 || progress(0, total);
         'window: while go_on && (done as usize) < max {
             if done > 0 || stale {
                 stale = false;

@@ -51,11 +51,21 @@ impl Engine {
                         "{path} is outside the brain folder: give a note's path relative to it (lore/x.md), or compare the file's text as a draft"
                     )));
                 }
-                let id = self.index.read()?.note_id(path)?.ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft instead"
-                    ))
-                })?;
+                let Some(id) = self.index.read()?.note_id(path)? else {
+                    // Over the size limit is the likeliest reason a file of the brain is not
+                    // indexed, and the one a person cannot guess.
+                    let size = std::fs::metadata(self.config.root.join(path)).map(|m| m.len());
+                    return Err(Error::InvalidInput(match size {
+                        Ok(n) if n > max => format!(
+                            "{path} is {:.2} MB, over the {:.0} MB limit (max_file_mb), so it is not indexed: raise max_file_mb, or compare a shorter draft",
+                            crate::config::megabytes(n),
+                            crate::config::megabytes(max)
+                        ),
+                        _ => format!(
+                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft instead"
+                        ),
+                    }));
+                };
                 let file = self.config.root.join(path);
                 let bytes = std::fs::read(&file).map_err(|e| {
                     Error::InvalidInput(format!("cannot read {}: {e}", file.display()))

@@ -49,9 +49,14 @@ fn unreadable_folder(root: &Path, e: &ignore::Error) -> Option<String> {
         }
         ignore::Error::WithPath { path, err } => match err.as_ref() {
             // A folder: a link to a file brain may not read is an unreadable note, not this.
+            // One whose own `stat` is refused lies in a folder that can be listed but not
+            // entered (the brain folder itself, mode r--): it is unreadable all the same.
             ignore::Error::Io(io)
                 if io.kind() == std::io::ErrorKind::PermissionDenied
-                    && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) =>
+                    && std::fs::metadata(path).map_or_else(
+                        |e| e.kind() == std::io::ErrorKind::PermissionDenied,
+                        |m| m.is_dir(),
+                    ) =>
             {
                 relative(root, path).filter(|rel| !rel.is_empty())
             }
@@ -282,8 +287,12 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                     Seen::File(file) => out.files.push(file),
                     Seen::Warning(warning) => out.warnings.push(warning),
                     Seen::Unsearchable(dir) => {
+                        let named = match dir.is_empty() {
+                            true => "the brain folder".to_string(),
+                            false => format!("{dir}/"),
+                        };
                         out.warnings.push(format!(
-                            "{dir}/: not read: permission denied (it can be listed, not entered); its notes are kept as last indexed"
+                            "{named}: not read: permission denied (it can be listed, not entered); its notes are kept as last indexed"
                         ));
                         out.unreadable.push(dir);
                     }

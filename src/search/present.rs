@@ -83,11 +83,19 @@ pub(crate) fn hit(
             let by_meaning = passage(reader, chunk, query, r.note_id, row.body_line)?;
             // Found by both lists: the passage meaning chose, unless the keyword snippet
             // shows more of the query's words (a passage of dates and tags marking one
-            // word, where the keywords found the sentence with all four).
+            // word, where the keywords found the sentence with all four), and either two
+            // or more of them or every one (an identifier the passage lacks). One common
+            // word of a long question is no reason to trade the passage for it.
             match r.bm25_rank.is_some() && small {
                 true => {
                     let by_words = bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?;
-                    match distinct_marked(&by_words.0) > distinct_marked(&by_meaning.0) {
+                    let kw = distinct_marked(&by_words.0);
+                    let asked = query
+                        .words()
+                        .iter()
+                        .filter(|w| w.chars().count() >= 3)
+                        .count();
+                    match kw > distinct_marked(&by_meaning.0) && (kw >= 2 || kw >= asked) {
                         true => by_words,
                         false => by_meaning,
                     }

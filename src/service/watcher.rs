@@ -39,7 +39,7 @@ impl FolderWatcher {
     ) -> Result<FolderWatcher, String> {
         let identity = identity(root);
         let (root_c, data_c) = (root.to_path_buf(), data_dir.to_path_buf());
-        let mut inner = notify::recommended_watcher(move |res: notify::Result<Event>| {
+        let handler = move |res: notify::Result<Event>| {
             let change = match res {
                 Ok(event) => classify(&root_c, &data_c, &event),
                 Err(e) => Some(Change::Rescan(format!("watcher error: {e}"))),
@@ -47,8 +47,14 @@ impl FolderWatcher {
             if let Some(change) = change {
                 notify(change);
             }
-        })
-        .map_err(|e| e.to_string())?;
+        };
+        // Symlinks inside the brain are not followed, as the walk does not follow them. A
+        // followed link to a folder of the brain watches that folder twice, and inotify
+        // keeps one watch per folder: its events then came under the link's path, which
+        // the walk skips, and the folder's own edits were never synced. (FSEvents reports
+        // real paths and has no such setting.)
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let mut inner = RecommendedWatcher::new(handler, config).map_err(|e| e.to_string())?;
         inner
             .watch(root, RecursiveMode::Recursive)
             .map_err(|e| e.to_string())?;

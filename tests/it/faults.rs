@@ -766,6 +766,12 @@ fn an_unreadable_folder_keeps_its_notes() {
     let warnings = j["sync"]["warnings"].to_string();
     assert_eq!(warnings.matches("lore/: not read").count(), 1, "{j}");
     assert!(warnings.contains("listed, not entered"), "{j}");
+    // The brain folder itself so: every note is kept.
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let r = wrapped(&b, &no_dac, &["index", "--json"]);
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["sync"]["removed"], 0, "{}", r.stdout());
 }
 
 /// `brain ARGS` with `b`'s environment, run by `wrapper` (e.g. `unshare -n --`).

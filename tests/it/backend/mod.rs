@@ -399,6 +399,23 @@ fn a_note_saved_a_hundred_times_in_a_second_ends_as_its_last_version() {
     assert_eq!(status["notes"], 35);
 }
 
+/// A symlink to a folder of the brain is an alias: the watcher does not follow it, so the
+/// folder's own changes keep their paths (followed, inotify's one watch per folder
+/// reported them under the alias, which nothing indexes, and they were lost).
+#[test]
+fn a_folder_alias_does_not_blind_the_watcher_to_its_folder() {
+    let brain = Brain::example();
+    std::os::unix::fs::symlink(brain.root.join("lore"), brain.root.join("zlore")).unwrap();
+    let _server = brain.serve_synced(&[]);
+    let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
+    brain.write("lore/seen-through.md", "# Seen\n\nquokkaalias\n");
+    eventually(5 * SECOND, || {
+        (find("quokkaalias") == ["lore/seen-through.md"]).then_some(())
+    });
+    std::fs::remove_file(brain.root.join("lore/seen-through.md")).unwrap();
+    eventually(5 * SECOND, || find("quokkaalias").is_empty().then_some(()));
+}
+
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::example();
