@@ -30,11 +30,12 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{}:{}-{} (of {} lines)",
+        "{}:{}-{} (of {} line{})",
         super::print::shown(&p.path),
         p.start_line,
         p.end_line,
-        p.total_lines
+        p.total_lines,
+        if p.total_lines == 1 { "" } else { "s" }
     )?;
     let width = p.end_line.to_string().len().max(4);
     for (i, line) in p.text.lines().enumerate() {

@@ -97,11 +97,11 @@ fn rebuild_line(out: &mut impl Write, s: &Salvage) -> io::Result<()> {
     match &s.backup {
         Some(backup) => writeln!(
             out,
-            "rebuilt the index from the notes; the old one is kept as {} (remove it when you like): kept {} searches, {} reads and {} vectors",
+            "rebuilt the index from the notes; the old one is kept as {} (remove it when you like): kept {}, {} and {}",
             backup.display(),
-            s.recalls,
-            s.reads,
-            s.vectors
+            print::counted(s.recalls, "search", "searches"),
+            print::plural(s.reads, "read"),
+            print::plural(s.vectors, "vector")
         ),
         None => writeln!(out, "there was no index to rebuild: built a new one"),
     }

@@ -281,6 +281,12 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
 
 /// The `brain status` block.
 pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
+    status_of(out, report, false)
+}
+
+/// [`status`], for a report made in-process because a backend that holds the brain did not
+/// answer (`silent`): its line says so instead of "not running".
+pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: bool) -> io::Result<()> {
     let s = &report.status;
     let types: Vec<String> = s
         .types
@@ -345,13 +351,19 @@ pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
         "reads:     {} ({} in the last 7 days; brain stats for more)",
         s.recalls.reads, s.recalls.reads_last_7_days
     )?;
-    backend(out, report.backend.as_ref())
+    backend(out, report.backend.as_ref(), silent)
 }
 
 /// The backend lines of `brain status`.
-fn backend(out: &mut impl Write, b: Option<&BackendStatus>) -> io::Result<()> {
+fn backend(out: &mut impl Write, b: Option<&BackendStatus>, silent: bool) -> io::Result<()> {
     let Some(b) = b else {
-        return writeln!(out, "backend:   not running");
+        return match silent {
+            true => writeln!(
+                out,
+                "backend:   not answering (see the warning above): the figures are this process's"
+            ),
+            false => writeln!(out, "backend:   not running"),
+        };
     };
     writeln!(
         out,
@@ -393,8 +405,13 @@ fn backend(out: &mut impl Write, b: Option<&BackendStatus>) -> io::Result<()> {
 }
 
 /// `1 update`, `2 updates`.
-fn plural(n: u64, what: &str) -> String {
+pub(crate) fn plural(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `1 search`, `2 searches`: [`plural`] for a noun that does not just take an s.
+pub(crate) fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `12s`, `5m 3s`, `2h 5m`, `3d 2h`.

@@ -15,7 +15,17 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // (exit 2), not a model to fetch: fetching it fails too.
     brain::embed::check_model_name(&config)?;
     let ours = config.model.clone();
-    let status = shim::answerer(config, &args.daemon).status()?;
+    // A backend that is there but does not answer is not "not running": the fallback's
+    // warning is said, and the backend line agrees with it.
+    let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = silent.clone();
+    let status = shim::answerer(config, &args.daemon)
+        .on_fallback(move |e| {
+            let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        })
+        .status()?;
+    let silent = silent.load(std::sync::atomic::Ordering::Relaxed);
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
     if status.backend.is_some() && status.status.model != ours {
@@ -29,7 +39,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
     } else {
-        print::status(&mut out, &status)?;
+        print::status_of(&mut out, &status, silent)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -329,6 +329,17 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether any note carries `tag` (as `--tag` matches it: case aside, no leading `#`).
+    pub fn has_tag(&self, tag: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM notes n, json_each(n.tags)
+                 WHERE json_each.value = ?1 COLLATE NOCASE)",
+            )
+            .and_then(|mut s| s.query_row([tag.trim_start_matches('#')], |r| r.get(0)))
+            .map_err(|e| self.err(e))
+    }
+
     /// How many notes are indexed.
     pub fn note_count(&self) -> Result<u64> {
         self.count("SELECT COUNT(*) FROM notes")

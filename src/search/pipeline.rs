@@ -399,6 +399,14 @@ pub(crate) fn empty_index_notice(reader: &Reader<'_>, root: &Path) -> Result<Opt
 }
 
 fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
+    if let Some(tag) = &filters.tag {
+        if !reader.has_tag(tag)? {
+            return Ok(Some(format!(
+                "no note is tagged {:?} (tags come from the notes' frontmatter `tags:`)",
+                tag.trim_start_matches('#')
+            )));
+        }
+    }
     let Some(kind) = &filters.kind else {
         return Ok(None);
     };

@@ -216,6 +216,13 @@ fn filters_by_tag_and_type() {
         "{}",
         r.stderr()
     );
+    let r = b.ok(&["search", "sqlite", "--mode", "bm25", "--tag", "#sqlitee"]);
+    assert!(r.stdout().ends_with("(no results)\n"), "{}", r.stdout());
+    assert!(
+        r.stderr().contains("no note is tagged \"sqlitee\""),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]

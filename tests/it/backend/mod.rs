@@ -540,8 +540,14 @@ fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
     // SAFETY: signalling our own child by pid.
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
     let out = brain.run(&["search", "flag", "--mode", "bm25"]);
+    let status = brain.run(&["status"]);
     // SAFETY: as above; the drop kills it either way.
     unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    assert!(
+        status.stdout().contains("backend:   not answering"),
+        "{}",
+        status.stdout()
+    );
     let stderr = out.stderr();
     assert!(out.status.success(), "{stderr}");
     assert!(
