@@ -42,7 +42,15 @@ pub struct Answerer {
     /// connections and, once loaded, its model warm between calls even without a backend.
     engine: Mutex<Option<Arc<Engine>>>,
     notice: Option<FallbackNotice>,
+    /// When a backend that is there last could not be used (it timed out, spoke another
+    /// protocol...): for [`SKIP_AFTER_FAILURE`] the next requests go in-process at once, so
+    /// that a command of two requests (`brain new`) or an MCP session does not wait out a
+    /// frozen backend's timeout, and warn, on every one.
+    failed_at: Mutex<Option<std::time::Instant>>,
 }
+
+/// How long a backend that could not be used is left alone before it is asked again.
+const SKIP_AFTER_FAILURE: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Answerer {
     /// Asks the warm backend when `use_backend` and one serves `config.root`; works
@@ -56,6 +64,7 @@ impl Answerer {
             },
             engine: Mutex::new(None),
             notice: None,
+            failed_at: Mutex::new(None),
         }
     }
 
@@ -66,6 +75,7 @@ impl Answerer {
             config,
             route: Route::Hosted(handler),
             notice: None,
+            failed_at: Mutex::new(None),
         }
     }
 
@@ -144,7 +154,7 @@ impl Answerer {
         let op = Op::Reindex { full };
         match &self.route {
             // A whole reindex may take minutes: wait for the backend without a timeout.
-            Route::SocketFirst => match Client::connect(&self.config) {
+            Route::SocketFirst if !self.skipping() => match Client::connect(&self.config) {
                 Ok(mut client) => match client.reindex(full) {
                     Ok(report) => Ok(report),
                     Err(e) => expect(self.fall_back(e, op)?),
@@ -160,6 +170,7 @@ impl Answerer {
         let reply = match &self.route {
             Route::Hosted(handler) => handler.handle(op).map_err(ServiceError::Remote)?,
             Route::InProcess => self.in_process(op)?,
+            Route::SocketFirst if self.skipping() => self.in_process(op)?,
             Route::SocketFirst => {
                 match Client::connect(&self.config).and_then(|mut c| c.request(op.clone())) {
                     Ok(reply) => reply,
@@ -181,8 +192,18 @@ impl Answerer {
             if let Some(notice) = &self.notice {
                 notice(&error);
             }
+            *self.failed_at.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(std::time::Instant::now());
         }
         self.in_process(op)
+    }
+
+    /// True while a backend that could not be used is left alone.
+    fn skipping(&self) -> bool {
+        self.failed_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|at| at.elapsed() < SKIP_AFTER_FAILURE)
     }
 
     fn in_process(&self, op: Op) -> Result<Reply, ServiceError> {

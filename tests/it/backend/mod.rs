@@ -541,8 +541,17 @@ fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
     let out = brain.run(&["search", "flag", "--mode", "bm25"]);
     let status = brain.run(&["status"]);
+    // A command of several requests waits out the timeout once, and says so once.
+    let new = brain.run(&["new", "idea", "Written past a frozen backend"]);
     // SAFETY: as above; the drop kills it either way.
     unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    assert_eq!(new.code(), 0, "{}", new.stderr());
+    assert_eq!(
+        new.stderr().matches("working in-process").count(),
+        1,
+        "{}",
+        new.stderr()
+    );
     assert!(
         status.stdout().contains("backend:   not answering"),
         "{}",
