@@ -179,6 +179,13 @@ fn list_md(root: &Path) -> Result<Vec<String>> {
         }
     }
     out.sort();
+    // A corpus folder with no note would be copied as nothing, then judged against: say so.
+    if out.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{}: the corpus holds no .md notes; point --corpora (or BRAIN_CORPORA) at a whole copy",
+            root.display()
+        )));
+    }
     Ok(out)
 }
 
@@ -227,5 +234,11 @@ mod tests {
             "a note deleted from the source stays"
         );
         assert!(dest.join("x/m.md").is_file());
+        // A source with no note at all is refused in one line, not copied as nothing.
+        let empty = dir.path().join("empty");
+        std::fs::create_dir_all(empty.join("sub")).unwrap();
+        let err = copy_once(&empty, &dest).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("holds no .md notes"), "{err}");
     }
 }

@@ -252,6 +252,14 @@ fn cranfield_queries(dir: &Path) -> Result<Vec<EvalQuery>> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
+        // A query with no words would stop the whole run at its search: it is named.
+        if !text.chars().any(char::is_alphanumeric) {
+            return Err(Error::InvalidInput(format!(
+                "{}: query {} has an empty <title>: give it its text, or remove it",
+                dir.join("cran.qry.xml").display(),
+                i + 1
+            )));
+        }
         if let Some(rel) = relevant.remove(&(i + 1)) {
             out.push(EvalQuery {
                 text: text.trim_end_matches(" .").to_string(),
@@ -327,6 +335,19 @@ pub fn write_cranfield_notes(cranfield: &Path, dest: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cranfield_query_without_words_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("cran.qry.xml"),
+            "<top><num>1</num><title>what is lift .</title></top><top><num>2</num><title> . </title></top>",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("cranqrel.trec.txt"), "1 0 5 1\n2 0 6 1\n").unwrap();
+        let err = cranfield_queries(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("query 2 has an empty <title>"), "{err}");
+    }
 
     #[test]
     fn cranfield_notes_follow_their_source_and_stay_in_their_folder() {
