@@ -111,24 +111,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
         return Ok(Arc::new(stand_in));
     }
     let manifest = model::manifest(name)?;
-    if let Some(d) = options.dims {
-        if d != manifest.dims && !manifest.matryoshka_dims.contains(&d) {
-            let allowed: Vec<String> = manifest
-                .matryoshka_dims
-                .iter()
-                .map(|d| d.to_string())
-                .collect();
-            return Err(Error::InvalidInput(format!(
-                "model_dims = {d}: {name} makes {}-d vectors{}; set model_dims in the config to one of them, or remove it",
-                manifest.dims,
-                if allowed.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (or {})", allowed.join(", "))
-                }
-            )));
-        }
-    }
+    check_dims(name, manifest, options.dims)?;
     let store = config.models();
     // Present but wrong files are reported by verification below, not as "not installed".
     if !store.is_installed(name) && !store.install_dir(name).is_dir() {
@@ -185,9 +168,36 @@ pub fn should_load(config: &Config) -> Result<bool> {
 /// error that names `brain model list`.
 pub fn check_model_name(config: &Config) -> Result<()> {
     if stand_in::StandIn::parse(&config.model).is_none() {
-        model::manifest(&config.model)?;
+        let manifest = model::manifest(&config.model)?;
+        // A width the model does not make is as much a settings mistake as the name.
+        check_dims(&config.model, manifest, config.model_dims)?;
     }
     Ok(())
+}
+
+/// Refuses a `model_dims` that `name` (whose pins are `manifest`) does not make.
+fn check_dims(name: &str, manifest: &model::Manifest, dims: Option<usize>) -> Result<()> {
+    let Some(d) = dims else {
+        return Ok(());
+    };
+    if d == manifest.dims || manifest.matryoshka_dims.contains(&d) {
+        return Ok(());
+    }
+    let widths = match &manifest.matryoshka_dims[..] {
+        [] => format!("only {}-d vectors", manifest.dims),
+        shorter => format!(
+            "{}-d vectors (or {})",
+            manifest.dims,
+            shorter
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(Error::InvalidInput(format!(
+        "model_dims = {d}: {name} makes {widths}; set model_dims in the config to one of them, or remove it"
+    )))
 }
 
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.

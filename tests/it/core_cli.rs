@@ -691,7 +691,11 @@ fn model_dims_the_model_does_not_make_is_refused_in_one_line() {
     assert_eq!(r.code(), 2, "{}", r.stderr());
     let err = r.stderr();
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("384-d") && err.contains("256"), "{err}");
+    assert!(err.contains("only 384-d") && err.contains("256"), "{err}");
+    // `status` reads the settings too: the same line, before anything else.
+    let r = b.run(&["status"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(r.stderr().contains("model_dims = 256"), "{}", r.stderr());
     b.write_config("model_dims = 384\n");
     assert!(
         !crate::harness::hit_paths(&b.json(&["search", "retry jitter", "--mode", "semantic"]))
