@@ -430,9 +430,16 @@ fn cap(
     }
     let rest = p.total_lines.saturating_sub(p.end_line);
     let more = match (cut_line, rest) {
-        (true, _) => Some(format!(
+        (true, 0) => Some(format!(
             "line {} is cut after {MAX_CHARS} bytes; the whole file is the path above",
             p.end_line
+        )),
+        // The lines after the cut one are readable as any others: say how.
+        (true, rest) => Some(format!(
+            "line {} is cut after {MAX_CHARS} bytes (the whole file is the path above); {rest} more line{}: call get with line={} (and count) to read on",
+            p.end_line,
+            if rest == 1 { "" } else { "s" },
+            p.end_line + 1
         )),
         (false, 0) => None,
         (false, rest) => Some(format!(
@@ -533,6 +540,14 @@ mod tests {
         let (p, more) = cap(passage(&format!("{line}\n{line}\n{line}"), 3), None);
         assert_eq!((p.text.len(), p.end_line), (30_000, 1));
         assert!(more.unwrap().contains("call get with line=2"));
+
+        // A huge line with lines after it: cut, and how to read on past it.
+        let text = format!("{}\nafter\nmore", "y".repeat(MAX_CHARS + 5));
+        let more = cap(passage(&text, 3), None).1.unwrap();
+        assert!(
+            more.contains("line 1 is cut") && more.contains("2 more lines: call get with line=2"),
+            "{more}"
+        );
 
         let huge = "é".repeat(MAX_CHARS);
         let (p, more) = cap(passage(&huge, 1), None);
