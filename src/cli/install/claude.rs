@@ -181,14 +181,25 @@ fn matches_read(matcher: &str) -> bool {
 /// Whether a hook's command runs `brain log-read`: a program named `brain` (any folder,
 /// quoted or not) followed by the word `log-read`, whatever comes after (`2>/dev/null`).
 fn runs_log_read(command: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    words.windows(2).any(|w| {
-        let program = w[0].trim_matches(|c| c == '\'' || c == '"');
-        w[1] == "log-read"
-            && std::path::Path::new(program)
-                .file_name()
-                .is_some_and(|n| n == "brain")
-    })
+    // Each command of the line (`a || b`, `a; b`) by its program, the first shell word: a
+    // quoted one may hold spaces ('/Users/me/My Apps/brain'); `echo brain log-read` runs
+    // echo.
+    command
+        .split([';', '|', '&'])
+        .map(str::trim_start)
+        .any(|segment| {
+            let (program, rest) = match segment.chars().next() {
+                Some(q @ ('\'' | '"')) => match segment[1..].find(q) {
+                    Some(end) => (&segment[1..=end], &segment[end + 2..]),
+                    None => return false,
+                },
+                _ => segment.split_at(segment.find(char::is_whitespace).unwrap_or(segment.len())),
+            };
+            rest.split_whitespace().next() == Some("log-read")
+                && std::path::Path::new(program)
+                    .file_name()
+                    .is_some_and(|n| n == "brain")
+        })
 }
 
 #[cfg(test)]
@@ -244,11 +255,14 @@ mod tests {
             "brain log-read",
             "/opt/bin/brain log-read 2>/dev/null || true",
             "\"/Applications/Brain.app/Contents/MacOS/brain\" log-read",
+            "'/Users/me/My Apps/brain' log-read",
+            "true && brain log-read",
         ] {
             assert!(runs_log_read(yes), "{yes:?}");
         }
         for no in [
             "echo not-log-read",
+            "echo brain log-read",
             "/usr/bin/other-tool log-read",
             "brain log",
             "log-read",
