@@ -389,6 +389,13 @@ fn install_prints_the_hook_and_check_sees_it_once_merged() {
         "brain edited Claude's settings"
     );
     assert!(run(&["install", "--check"]).contains("hook       off"));
+    // A settings file that is not JSON is said to be, not taken for "no hook".
+    std::fs::write(claude.join("settings.json"), "{\"hooks\": ").unwrap();
+    let check = run(&["install", "--check"]);
+    assert!(
+        check.contains("hook       unreadable") && check.contains("is not JSON"),
+        "{check}"
+    );
 
     // Merged as printed (the snippet is JSON), Claude Code's settings now run the hook.
     let start = out.find("    {").unwrap();

@@ -149,6 +149,16 @@ pub fn hook_snippet(program: &str) -> String {
     serde_json::to_string_pretty(&snippet).unwrap_or_default()
 }
 
+/// Why Claude Code's settings file, when there is one, is not JSON: no hook in it can run,
+/// which "not installed" alone would hide.
+pub fn settings_unreadable() -> Option<String> {
+    let path = hook_settings_path()?;
+    let bytes = read_file(&path)?;
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .err()
+        .map(|e| format!("{} is not JSON ({e})", path.display()))
+}
+
 /// Whether Claude Code's settings run `log-read` after its Read tool.
 pub fn hook_installed() -> bool {
     let Some(json) = hook_settings_path()

@@ -343,6 +343,9 @@ fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
     if hook_ok(out)? {
         return Ok(());
     }
+    if let Some(why) = claude::settings_unreadable() {
+        line(out, "hook", "unreadable", format!("{why}: fix it first"))?;
+    }
     let settings = claude::hook_settings_path()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "~/.claude/settings.json".into());
@@ -474,12 +477,20 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         )?,
     }
     if !hook_ok(out)? {
-        line(
-            out,
-            "hook",
-            "off",
-            "optional: 'brain install' prints the Read hook for Claude Code's settings",
-        )?;
+        match claude::settings_unreadable() {
+            Some(why) => line(
+                out,
+                "hook",
+                "unreadable",
+                format!("{why}: fix it, then 'brain install' prints the Read hook"),
+            )?,
+            None => line(
+                out,
+                "hook",
+                "off",
+                "optional: 'brain install' prints the Read hook for Claude Code's settings",
+            )?,
+        }
     }
     if brain::embed::is_installed(&s.config) {
         line(out, "model", "ok", &s.config.model)?;
