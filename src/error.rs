@@ -112,6 +112,28 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
 }
 
 /// SQLite's own words for `e`, once (its message when it has one, else the code's).
+/// `e`, met making or writing `dir` in the data dir, with what to do when it says the data
+/// dir cannot be written (as the index's own errors say it).
+pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
+    use io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem, StorageFull};
+    match e.kind() {
+        StorageFull => io::Error::new(
+            e.kind(),
+            format!(
+                "{e}: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry"
+            ),
+        ),
+        ReadOnlyFilesystem | PermissionDenied => io::Error::new(
+            e.kind(),
+            format!(
+                "{e}: make {} writable, or set BRAIN_DATA_DIR to a writable folder",
+                dir.display()
+            ),
+        ),
+        _ => e,
+    }
+}
+
 pub(crate) fn sqlite_cause(e: &rusqlite::Error) -> String {
     match e {
         rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),

@@ -114,7 +114,8 @@ impl Index {
     /// Opens (creating if needed) the index at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Index> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(dir, crate::error::in_data_dir(e, dir)))?;
         }
         rebuild::finish_interrupted(path);
         let index = Index {

@@ -54,28 +54,6 @@ pub enum LockFailure {
     Failed(ServiceError),
 }
 
-/// `e`, with what to do when it says the data dir cannot be written (as the index's own
-/// errors say it).
-fn writable(e: std::io::Error, dir: &Path) -> std::io::Error {
-    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem, StorageFull};
-    match e.kind() {
-        StorageFull => std::io::Error::new(
-            e.kind(),
-            format!(
-                "{e}: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry"
-            ),
-        ),
-        ReadOnlyFilesystem | PermissionDenied => std::io::Error::new(
-            e.kind(),
-            format!(
-                "{e}: make {} writable, or set BRAIN_DATA_DIR to a writable folder",
-                dir.display()
-            ),
-        ),
-        _ => e,
-    }
-}
-
 impl InstanceLock {
     /// Takes the one-backend-per-index lock of `config`'s brain for `holder` (creating its
     /// folder); [`ServiceError::AlreadyRunning`] or [`ServiceError::Rebuilding`], with the
@@ -83,7 +61,8 @@ impl InstanceLock {
     pub fn for_backend(config: &Config, holder: Holder) -> Result<InstanceLock, ServiceError> {
         let path = lock_path(config);
         let dir = path.parent().unwrap_or(&path);
-        std::fs::create_dir_all(dir).map_err(|e| ServiceError::io(dir, writable(e, dir)))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ServiceError::io(dir, crate::error::in_data_dir(e, dir)))?;
         let root = config.root.to_string_lossy().into_owned();
         match InstanceLock::acquire(&path, holder) {
             Ok(lock) => Ok(lock),
@@ -96,7 +75,7 @@ impl InstanceLock {
                 socket: socket_path(config),
             }),
             Err(LockFailure::Failed(ServiceError::Io { path, cause })) => Err(ServiceError::Io {
-                cause: writable(cause, dir),
+                cause: crate::error::in_data_dir(cause, dir),
                 path,
             }),
             Err(LockFailure::Failed(e)) => Err(e),
@@ -182,14 +161,16 @@ mod tests {
     #[test]
     fn a_data_dir_that_cannot_be_written_says_what_to_do() {
         let dir = Path::new("/ro/run");
-        let e = writable(std::io::ErrorKind::ReadOnlyFilesystem.into(), dir).to_string();
+        let e = crate::error::in_data_dir(std::io::ErrorKind::ReadOnlyFilesystem.into(), dir)
+            .to_string();
         assert!(
             e.contains("make /ro/run writable, or set BRAIN_DATA_DIR"),
             "{e}"
         );
-        let full = writable(std::io::ErrorKind::StorageFull.into(), dir).to_string();
+        let full =
+            crate::error::in_data_dir(std::io::ErrorKind::StorageFull.into(), dir).to_string();
         assert!(full.contains("free space there"), "{full}");
-        let other = writable(std::io::ErrorKind::NotFound.into(), dir).to_string();
+        let other = crate::error::in_data_dir(std::io::ErrorKind::NotFound.into(), dir).to_string();
         assert!(!other.contains("BRAIN_DATA_DIR"), "{other}");
     }
 }
