@@ -65,9 +65,9 @@ async function send() {
   const seq = ++state.seq;
   const inputAt = state.lastInputAt;
   state.lastSent = performance.now();
-  // Only ASCII punctuation (the `"` that starts a phrase, a lone `-`): nothing to search
-  // for yet; the backend would refuse it, and an error would flash while typing.
-  if (!query || /^[\s!-\/:-@\[-`{-~]*$/.test(query)) {
+  // No letter or digit yet (the `"` that starts a phrase, a lone `-`, an emoji): nothing
+  // to search for; the backend would refuse it, and an error would flash while typing.
+  if (!query || /^[^\p{L}\p{N}]*$/u.test(query)) {
     showHits([]);
     return;
   }

@@ -184,14 +184,12 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
             "empty query: say what to search for".into(),
         ));
     }
-    // `"`, `*`, `()`: nothing for keywords, and meaning would rank notes by noise.
-    if req
-        .query
-        .chars()
-        .all(|c| c.is_ascii_punctuation() || c.is_whitespace() || c.is_control())
-    {
+    // `"`, `*`, `()`, an emoji: nothing for keywords (the tokenizer keeps letters and
+    // digits only), and meaning would rank notes by noise (the model reads an emoji as an
+    // unknown token: every emoji gave the same three notes).
+    if !req.query.chars().any(char::is_alphanumeric) {
         return Err(Error::InvalidInput(format!(
-            "the query {:?} has no words, only punctuation or control characters: say what to search for",
+            "the query {:?} has no words, only punctuation, symbols or control characters: say what to search for",
             req.query
         )));
     }

@@ -500,7 +500,7 @@ fn hostile_queries_never_break_search() {
         assert!(r.stdout().contains("(recall_id: "), "{q:?}");
     }
     // Only punctuation: nothing to search for (meaning would rank notes by noise).
-    for q in ["\"", "*", ":", "(((", "^", "-", "() ;"] {
+    for q in ["\"", "*", ":", "(((", "^", "-", "() ;", "🐋", "→ …"] {
         for mode in ["bm25", "hybrid"] {
             let r = b.run(&["search", "--mode", mode, "--", q]);
             assert_eq!(r.code(), 2, "query {q:?}: {}", r.stderr());
