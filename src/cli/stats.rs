@@ -29,10 +29,10 @@ pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
     if args.reset {
         let all = usage.stats(MAX_DAYS)?.window.totals;
         let question = format!(
-            "Empty the usage logs of {}: {} searches and {} reads? [y/N] ",
+            "Empty the usage logs of {}: {} and {}? [y/N] ",
             config.root.display(),
-            all.searches,
-            all.reads
+            searches(all.searches),
+            reads(all.reads)
         );
         if !args.yes && !confirm(&question)? {
             // Declining is an answer, not bad input: nothing to do, and that is done.
@@ -74,8 +74,9 @@ fn report(
     } else {
         writeln!(
             out,
-            "{what}: {} searches and {} reads removed",
-            dropped.searches, dropped.reads
+            "{what}: {} and {} removed",
+            searches(dropped.searches),
+            reads(dropped.reads)
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -109,8 +110,12 @@ fn print(out: &mut impl Write, s: &Stats) -> io::Result<()> {
     writeln!(out, "the last {} days (since {})", s.days, s.since)?;
     writeln!(
         out,
-        "  {} searches, {} dead (nothing found); {} reads; {} notes surfaced, {} read",
-        t.searches, t.dead_searches, t.reads, t.notes_surfaced, t.notes_read
+        "  {}, {} dead (nothing found); {}; {} surfaced, {} read",
+        searches(t.searches),
+        t.dead_searches,
+        reads(t.reads),
+        super::print::plural(t.notes_surfaced, "note"),
+        t.notes_read
     )?;
     let w = &s.window;
     queries(out, "top queries", &w.top_queries, true)?;
@@ -248,6 +253,16 @@ pub fn log_read(dir: Option<PathBuf>) {
     if let Some(rel) = brain::usage::hook_read_path(&payload, &config) {
         record_read(&config, &rel, Via::Hook);
     }
+}
+
+/// `1 search`, `7 searches`.
+fn searches(n: u64) -> String {
+    super::print::counted(n, "search", "searches")
+}
+
+/// `1 read`, `2 reads`.
+fn reads(n: u64) -> String {
+    super::print::plural(n, "read")
 }
 
 #[cfg(test)]
