@@ -287,7 +287,10 @@ fn declining_the_reset_at_the_terminal_resets_nothing_and_is_not_an_error() {
     assert_eq!(stats(&b, &[])["totals"]["searches"], 1);
     let (code, shown) = reset_at_a_terminal(&b, "y\n");
     assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("emptied the logs: 1 search and 0 reads removed"), "{shown}");
+    assert!(
+        shown.contains("emptied the logs: 1 search and 0 reads removed"),
+        "{shown}"
+    );
     assert_eq!(stats(&b, &[])["totals"]["searches"], 0);
 }
 

@@ -394,16 +394,23 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         )?,
     }
     let root = s.config.root.display().to_string();
-    if s.config.root.is_dir() {
-        line(out, "brain", "ok", &root)?;
-    } else {
-        fail(
+    match std::fs::metadata(&s.config.root) {
+        Ok(m) if m.is_dir() => line(out, "brain", "ok", &root)?,
+        // Something else in its place: install refuses it too, so no promise to create it.
+        Ok(_) => fail(
+            s,
+            out,
+            "brain",
+            "not a folder",
+            format!("{root}: move it away, or point BRAIN_DIR (or root in the config) at your notes folder"),
+        )?,
+        Err(_) => fail(
             s,
             out,
             "brain",
             "missing",
             format!("{root}: 'brain install' creates it"),
-        )?;
+        )?,
     }
     match &s.config_file {
         Some(p) if p.is_file() => line(out, "config", "ok", p.display().to_string())?,

@@ -387,6 +387,10 @@ fn a_file_where_the_brain_should_be_is_refused_before_anything_is_written() {
     assert_eq!(std::fs::read_to_string(&b.root).unwrap(), "not a folder");
     assert!(!skill(&b).exists());
     assert!(!b.home.join(".config/brain/config.toml").exists());
+    // --check says what is wrong there, without promising what install refuses to do.
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(check.contains("not a folder"), "{check}");
+    assert!(!check.contains("creates it"), "{check}");
 }
 
 /// Files kept elsewhere stay where they are: a config that is a symlink to nowhere yet (a
