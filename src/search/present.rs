@@ -89,13 +89,15 @@ pub(crate) fn hit(
             match r.bm25_rank.is_some() && small {
                 true => {
                     let by_words = bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?;
-                    let kw = distinct_marked(&by_words.0);
-                    let asked = query
+                    let words: Vec<String> = query
                         .words()
-                        .iter()
+                        .into_iter()
                         .filter(|w| w.chars().count() >= 3)
-                        .count();
-                    match kw > distinct_marked(&by_meaning.0) && (kw >= 2 || kw >= asked) {
+                        .map(|w| w.to_lowercase())
+                        .collect();
+                    let kw = words_marked(&by_words.0, &words);
+                    let sem = words_marked(&by_meaning.0, &words);
+                    match kw > sem && (kw >= 2 || kw >= words.len()) {
                         true => by_words,
                         false => by_meaning,
                     }
@@ -121,16 +123,24 @@ pub(crate) fn hit(
     }))
 }
 
-/// How many different words `snippet` marks («word»), case aside.
-fn distinct_marked(snippet: &str) -> usize {
-    let mut words: Vec<String> = snippet
+/// How many of the query's `words` (lowercase) `snippet` marks («...»), case aside: a
+/// word counts when a marked span holds it (FTS5 marks `pg_terminate_backend` as one span
+/// for three words) or it holds the span (a stem: «failure» for `failures`).
+fn words_marked(snippet: &str, words: &[String]) -> usize {
+    let spans: Vec<String> = snippet
         .split('«')
         .skip(1)
         .filter_map(|rest| rest.split_once('»').map(|(w, _)| w.to_lowercase()))
+        .filter(|span| !span.is_empty())
         .collect();
-    words.sort();
-    words.dedup();
-    words.len()
+    words
+        .iter()
+        .filter(|w| {
+            spans
+                .iter()
+                .any(|span| span.contains(w.as_str()) || w.contains(span.as_str()))
+        })
+        .count()
 }
 
 /// A chunk's passage (without the title and heading it carries), and the line of its first
@@ -223,16 +233,31 @@ const SHOWN_LINES: usize = 12;
 
 #[cfg(test)]
 mod tests {
-    use super::distinct_marked;
+    use super::words_marked;
 
     #[test]
-    fn marked_words_are_counted_once_each_whatever_their_case() {
-        assert_eq!(distinct_marked("Date 2018 Tags «vim»"), 1);
+    fn the_query_words_a_snippet_marks_are_counted_once_each() {
+        let words = |q: &str| -> Vec<String> { q.split(' ').map(String::from).collect() };
+        let asked = words("convert tabs spaces vim");
+        assert_eq!(words_marked("Date 2018 Tags «vim»", &asked), 1);
         assert_eq!(
-            distinct_marked("«Convert» «tabs» to «spaces» in «Vim»: «vim» «convert»"),
+            words_marked(
+                "«Convert» «tabs» to «spaces» in «Vim»: «vim» «convert»",
+                &asked
+            ),
             4
         );
-        assert_eq!(distinct_marked("no marks"), 0);
-        assert_eq!(distinct_marked("«unclosed"), 0);
+        assert_eq!(words_marked("no marks", &asked), 0);
+        assert_eq!(words_marked("«unclosed", &asked), 0);
+        // One span for an identifier's words; a stem for its word.
+        let ident = words("terminate backend");
+        assert_eq!(
+            words_marked("select «pg_terminate_backend»(pid)", &ident),
+            2
+        );
+        assert_eq!(
+            words_marked("stop at first «failure»", &words("failures")),
+            1
+        );
     }
 }
