@@ -106,6 +106,12 @@ pub struct Passage {
 /// The longest note path looked up.
 const MAX_PATH_BYTES: usize = 4096;
 
+/// True when `rel`, a path meant relative to the brain folder, steps up out of it through
+/// a `..` component: looked up from the folder, it would name a file outside.
+pub fn climbs_out(rel: &str) -> bool {
+    rel.split('/').any(|c| c == "..")
+}
+
 /// Refuses a note path that is empty or that no file system holds ([`check_length`]),
 /// before anything is looked up: either would read as a garbled "no such note".
 pub(crate) fn check_path(path: &str) -> Result<()> {
@@ -230,6 +236,16 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_dot_dot_component_climbs_out() {
+        for out in ["../x.md", "lore/../../x.md", "a/.."] {
+            assert!(climbs_out(out), "{out}");
+        }
+        for inside in ["lore/x.md", "..x.md", "lore/..hidden/x.md", "./x.md"] {
+            assert!(!climbs_out(inside), "{inside}");
+        }
+    }
 
     #[test]
     fn parses_specs() {

@@ -153,7 +153,7 @@ fn not_a_file(root: &Path, arg: &str) -> String {
         );
     }
     // From the brain folder only what stays inside it, as the lookup itself does.
-    let from_root = !arg.split('/').any(|c| c == "..");
+    let from_root = !brain::passage::climbs_out(arg);
     let found = std::iter::once(PathBuf::from(arg))
         .chain(from_root.then(|| root.join(arg)))
         .find_map(|p| std::fs::metadata(p).ok());

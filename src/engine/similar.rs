@@ -46,7 +46,7 @@ impl Engine {
         let (draft, exclude) = match given {
             Given::Draft(draft) => (draft, None),
             Given::Note(path) => {
-                if path.split('/').any(|c| c == "..") || path.starts_with('/') {
+                if crate::passage::climbs_out(path) || path.starts_with('/') {
                     return Err(Error::InvalidInput(format!(
                         "{path} is outside the brain folder: give a note's path relative to it (lore/x.md), or compare the file's text as a draft"
                     )));

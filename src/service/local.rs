@@ -40,7 +40,7 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
 pub(crate) fn sync_one(engine: &Engine, path: &str) -> Result<SyncReport> {
     let path = path.trim_start_matches("./");
     if path.trim().is_empty()
-        || path.split('/').any(|c| c == "..")
+        || crate::passage::climbs_out(path)
         || crate::passage::check_length(path).is_err()
     {
         return Ok(SyncReport::default());
