@@ -4,6 +4,7 @@
 
 mod bm25_parts;
 pub(crate) mod chunk;
+pub(crate) mod cjk;
 mod filter;
 mod lengths_file;
 mod read;

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use rusqlite::{params_from_iter, types::Value as SqlValue, OptionalExtension};
 
 use super::bm25_parts::{self, DocLengths, PHRASE_FREQUENCIES};
+use super::cjk::unspace;
 use super::filter::Filters;
 use super::lengths_file;
 use super::recall::{self, RecallTotals};
@@ -186,7 +187,10 @@ impl<'a> Reader<'a> {
     pub fn title_and_body(&self, id: i64) -> Result<(String, String)> {
         self.conn
             .prepare_cached("SELECT title, body FROM notes_fts WHERE rowid = ?1")
-            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .and_then(|mut s| {
+                s.query_row([id], |r| Ok((unspace(r.get(0)?), unspace(r.get(1)?))))
+                    .optional()
+            })
             .map(Option::unwrap_or_default)
             .map_err(|e| self.err(e))
     }
@@ -486,8 +490,10 @@ impl<'a> Reader<'a> {
                 "SELECT lower(body) FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY rank LIMIT ?2",
             )
             .and_then(|mut s| {
-                s.query_map(rusqlite::params![expr, limit as i64], |r| r.get(0))
-                    .and_then(|rows| rows.collect())
+                s.query_map(rusqlite::params![expr, limit as i64], |r| {
+                    r.get(0).map(unspace)
+                })
+                .and_then(|rows| rows.collect())
             })
             .map_err(|e| self.err(e))
     }
@@ -635,7 +641,7 @@ impl<'a> Reader<'a> {
              WHERE n.id IN ({list})"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+        stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, unspace(r.get(2)?)))))
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
     }
@@ -677,8 +683,10 @@ impl<'a> Reader<'a> {
                  FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2"
             ))
             .and_then(|mut s| {
-                s.query_row(rusqlite::params![expr, id], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
+                s.query_row(rusqlite::params![expr, id], |r| {
+                    Ok((unspace(r.get(0)?), unspace(r.get(1)?)))
+                })
+                .optional()
             })
             .map_err(|e| self.err(e))
     }

@@ -139,6 +139,16 @@ const MIGRATIONS: &[&str] = &[
     UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
      WHERE id IN (SELECT note_id FROM chunks GROUP BY note_id, line, end_line HAVING count(*) > 1);
     "#,
+    // 8: Chinese, Japanese and Korean characters are indexed one token each (`index::cjk`):
+    // a run of them was one token, which only the whole run typed again matched. The notes
+    // holding any (the ranges of `cjk::is_cjk`) are read again by the next sync; their
+    // passages do not change, so their vectors stay.
+    r#"
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
+     WHERE id IN (SELECT rowid FROM notes_fts
+                   WHERE title || ' ' || tags || ' ' || body
+                         GLOB '*[ᄀ-ᇿ぀-ヿ㄰-㆏ㇰ-ㇿ㐀-䶿一-鿿가-힯豈-﫿ｦ-ﾟ𠀀-𱍏]*');
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -348,6 +358,33 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(rows, [(1, -1), (2, 5)]);
+    }
+
+    #[test]
+    fn notes_with_cjk_text_are_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        create_at(&conn, 7);
+        conn.execute_batch(
+            "INSERT INTO notes(id, path, type, title, title_key, stem_key, mtime_ns, size, sha256, body_line, indexed_at)
+             VALUES (1, 'zh.md', 'n', 't', 't', 'zh', 5, 9, x'aa', 1, 0),
+                    (2, 'en.md', 'n', 't', 't', 'en', 5, 9, x'bb', 1, 0),
+                    (3, 'ja.md', 'n', 't', 't', 'ja', 5, 9, x'cc', 1, 0),
+                    (4, 'ko.md', 'n', 't', 't', 'ko', 5, 9, x'dd', 1, 0),
+                    (5, 'ext.md', 'n', 't', 't', 'ext', 5, 9, x'ee', 1, 0);
+             INSERT INTO notes_fts(rowid, title, tags, body)
+             VALUES (1, 'Proxy', '', '如何配置代理'), (2, 'Proxy', 'net', 'café naïve — “quotes”'),
+                    (3, 'キャッシュ', '', 'clear'), (4, 'x', '서버', 'y'), (5, 'x', '', '𠀋');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let rows: Vec<(i64, i64)> = conn
+            .prepare("SELECT id, mtime_ns FROM notes ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [(1, -1), (2, 5), (3, -1), (4, -1), (5, -1)]);
     }
 
     #[test]

@@ -563,7 +563,12 @@ fn insert_note(
         link.execute(params![id, l.target, l.line])?;
     }
     tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![id, note.title, note.tags.join(" "), note.text])?;
+        .execute(params![
+            id,
+            super::cjk::spaced(&note.title),
+            super::cjk::spaced(&note.tags.join(" ")),
+            super::cjk::spaced(&note.text)
+        ])?;
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks(note_id, seq, line, end_line, heading, text, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;

@@ -907,3 +907,55 @@ fn a_lowered_size_limit_drops_notes_indexed_under_the_old_one() {
     );
     assert!(!hits(&b).to_string().contains("lore/big.md"));
 }
+
+/// Chinese, Japanese and Korean write words without spaces: a word inside a run is found
+/// (`代理` in `如何配置代理服务器`), as a phrase (its characters side by side), and what is
+/// shown is the note's own text at its own line.
+#[test]
+fn words_inside_cjk_text_are_found_and_shown_as_written() {
+    let b = Brain::example();
+    b.write(
+        "lore/proxy-zh.md",
+        "---\ntitle: 代理设置\ntags: [网络]\n---\n\n# 配置说明\n\n第一段没有关键词。\n\n如何配置代理服务器，让终端走代理。\n",
+    );
+    b.write(
+        "lore/cache-ja.md",
+        "# キャッシュの削除\n\nブラウザのキャッシュをクリアする方法。Rustのビルドも速くなる。\n",
+    );
+    b.write(
+        "lore/server-ko.md",
+        "# 서버 설정\n\n서버를 다시 시작하는 방법.\n",
+    );
+    b.ok(&["index"]);
+    let top = |q: &str| -> serde_json::Value {
+        let j = b.json(&["search", q, "--mode", "bm25", "--no-sync"]);
+        j["results"][0].clone()
+    };
+    let hit = top("代理");
+    assert_eq!(hit["path"], "lore/proxy-zh.md", "{hit}");
+    let snippet = hit["snippet"].as_str().unwrap();
+    assert!(snippet.contains("«代理»服务器"), "{snippet}");
+    assert!(!snippet.contains('\u{200B}'), "{snippet:?}");
+    assert_eq!(hit["line"], 10, "{hit}");
+    assert_eq!(hit["title"], "代理设置");
+    for (q, path) in [
+        ("服务器", "lore/proxy-zh.md"),
+        ("キャッシュ", "lore/cache-ja.md"),
+        ("クリア", "lore/cache-ja.md"),
+        ("Rustの", "lore/cache-ja.md"),
+        ("서버", "lore/server-ko.md"),
+        ("网络", "lore/proxy-zh.md"),
+    ] {
+        assert_eq!(top(q)["path"], path, "{q}");
+    }
+    // A phrase: the characters side by side, not each anywhere in the note.
+    let j = b.json(&["search", "理代", "--mode", "bm25", "--no-sync"]);
+    assert!(paths(&j).is_empty(), "{j}");
+    // The exact title still leads, and the body reads back unchanged.
+    assert_eq!(top("代理设置")["path"], "lore/proxy-zh.md");
+    let shown = b.ok(&["get", "lore/proxy-zh.md:10:1"]).stdout();
+    assert!(
+        shown.contains("如何配置代理服务器，让终端走代理。"),
+        "{shown}"
+    );
+}
