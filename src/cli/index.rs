@@ -30,6 +30,14 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         // A file name may hold a newline or an escape: one line each, printable.
         writeln!(err, "warning: {}", super::print::shown(w))?;
     }
+    if notes == 0 {
+        // "indexed 0 notes" alone leaves a person to guess: an empty folder, or notes the
+        // exclude patterns skip (a brain of README.md and raw/ is the second).
+        let why = brain::search::WhyEmpty::of(engine.config());
+        if why != brain::search::WhyEmpty::NotIndexed {
+            writeln!(err, "{}", why.notice(engine.config()))?;
+        }
+    }
     drop(err);
     let bar = embed_bar();
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
@@ -46,8 +54,8 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     if embedded.model.is_none() && embedded.pending > 0 {
         // Keywords are indexed; without this line "indexed N notes" reads as all done.
         eprintln!(
-            "{} passages not embedded: {}",
-            embedded.pending,
+            "{} not embedded: {}",
+            print::plural(embedded.pending, "passage"),
             brain::NO_MODEL_NOTICE
         );
     }

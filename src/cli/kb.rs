@@ -106,9 +106,13 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
     let mut kind = None;
     for p in &r.problems {
         if kind != Some(p.kind) {
+            // A blank line between groups, not before the first line of the output.
+            if kind.is_some() || r.types.is_empty() {
+                writeln!(out)?;
+            }
             kind = Some(p.kind);
             let n = r.counts.get(&p.kind).copied().unwrap_or(0);
-            writeln!(out, "\n{} ({n})", p.kind.heading())?;
+            writeln!(out, "{} ({n})", p.kind.heading())?;
         }
         match p.line {
             Some(line) => writeln!(out, "  {}:{line}: {}", shown(&p.path), shown(&p.message))?,
@@ -121,13 +125,13 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
     }
     writeln!(
         out,
-        "{} in {} notes ({} typed: {})",
+        "{} in {} ({} typed: {})",
         match total {
             0 => "nothing wrong".to_string(),
             1 => "1 problem".to_string(),
             n => format!("{n} problems"),
         },
-        r.notes,
+        super::print::plural(r.notes, "note"),
         r.types.len(),
         if r.types.is_empty() {
             "none".into()

@@ -157,7 +157,8 @@ pub fn annotation(mode: Mode, hit: &Hit) -> String {
 pub fn sync_line(out: &mut impl Write, r: &SyncReport, notes: u64) -> io::Result<()> {
     writeln!(
         out,
-        "indexed {notes} notes (+{} ~{} -{}) in {}",
+        "indexed {} (+{} ~{} -{}) in {}",
+        plural(notes, "note"),
         r.added,
         r.updated,
         r.removed,
@@ -176,8 +177,8 @@ pub fn embed_line(out: &mut impl Write, r: &brain::EmbedReport) -> io::Result<()
     };
     writeln!(
         out,
-        "embedded {} passages with {model} in {} ({rate:.0}/s){redo}",
-        r.embedded,
+        "embedded {} with {model} in {} ({rate:.0}/s){redo}",
+        plural(r.embedded, "passage"),
         millis(r.took_ms)
     )
 }
@@ -328,7 +329,7 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: bool) -> i
             l.removed,
             millis(l.took_ms),
             if l.warnings > 0 {
-                format!(", {} warnings", l.warnings)
+                format!(", {}", plural(l.warnings, "warning"))
             } else {
                 String::new()
             }

@@ -321,15 +321,7 @@ impl Engine {
             }
             None => None,
         };
-        search::run(
-            &reader,
-            &self.config.root,
-            req,
-            text,
-            semantic,
-            fusion,
-            terms,
-        )
+        search::run(&reader, &self.config, req, text, semantic, fusion, terms)
     }
 
     /// For an engine that does not remember words between searches (a process that

@@ -114,7 +114,7 @@ impl Engine {
             req.explain,
         )?;
         // "new" from an empty index would be said with confidence and mean nothing.
-        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config.root)? {
+        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
             notices = vec![empty];
         }
         Ok(SimilarResponse {
@@ -137,7 +137,7 @@ impl Engine {
         let reader = self.index.read()?;
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
         let clusters = similar::find_clusters(&reader, matrix)?;
-        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config.root)? {
+        if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
             notices = vec![empty];
         }
         let mode = match matrix {

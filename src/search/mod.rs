@@ -33,6 +33,7 @@ pub(crate) use candidates::term_presence;
 pub use evidence::{Evidence, TermStat};
 pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
 pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
+pub use pipeline::WhyEmpty;
 pub use pipeline::MAX_QUERY_BYTES;
 pub(crate) use pipeline::{empty_index_notice, run, validate, Found, Semantic};
 pub(crate) use query::{is_stopword_word as is_stopword, term_expr};

@@ -4,8 +4,6 @@
 //! and, when a model is ready, the embedder and the vector matrix; everything that decides
 //! an order is here.
 
-use std::path::Path;
-
 use super::bm25::{self, Bm25Hit};
 use super::candidates::{self, Candidate};
 use super::evidence::{self, Evidence};
@@ -16,6 +14,7 @@ use super::query::{Query, MAX_TERMS};
 use super::semantic::{Matrix, NoteScores, Quantized, SemHit, RERANK_ROWS};
 use super::term_scores::TermScores;
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
+use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::index::Reader;
@@ -210,7 +209,7 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
 /// hybrid ranks by keywords alone.
 pub(crate) fn run(
     reader: &Reader<'_>,
-    root: &Path,
+    config: &Config,
     req: &SearchRequest,
     text: &str,
     semantic: Option<Semantic<'_>>,
@@ -297,7 +296,7 @@ pub(crate) fn run(
 
     let mut results = Vec::with_capacity(req.top);
     for r in ranked.iter().take(req.top) {
-        if let Some(hit) = present::hit(reader, root, &query, r)? {
+        if let Some(hit) = present::hit(reader, &config.root, &query, r)? {
             results.push(hit);
         }
     }
@@ -312,7 +311,7 @@ pub(crate) fn run(
         notices.push(capped_notice());
     }
     if results.is_empty() {
-        notices.extend(empty_index_notice(reader, root)?);
+        notices.extend(empty_index_notice(reader, config)?);
         notices.extend(filter_notice(reader, &req.filters)?);
     }
     let explain = match req.explain {
@@ -375,27 +374,60 @@ fn gather_evidence(
     })
 }
 
-/// When a filter names a type that no note has, say so: a typo in `--type` should not
-/// look like an empty brain.
-/// What an answer from an index that holds no notes says: nothing found there means
-/// nothing was indexed (a `--no-sync` call before any `brain index`, a new data dir), not
-/// that the brain lacks the thing.
-pub(crate) fn empty_index_notice(reader: &Reader<'_>, root: &Path) -> Result<Option<String>> {
+/// One line for a search or similar over an index with no notes, saying why and what to
+/// do; `None` when it holds some.
+pub(crate) fn empty_index_notice(reader: &Reader<'_>, config: &Config) -> Result<Option<String>> {
     if reader.note_count()? > 0 {
         return Ok(None);
     }
-    Ok(Some(match crate::index::walk::holds_any_note(root) {
-        true => "the index holds no notes: run 'brain index' (its warnings say why a note \
-                 is skipped)"
-            .to_string(),
-        false => format!(
-            "the brain folder {} holds no notes yet (no .md files): write one, or point \
-             BRAIN_DIR (or root in the config file) at your notes",
-            root.display()
-        ),
-    }))
+    Ok(Some(WhyEmpty::of(config).notice(config)))
 }
 
+/// Why an index holds no notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhyEmpty {
+    /// The brain folder holds no `.md` file.
+    NoFiles,
+    /// It does, and the exclude patterns or a `.brainignore` skip every one.
+    AllSkipped,
+    /// It holds notes the index has not taken (not synced, or each refused with a warning).
+    NotIndexed,
+}
+
+impl WhyEmpty {
+    /// Looks at the folder (a walk, a stat per file: asked only of an empty index).
+    pub fn of(config: &Config) -> WhyEmpty {
+        if !crate::index::walk::holds_any_note(&config.root) {
+            WhyEmpty::NoFiles
+        } else if crate::index::walk::walk(config).is_ok_and(|w| w.files.is_empty()) {
+            WhyEmpty::AllSkipped
+        } else {
+            WhyEmpty::NotIndexed
+        }
+    }
+
+    /// The line a person reads.
+    pub fn notice(self, config: &Config) -> String {
+        let root = config.root.display();
+        match self {
+            WhyEmpty::NoFiles => format!(
+                "the brain folder {root} holds no notes yet (no .md files): write one, or \
+                 point BRAIN_DIR (or root in the config file) at your notes"
+            ),
+            WhyEmpty::AllSkipped => format!(
+                "every .md file in {root} is skipped by the exclude patterns ({}) or a \
+                 .brainignore: write notes outside them, or change exclude in the config file",
+                config.exclude.join(", ")
+            ),
+            WhyEmpty::NotIndexed => "the index holds no notes: run 'brain index' (its \
+                                     warnings say why a note is skipped)"
+                .to_string(),
+        }
+    }
+}
+
+/// When a filter names a type that no note has, say so: a typo in `--type` should not
+/// look like an empty brain.
 fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
     if let Some(tag) = &filters.tag {
         if !reader.has_tag(tag)? {

@@ -853,6 +853,37 @@ fn an_empty_index_says_so_instead_of_finding_nothing() {
         "{notice}"
     );
     assert!(!notice.contains("brain index"), "{notice}");
+    // Only files the default exclude patterns skip (README.md, raw/): `brain index` and a
+    // search both say so, rather than "indexed 0 notes" and "run brain index".
+    let skipped = b.tmp.path().join("skipped-brain");
+    std::fs::create_dir_all(skipped.join("raw")).unwrap();
+    std::fs::write(skipped.join("README.md"), "# About\n").unwrap();
+    std::fs::write(skipped.join("raw/clip.md"), "# Clip\n").unwrap();
+    let in_skipped = |args: &[&str]| {
+        let out = b
+            .command()
+            .env("BRAIN_DIR", &skipped)
+            .env("BRAIN_DATA_DIR", b.tmp.path().join("skipped-data"))
+            .args(args)
+            .output()
+            .unwrap();
+        crate::harness::Run(out)
+    };
+    let r = in_skipped(&["index"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.stdout().starts_with("indexed 0 notes"), "{}", r.stdout());
+    assert!(
+        r.stderr().contains("skipped by the exclude patterns") && r.stderr().contains("raw/"),
+        "{}",
+        r.stderr()
+    );
+    let r = in_skipped(&["search", "clip", "--json", "--no-daemon"]);
+    let notice = r.json()["notice"].as_str().unwrap_or_default().to_string();
+    assert!(
+        notice.contains("skipped by the exclude patterns"),
+        "{notice}"
+    );
+    assert!(!notice.contains("run 'brain index'"), "{notice}");
 }
 
 /// A large note's keyword hit shows the passage holding the word, at its line: FTS5's

@@ -201,7 +201,7 @@ fn touched_and_renamed_notes_are_not_re_embedded() {
     )
     .unwrap();
     let out = b.ok(&["index"]).stdout();
-    assert!(out.contains("embedded 1 passages"), "{out}");
+    assert!(out.contains("embedded 1 passage with"), "{out}");
 }
 
 #[test]
