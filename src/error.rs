@@ -107,11 +107,17 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
             "cannot write the index {} ({msg}): make {folder} writable, or set BRAIN_DATA_DIR to a writable folder",
             path.display()
         ),
+        // Met when the write-ahead log was deleted while a backend held it open (a new
+        // connection then reads a log that disagrees with the shared memory), or when the
+        // disk fails: both outlive a retry, and the notes are never at stake.
+        (Some(C::SystemIoFailure), msg) => format!(
+            "the index {} could not be read or written ({msg}): if a file beside it (-wal, -shm) was removed, stop the backend (brain serve, or quit the app) and retry; if it persists, run 'brain index --rebuild' (the notes are safe)",
+            path.display()
+        ),
         (_, msg) => format!("index {}: {msg}", path.display()),
     }
 }
 
-/// SQLite's own words for `e`, once (its message when it has one, else the code's).
 /// `e`, met making or writing `dir` in the data dir, with what to do when it says the data
 /// dir cannot be written (as the index's own errors say it).
 pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
@@ -134,6 +140,7 @@ pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
     }
 }
 
+/// SQLite's own words for `e`, once (its message when it has one, else the code's).
 pub(crate) fn sqlite_cause(e: &rusqlite::Error) -> String {
     match e {
         rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
@@ -182,5 +189,43 @@ impl Error {
             path: path.into(),
             cause: source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(code: std::ffi::c_int, msg: &str) -> Error {
+        Error::Index {
+            path: PathBuf::from("/data/indexes/notes-1/brain.sqlite"),
+            cause: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                Some(msg.to_string()),
+            ),
+        }
+    }
+
+    #[test]
+    fn each_index_failure_a_person_can_fix_says_how_on_one_line() {
+        let io = failure(rusqlite::ffi::SQLITE_IOERR_SHORT_READ, "disk I/O error").to_string();
+        assert!(io.contains("(disk I/O error)"), "{io}");
+        assert!(
+            io.contains("stop the backend") && io.contains("--rebuild"),
+            "{io}"
+        );
+        let corrupt = failure(rusqlite::ffi::SQLITE_CORRUPT, "malformed").to_string();
+        assert!(corrupt.contains("damaged (malformed)"), "{corrupt}");
+        let full = failure(rusqlite::ffi::SQLITE_FULL, "full").to_string();
+        assert!(full.contains("is full"), "{full}");
+        for message in [io, corrupt, full] {
+            assert!(!message.contains('\n'), "{message}");
+        }
+        // Anything else is SQLite's words, once, with the file.
+        let other = failure(rusqlite::ffi::SQLITE_MISMATCH, "datatype mismatch").to_string();
+        assert_eq!(
+            other,
+            "index /data/indexes/notes-1/brain.sqlite: datatype mismatch"
+        );
     }
 }
