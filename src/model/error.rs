@@ -34,6 +34,19 @@ pub enum ModelError {
         /// Size on disk.
         actual: u64,
     },
+    /// The server says its file has another size than the pinned one: it serves another
+    /// revision, or an error page, and a retry would get the same.
+    #[error("{url}: the server's file is {served} bytes, not the pinned {expected} (audit/{model}.toml): it is another revision or an error page; fetch from the Hugging Face hub, or set BRAIN_HUB_URL to a mirror of the pinned revision")]
+    ServedOtherSize {
+        /// The model.
+        model: String,
+        /// What was asked for.
+        url: String,
+        /// The size the server declared.
+        served: u64,
+        /// Pinned size.
+        expected: u64,
+    },
     /// A file's SHA-256 is not the pinned one.
     #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]
     Mismatch {
@@ -95,6 +108,7 @@ impl ModelError {
             ModelError::Unknown(_)
             | ModelError::Missing { .. }
             | ModelError::WrongSize { .. }
+            | ModelError::ServedOtherSize { .. }
             | ModelError::Mismatch { .. }
             | ModelError::ChangedInUse { .. }
             | ModelError::Invalid(_) => 2,

@@ -137,7 +137,9 @@ pub fn fetch(
 /// disk failure is not that, and fails the fetch (to be resumed) as for any file.
 fn not_on_the_hub(e: &ModelError) -> bool {
     match e {
-        ModelError::Mismatch { .. } | ModelError::WrongSize { .. } => true,
+        ModelError::Mismatch { .. }
+        | ModelError::WrongSize { .. }
+        | ModelError::ServedOtherSize { .. } => true,
         ModelError::Fetch { reason, .. } => reason.starts_with("HTTP 404"),
         _ => false,
     }
@@ -191,6 +193,19 @@ fn fetch_file(
         };
         if !resumed {
             have = 0;
+        }
+        // A mirror serving a file of another size would otherwise end "short" every time,
+        // each fetch asking to be run again to resume what can never be completed.
+        if let Some(served) = declared_size(&response) {
+            if served != spec.size {
+                remove(dest)?;
+                return Err(ModelError::ServedOtherSize {
+                    model: manifest.name.clone(),
+                    url: url.to_string(),
+                    served,
+                    expected: spec.size,
+                });
+            }
         }
         let mut out = OpenOptions::new()
             .create(true)
@@ -251,6 +266,25 @@ fn fetch_file(
         });
     }
     Ok(downloaded)
+}
+
+/// The whole file's size as the server declares it: `Content-Range`'s total for a resumed
+/// transfer, else `Content-Length` (unless the body is encoded, when that is not the file's).
+fn declared_size(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    let header = |name: &str| response.headers().get(name)?.to_str().ok();
+    if response.status().as_u16() == 206 {
+        // `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`: unknown).
+        return header("content-range")?
+            .rsplit('/')
+            .next()?
+            .trim()
+            .parse()
+            .ok();
+    }
+    if header("content-encoding").is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity")) {
+        return None;
+    }
+    header("content-length")?.trim().parse().ok()
 }
 
 fn content_range_start(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {

