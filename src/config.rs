@@ -189,6 +189,15 @@ impl Config {
                 )));
             }
         }
+        // Read where the model is loaded; a typo there (`BRAIN_DEVICE=cpy`) would quietly
+        // keep the GPU, so it is refused here, with the other settings.
+        if let Some(device) = env("BRAIN_DEVICE") {
+            if !device.eq_ignore_ascii_case("cpu") {
+                return Err(Error::Config(format!(
+                    "BRAIN_DEVICE={device:?} is not a device setting: set it to cpu to keep the model on the CPU, or unset it (the GPU is used when there is one)"
+                )));
+            }
+        }
         let root = absolute(&expand_tilde(&root))?;
         let data_dir = absolute(&expand_tilde(&data_dir))?;
         check_data_outside_root(&data_dir, &root)?;

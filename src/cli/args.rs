@@ -329,7 +329,7 @@ pub enum ModelCommand {
 #[derive(Debug, Args)]
 pub struct DaemonArgs {
     /// Do the work in this process even when a backend ('brain serve', the app) is running.
-    #[arg(long, env = "BRAIN_NO_DAEMON", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, env = "BRAIN_NO_DAEMON", value_parser = no_daemon)]
     pub no_daemon: bool,
 }
 
@@ -491,6 +491,18 @@ fn days(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("must be between 1 and {max} days (about 100 years)"))
 }
 
+/// `BRAIN_NO_DAEMON`'s value (`true` when the flag is given): empty is unset, as for every
+/// BRAIN_ variable, and a bad one names the variable (clap's own line names only the flag).
+fn no_daemon(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
+        _ => Err(format!(
+            "BRAIN_NO_DAEMON={s:?}: give 1 or 0 (true/false, yes/no, on/off), or leave it empty"
+        )),
+    }
+}
+
 /// A log level (`error` .. `trace`, `off`) or a tracing filter with a directive
 /// (`brain=debug`, `warn,brain::service=trace`). A lone word that is no level (`debgu`)
 /// would be read as a target name and silence every line: refused instead.
@@ -501,7 +513,7 @@ fn log_level(s: &str) -> Result<String, String> {
     // An empty BRAIN_LOG is unset, as for every BRAIN_ variable: the command's default.
     if lone && !word.is_empty() && !LEVELS.contains(&word.to_ascii_lowercase().as_str()) {
         return Err(format!(
-            "{s:?} is not a log level: give one of {} or a filter such as brain=debug",
+            "{s:?} is not a log level (BRAIN_LOG, --log-level): give one of {} or a filter such as brain=debug",
             LEVELS.join(", ")
         ));
     }

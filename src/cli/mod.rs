@@ -101,6 +101,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         root: cli.dir.clone(),
         ..Default::default()
     })?;
+    // A model name brain does not know is a setting to fix, whichever command meets it
+    // (a keyword search never loads the model, and would otherwise pass it by). `model`
+    // lists the names to pick from, and `install`/`uninstall` never load a model.
+    if !matches!(
+        cli.command,
+        Command::Model(_) | Command::Install(_) | Command::Uninstall(_)
+    ) {
+        brain::embed::check_model_name(&config)?;
+    }
     match cli.command {
         Command::Index(args) => index::run(config, args),
         Command::Search(args) => search::run(config, args),

@@ -99,9 +99,20 @@ fn a_client_with_another_model_works_in_process_and_says_why() {
         );
         out
     };
-    let out = other("no-such-model");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model \"no-such-model\""));
+    // A name brain does not know is refused before the backend is asked (no advice to
+    // restart it with a model that does not exist).
+    let out = brain
+        .command()
+        .args(["search", "retry", "--json", "--mode", "bm25"])
+        .env("BRAIN_MODEL", "no-such-model")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unknown model \"no-such-model\"") && !err.contains("restart"),
+        "{err}"
+    );
     let out = other("stand-in-hash-64");
     assert!(out.status.success());
     // Its own model has no vectors here: keywords, and the line saying so, not the
