@@ -750,6 +750,29 @@ fn bad_settings_are_one_line_and_exit_2() {
         .output()
         .unwrap();
     refused("unknown model", crate::harness::Run(r), "unknown model");
+    // Whether or not the command loads the model, and for the variables brain reads.
+    for (var, value, args, says) in [
+        ("BRAIN_MODEL", "no-such-model", &["check"][..], "unknown model"),
+        (
+            "BRAIN_MODEL",
+            "no-such-model",
+            &["search", "retry", "--mode", "bm25"][..],
+            "unknown model",
+        ),
+        ("BRAIN_DEVICE", "cpy", &["status"][..], "BRAIN_DEVICE=\"cpy\""),
+        ("BRAIN_NO_DAEMON", "2", &["status"][..], "BRAIN_NO_DAEMON=\"2\""),
+    ] {
+        let r = b.command().env(var, value).args(args).output().unwrap();
+        refused(var, crate::harness::Run(r), says);
+    }
+    // An empty variable is unset, not a bad value.
+    let r = b
+        .command()
+        .env("BRAIN_NO_DAEMON", "")
+        .args(["search", "retry", "--mode", "bm25"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", describe(&r));
     // A data folder that is a file is a setting that cannot be used.
     let file = b.tmp.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
