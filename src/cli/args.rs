@@ -114,8 +114,8 @@ pub struct UninstallArgs {
 /// `brain get`.
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// PATH (relative to the brain folder), PATH:LINE (20 lines around it) or
-    /// PATH:LINE:COUNT (COUNT lines from LINE).
+    /// PATH (relative to the brain folder, or to the current folder inside it, or
+    /// absolute), PATH:LINE (20 lines around it) or PATH:LINE:COUNT (COUNT lines from LINE).
     #[arg(value_name = "PATH[:LINE[:COUNT]]")]
     pub spec: String,
 
@@ -380,7 +380,7 @@ pub struct SearchArgs {
     #[arg(long = "where", value_name = "FIELD=VALUE")]
     pub conditions: Vec<String>,
 
-    /// How many results.
+    /// How many results (1 to 1000).
     #[arg(long, default_value_t = brain::search::DEFAULT_TOP as i64, value_name = "N",
           allow_negative_numbers = true)]
     pub top: i64,
@@ -416,8 +416,8 @@ pub struct SimilarArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// How many notes to show [default: 5]; with --all, how many clusters, largest first
-    /// [default: all].
+    /// How many notes to show, at most 50 [default: 5]; with --all, how many clusters,
+    /// largest first [default: all].
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub top: Option<i64>,
 

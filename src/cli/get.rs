@@ -11,7 +11,17 @@ use super::args::GetArgs;
 
 /// Runs `brain get`.
 pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
-    let note = NoteRef::parse(&args.spec)?;
+    let mut note = NoteRef::parse(&args.spec)?;
+    // Paths are the brain's (as search prints them); one that names no note there but a
+    // file of the current folder is that file (`cd lore; brain get x.md`), which must
+    // still lie inside the brain.
+    if std::path::Path::new(&note.path).is_relative() && !config.root.join(&note.path).exists() {
+        if let Ok(here) = std::env::current_dir().map(|d| d.join(&note.path)) {
+            if here.is_file() {
+                note.path = here.to_string_lossy().into_owned();
+            }
+        }
+    }
     let passage = passage::read(&config.root, &note)?;
     super::stats::record_read(&config, &passage.path, brain::usage::Via::Cli);
     let mut out = io::stdout().lock();

@@ -109,6 +109,20 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
         (Some(arg), None) => {
             let here = PathBuf::from(arg);
             let file = if here.is_file() {
+                let note = config.root.join(arg);
+                // A path copied from a search names a note; the same path here is another
+                // file, compared as asked, but the person should know which one it was.
+                if here.is_relative()
+                    && note.is_file()
+                    && inside(&config.root, &here).is_none()
+                    && inside(&config.root, &note).is_some()
+                {
+                    writeln!(
+                        io::stderr(),
+                        "warning: {arg} is the file in this folder, compared as a draft; to compare the brain's note {arg}, give its full path ({})",
+                        note.display()
+                    )?;
+                }
                 here
             } else if config.root.join(arg).is_file()
                 && inside(&config.root, &config.root.join(arg)).is_some()

@@ -14,7 +14,7 @@ pub enum ServiceError {
         socket: PathBuf,
     },
     /// Another backend already serves this brain.
-    #[error("brain serve is already running for {root} ({}socket {}); stop it first or use it", pid.map(|p| format!("pid {p}, ")).unwrap_or_default(), socket.display())]
+    #[error("brain serve is already running for {root} ({}socket {}); stop it first (the other commands already use it)", pid.map(|p| format!("pid {p}, ")).unwrap_or_default(), socket.display())]
     AlreadyRunning {
         /// The brain folder.
         root: String,

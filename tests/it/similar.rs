@@ -105,6 +105,22 @@ fn a_note_of_the_brain_is_never_its_own_result() {
         assert!(!paths.iter().any(|p| p == note), "{paths:?}");
         assert_eq!(j["results"].as_array().unwrap().len(), 10);
     }
+    // The same relative path in the folder the command runs in is another file: compared
+    // as a draft, as asked, with a warning naming the note it was not.
+    let here = b.tmp.path().join(note);
+    assert!(!here.starts_with(&b.root));
+    std::fs::create_dir_all(here.parent().unwrap()).unwrap();
+    std::fs::write(&here, "# Cats\n\nCats sleep sixteen hours a day.\n").unwrap();
+    let r = b.run(&["similar", note, "--json"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("is the file in this folder, compared as a draft")
+            && r.stderr().contains(&*b.root.join(note).to_string_lossy()),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(r.json()["verdict"], "new");
 }
 
 #[test]

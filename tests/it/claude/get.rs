@@ -52,6 +52,30 @@ fn get_json_and_absolute_paths_inside_the_brain() {
         (Some(29), Some(35)),
         "clipped at the end"
     );
+    // From a folder of the brain, a path relative to it; one to a file outside the brain
+    // is refused as outside, not as a missing note.
+    let from_lore = |spec: &str| {
+        let out = b
+            .command()
+            .current_dir(b.root.join("lore"))
+            .args(["get", spec, "--json"])
+            .output()
+            .unwrap();
+        crate::harness::Run(out)
+    };
+    let r = from_lore("sqlite-busy-timeout.md:34");
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["path"], "lore/sqlite-busy-timeout.md");
+    let r = b.run(&["get", "outside.md"]);
+    assert!(r.stderr().contains("no such note"), "{}", r.stderr());
+    std::fs::write(b.tmp.path().join("outside.md"), "# Out\n").unwrap();
+    let r = b.run(&["get", "outside.md"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("outside the brain folder"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
