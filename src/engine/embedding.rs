@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(during[0].2, 100, "all 100 wait before the first batch");
         for (m, notices, left) in &during {
             assert!(std::sync::Arc::ptr_eq(m, &before), "no reload mid-pass");
-            let said = format!("{left} passages are still waiting");
+            let said = format!("{left} passages are being embedded now");
             let told = notices.iter().any(|n| n.contains(&said));
             assert_eq!(told, *left > 0, "{notices:?}");
         }

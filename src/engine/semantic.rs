@@ -114,10 +114,18 @@ impl Engine {
             return Ok(None);
         }
         if pending > 0 {
-            notices.push(format!(
-                "{} still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)",
-                passages_are(pending)
-            ));
+            // While this engine embeds (the backend), its count is the pass's, which notes
+            // deleted meanwhile do not lower, and 'brain index' would only wait for it.
+            notices.push(match self.passes.left() {
+                Some(_) => format!(
+                    "{} being embedded now, so results by meaning may miss them until that is done",
+                    passages_are(pending)
+                ),
+                None => format!(
+                    "{} still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)",
+                    passages_are(pending)
+                ),
+            });
         }
         let reader = self.index.read()?;
         let version = reader.vectors_version()?;
