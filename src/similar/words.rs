@@ -59,6 +59,11 @@ pub(crate) fn stems(text: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The fewest words a note's share is counted over: a note of one or two words (a line of
+/// wiki links) is wholly "held" by any draft that names them, which alone would make the
+/// draft its duplicate. A copy of such a note still aligns passage for passage.
+const MIN_NOTE_WORDS: usize = 5;
+
 /// The draft's words and the weight of each (its inverse document frequency).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct DraftWords {
@@ -98,7 +103,7 @@ impl DraftWords {
             }
         }
         let draft_held = weight / self.total;
-        let note_held = count as f64 / note.len() as f64;
+        let note_held = count as f64 / note.len().max(MIN_NOTE_WORDS) as f64;
         (draft_held * note_held).sqrt()
     }
 }
@@ -134,14 +139,31 @@ mod tests {
     }
 
     #[test]
+    fn a_note_of_few_words_is_not_held_whole_by_a_draft_naming_them() {
+        let d = draft(&[("swap", 3.0), ("kite", 2.0), ("release", 1.0)]);
+        // One word of the note's one: a fifth, not all, of a note of under five words.
+        let tiny = d.overlap("[[swap/a]] [[swap/b]]");
+        let held = 3.0 / 6.0;
+        assert!((tiny - (held * 0.2_f64).sqrt()).abs() < 1e-9, "{tiny}");
+    }
+
+    #[test]
     fn overlap_weighs_the_drafts_rare_words_and_counts_the_notes() {
-        let d = draft(&[("lease", 3.0), ("push", 1.0)]);
+        let d = draft(&[
+            ("lease", 3.0),
+            ("push", 1.0),
+            ("rebase", 1.0),
+            ("remote", 1.0),
+            ("branch", 1.0),
+        ]);
         // The note holds every word of the draft, and the draft every word of the note.
-        assert!((d.overlap("Push with lease") - 1.0).abs() < 1e-9);
-        // Half the note's words, the draft's rare word: sqrt(0.75 * 0.5).
-        assert!((d.overlap("lease tables") - (0.75f64 * 0.5).sqrt()).abs() < 1e-9);
+        let same = d.overlap("Push with lease, rebase the remote branch");
+        assert!((same - 1.0).abs() < 1e-9, "{same}");
+        // A fifth of the note's words, the draft's rare word: sqrt(3/7 * 0.2).
+        let rare = d.overlap("lease tables chairs doors walls");
+        assert!((rare - (3.0f64 / 7.0 * 0.2).sqrt()).abs() < 1e-9, "{rare}");
         // The common word alone counts less than the rare one.
-        assert!(d.overlap("push tables") < d.overlap("lease tables"));
+        assert!(d.overlap("push tables chairs doors walls") < rare);
         assert_eq!(d.overlap("nothing shared here"), 0.0);
         assert_eq!(d.overlap(""), 0.0);
         assert_eq!(DraftWords::default().overlap("lease"), 0.0);
