@@ -367,9 +367,14 @@ impl<'a> Reader<'a> {
         }
         Ok(Counts {
             notes: self.note_count()?,
-            chunks: self.count("SELECT COUNT(*) FROM chunks")?,
+            chunks: self.passage_count()?,
             types,
         })
+    }
+
+    /// How many passages the index holds.
+    pub fn passage_count(&self) -> Result<u64> {
+        self.count("SELECT COUNT(*) FROM chunks")
     }
 
     /// Distinct passage texts: what a switch of model has to embed.
@@ -676,9 +681,15 @@ impl<'a> Reader<'a> {
         open: char,
         close: char,
     ) -> Result<Option<(String, String)>> {
+        // The window is counted in tokens, and a CJK character is one (`cjk`): 24 of them
+        // were 24 characters, where 24 English words fill a line.
+        let tokens = match expr.chars().any(super::cjk::is_cjk) {
+            true => 64,
+            false => 24,
+        };
         self.conn
             .prepare_cached(&format!(
-                "SELECT snippet(notes_fts, 2, '{open}', '{close}', '...', 24),
+                "SELECT snippet(notes_fts, 2, '{open}', '{close}', '...', {tokens}),
                         highlight(notes_fts, 2, char(1), char(2))
                  FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid = ?2"
             ))

@@ -141,13 +141,19 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 8: Chinese, Japanese and Korean characters are indexed one token each (`index::cjk`):
     // a run of them was one token, which only the whole run typed again matched. The notes
-    // holding any (the ranges of `cjk::is_cjk`) are read again by the next sync; their
+    // holding any (the ranges of `cjk::is_cjk`, written as code points: a character typed
+    // here may be normalised to another) are read again by the next sync; their
     // passages do not change, so their vectors stay.
     r#"
     UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
      WHERE id IN (SELECT rowid FROM notes_fts
                    WHERE title || ' ' || tags || ' ' || body
-                         GLOB '*[ᄀ-ᇿ぀-ヿ㄰-㆏ㇰ-ㇿ㐀-䶿一-鿿가-힯豈-﫿ｦ-ﾟ𠀀-𱍏]*');
+                         GLOB '*[' || char(0x1100, 0x2D, 0x11FF) ||
+                              char(0x3040, 0x2D, 0x30FF) || char(0x3130, 0x2D, 0x318F) ||
+                              char(0x31F0, 0x2D, 0x31FF) || char(0x3400, 0x2D, 0x4DBF) ||
+                              char(0x4E00, 0x2D, 0x9FFF) || char(0xAC00, 0x2D, 0xD7AF) ||
+                              char(0xF900, 0x2D, 0xFAFF) || char(0xFF66, 0x2D, 0xFF9F) ||
+                              char(0x20000, 0x2D, 0x3134F) || ']*');
     "#,
 ];
 
@@ -370,10 +376,13 @@ mod tests {
                     (2, 'en.md', 'n', 't', 't', 'en', 5, 9, x'bb', 1, 0),
                     (3, 'ja.md', 'n', 't', 't', 'ja', 5, 9, x'cc', 1, 0),
                     (4, 'ko.md', 'n', 't', 't', 'ko', 5, 9, x'dd', 1, 0),
-                    (5, 'ext.md', 'n', 't', 't', 'ext', 5, 9, x'ee', 1, 0);
+                    (5, 'ext.md', 'n', 't', 't', 'ext', 5, 9, x'ee', 1, 0),
+                    (6, 'icons.md', 'n', 't', 't', 'icons', 5, 9, x'ff', 1, 0),
+                    (7, 'compat.md', 'n', 't', 't', 'compat', 5, 9, x'11', 1, 0);
              INSERT INTO notes_fts(rowid, title, tags, body)
              VALUES (1, 'Proxy', '', '如何配置代理'), (2, 'Proxy', 'net', 'café naïve — “quotes”'),
-                    (3, 'キャッシュ', '', 'clear'), (4, 'x', '서버', 'y'), (5, 'x', '', '𠀋');",
+                    (3, 'キャッシュ', '', 'clear'), (4, 'x', '서버', 'y'), (5, 'x', '', '𠀋'),
+                    (6, 'x', '', 'prompt \u{E0A0} main \u{A000}'), (7, 'x', '', '\u{F900}');",
         )
         .unwrap();
         migrate(&mut conn).unwrap();
@@ -384,7 +393,11 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert_eq!(rows, [(1, -1), (2, 5), (3, -1), (4, -1), (5, -1)]);
+        // A Powerline icon (private use) and Yi are not CJK: not read again.
+        assert_eq!(
+            rows,
+            [(1, -1), (2, 5), (3, -1), (4, -1), (5, -1), (6, 5), (7, -1)]
+        );
     }
 
     #[test]

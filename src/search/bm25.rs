@@ -146,7 +146,9 @@ pub(crate) fn search(
 /// Whether `text` holds `literal` as written, not inside a longer word: `-la` is in
 /// `ls -la` but not in `nginx-latest`, `wal_checkpoint` in `wal_checkpoint(TRUNCATE)`.
 pub(crate) fn contains_literal(text: &str, literal: &str) -> bool {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
+    // A CJK character is a word of its own (`index::cjk`): `使用wal_checkpoint命令` holds
+    // the identifier.
+    let word = |c: char| (c.is_alphanumeric() && !crate::index::cjk::is_cjk(c)) || c == '_';
     let edge_word = (literal.starts_with(word), literal.ends_with(word));
     text.match_indices(literal).any(|(at, _)| {
         let before = text[..at].chars().next_back();
@@ -215,6 +217,10 @@ mod tests {
         assert!(contains_literal("use tokio::select!", "tokio::select"));
         assert!(contains_literal("edit ~/.ssh/config now", "~/.ssh/config"));
         assert!(!contains_literal("--no-verify-all", "--no-verify"));
+        // CJK characters are words of their own, on either side.
+        assert!(contains_literal("使用wal_checkpoint命令", "wal_checkpoint"));
+        assert!(contains_literal("使用-version参数", "-version"));
+        assert!(contains_literal("如何配置代理服务器", "配置代理"));
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub(crate) fn hit(
                     let words: Vec<String> = query
                         .words()
                         .into_iter()
-                        .filter(|w| w.chars().count() >= 3)
+                        .filter(|w| snippet::worth_marking(w))
                         .map(|w| w.to_lowercase())
                         .collect();
                     let kw = words_marked(&by_words.0, &words);

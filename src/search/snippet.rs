@@ -1,5 +1,7 @@
 //! Making passages fit one line of a terminal or a panel row.
 
+use crate::index::cjk::is_cjk;
+
 /// Longest word a snippet shows whole, in characters: a base64 blob or a minified line is
 /// one token to FTS5, and a snippet of it would otherwise be megabytes.
 pub const WORD_CHARS: usize = 64;
@@ -56,32 +58,49 @@ pub fn truncate(s: &str, max: usize) -> String {
 pub const PASSAGE_CHARS: usize = 200;
 
 /// Puts «marks» around whole-word, case-insensitive occurrences of `words` (at least three
-/// letters) so a semantic passage shows any words it shares with the query.
+/// letters) so a semantic passage shows any words it shares with the query. Chinese,
+/// Japanese and Korean write words without spaces, so a word of theirs ([`worth_marking`]
+/// at any length) is marked wherever it stands inside a run of such characters, as the
+/// full-text index finds it (`index::cjk`).
 pub fn mark_words(text: &str, words: &[String]) -> String {
     let wanted: Vec<String> = words
         .iter()
-        .filter(|w| w.chars().count() >= 3)
+        .filter(|w| worth_marking(w))
         .map(|w| w.to_lowercase())
         .collect();
     if wanted.is_empty() {
         return text.to_string();
     }
+    // Longest first: a run holding both `代理` and `代理服务器` marks the longer.
+    let mut in_runs: Vec<&str> = wanted
+        .iter()
+        .filter(|w| w.chars().all(is_cjk))
+        .map(String::as_str)
+        .collect();
+    in_runs.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
     let mut out = String::with_capacity(text.len() + 16);
     let mut word = String::new();
     let flush = |out: &mut String, word: &mut String| {
-        if !word.is_empty() {
-            if wanted.contains(&word.to_lowercase()) {
-                out.push('«');
-                out.push_str(word);
-                out.push('»');
-            } else {
-                out.push_str(word);
-            }
-            word.clear();
+        if word.is_empty() {
+            return;
         }
+        if wanted.contains(&word.to_lowercase()) {
+            out.push('«');
+            out.push_str(word);
+            out.push('»');
+        } else if word.chars().all(is_cjk) && !in_runs.is_empty() {
+            mark_inside(out, word, &in_runs);
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
     };
     for c in text.chars() {
+        // A CJK run and a Latin word touching it are two words (`Rust的所有权`).
         if c.is_alphanumeric() {
+            if word.chars().last().is_some_and(|p| is_cjk(p) != is_cjk(c)) {
+                flush(&mut out, &mut word);
+            }
             word.push(c);
         } else {
             flush(&mut out, &mut word);
@@ -92,8 +111,53 @@ pub fn mark_words(text: &str, words: &[String]) -> String {
     out
 }
 
+/// Whether a query word is marked in a passage: three letters or more, or any word of a
+/// script written without spaces (`代理` is a word; `it` is noise).
+pub fn worth_marking(word: &str) -> bool {
+    word.chars().count() >= 3 || word.chars().any(is_cjk)
+}
+
+/// `run` (CJK characters only) into `out` with every occurrence of any of `words` marked,
+/// left to right, the longest word first where two start at one place.
+fn mark_inside(out: &mut String, run: &str, words: &[&str]) {
+    let mut rest = run;
+    while !rest.is_empty() {
+        match words.iter().find(|w| rest.starts_with(**w)) {
+            Some(w) => {
+                out.push('«');
+                out.push_str(w);
+                out.push('»');
+                rest = &rest[w.len()..];
+            }
+            None => {
+                let next = rest.chars().next().map_or(rest.len(), char::len_utf8);
+                out.push_str(&rest[..next]);
+                rest = &rest[next..];
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn marks_cjk_words_inside_their_runs() {
+        let words = vec![
+            "代理".to_string(),
+            "キャッシュ".to_string(),
+            "rust".to_string(),
+        ];
+        assert_eq!(
+            mark_words("如何配置代理服务器，Rust的代理", &words),
+            "如何配置«代理»服务器，«Rust»的«代理»"
+        );
+        assert_eq!(
+            mark_words("ブラウザのキャッシュ", &words),
+            "ブラウザの«キャッシュ»"
+        );
+        assert!(worth_marking("代") && !worth_marking("it"));
+    }
+
     #[test]
     fn marks_whole_words_only() {
         let words = vec!["flag".to_string(), "it".to_string()];

@@ -13,31 +13,66 @@ use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use crate::index::cjk::is_cjk;
 use crate::search::is_stopword;
 
 /// Distinct words read of a text, at most (a pasted essay's tail adds nothing).
 const MAX_WORDS: usize = 400;
 
-/// The words of `text` as the full-text tokenizer sees them (runs of letters and digits),
+/// The words of `text` as the full-text index reads them (runs of letters and digits),
 /// lowercased, without stopwords and words under 3 characters, in first-seen order, at most
 /// [`MAX_WORDS`] of them: what both the rare words and the word overlap read of a text.
+/// Chinese, Japanese and Korean write no spaces between words, so a run of their characters
+/// gives its overlapping pairs (`连接池上限` -> `连接`, `接池`, `池上`, `上限`): a whole run
+/// (a clause, between two commas) is never shared by a paraphrase, where its pairs are
+/// (what a CJK search engine indexes for want of word boundaries).
 pub(crate) fn words(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for w in text.split(|c: char| !c.is_alphanumeric()) {
-        if w.chars().count() < 3 || w.chars().all(|c| c.is_ascii_digit()) {
-            continue;
+    let mut push = |w: String, out: &mut Vec<String>| {
+        if !is_stopword(&w) && seen.insert(w.clone()) {
+            out.push(w);
         }
-        let w = w.to_lowercase();
-        if is_stopword(&w) || !seen.insert(w.clone()) {
-            continue;
-        }
-        out.push(w);
-        if out.len() == MAX_WORDS {
-            break;
+        out.len() == MAX_WORDS
+    };
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        for (part, cjk) in script_parts(token) {
+            if cjk {
+                let chars: Vec<char> = part.chars().collect();
+                for pair in chars.windows(2) {
+                    if push(pair.iter().collect(), &mut out) {
+                        return out;
+                    }
+                }
+            } else if part.chars().count() >= 3
+                && !part.chars().all(|c| c.is_ascii_digit())
+                && push(part.to_lowercase(), &mut out)
+            {
+                return out;
+            }
         }
     }
     out
+}
+
+/// `token` cut where it passes between CJK and other characters (`Rust的所有权` -> `Rust`,
+/// `的所有权`), each part with whether it is CJK.
+fn script_parts(token: &str) -> Vec<(&str, bool)> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (at, c) in token.char_indices() {
+        let cjk = is_cjk(c);
+        if current.is_some_and(|k| k != cjk) {
+            parts.push((&token[start..at], !cjk));
+            start = at;
+        }
+        current = Some(cjk);
+    }
+    if let Some(cjk) = current {
+        parts.push((&token[start..], cjk));
+    }
+    parts
 }
 
 /// Bytes of a note read for its words: its first [`words`] are all that
@@ -126,6 +161,18 @@ mod tests {
                 .map(String::from)
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn cjk_runs_give_their_pairs_and_latin_words_beside_them_stay_words() {
+        assert_eq!(
+            words("排查发现连接池上限，TTLを短く Rust的代理"),
+            [
+                "排查", "查发", "发现", "现连", "连接", "接池", "池上", "上限", "ttl", "を短",
+                "短く", "rust", "的代", "代理"
+            ]
+        );
+        assert!(words("单").is_empty());
     }
 
     #[test]
