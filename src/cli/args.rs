@@ -497,9 +497,8 @@ fn no_daemon(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
         "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
-        _ => Err(format!(
-            "BRAIN_NO_DAEMON={s:?}: give 1 or 0 (true/false, yes/no, on/off), or leave it empty"
-        )),
+        // clap says the value and the flag before this.
+        _ => Err("BRAIN_NO_DAEMON takes 1 or 0 (true/false, yes/no, on/off), or nothing".into()),
     }
 }
 
@@ -513,7 +512,7 @@ fn log_level(s: &str) -> Result<String, String> {
     // An empty BRAIN_LOG is unset, as for every BRAIN_ variable: the command's default.
     if lone && !word.is_empty() && !LEVELS.contains(&word.to_ascii_lowercase().as_str()) {
         return Err(format!(
-            "{s:?} is not a log level (BRAIN_LOG, --log-level): give one of {} or a filter such as brain=debug",
+            "not a log level: give BRAIN_LOG (or the flag) one of {}, or a filter such as brain=debug",
             LEVELS.join(", ")
         ));
     }

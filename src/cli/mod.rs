@@ -101,12 +101,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         root: cli.dir.clone(),
         ..Default::default()
     })?;
-    // A model name brain does not know is a setting to fix, whichever command meets it
-    // (a keyword search never loads the model, and would otherwise pass it by). `model`
-    // lists the names to pick from, and `install`/`uninstall` never load a model.
-    if !matches!(
+    // A model name brain does not know is a setting to fix for every command that may
+    // embed (a keyword search never loads the model, and passed it by; through a backend
+    // it was told to restart it with that model). The others never read it: `get`, the
+    // knowledge-base commands and `mcp` (whose keyword search keeps working, and whose
+    // refusal at start would only reach a log) go on; `model` lists the names.
+    if matches!(
         cli.command,
-        Command::Model(_) | Command::Install(_) | Command::Uninstall(_)
+        Command::Search(_)
+            | Command::Similar(_)
+            | Command::Index(_)
+            | Command::Serve(_)
+            | Command::Eval(_)
     ) {
         brain::embed::check_model_name(&config)?;
     }

@@ -112,14 +112,18 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
                 let note = config.root.join(arg);
                 // A path copied from a search names a note; the same path here is another
                 // file, compared as asked, but the person should know which one it was.
+                let other = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+                    (Ok(a), Ok(b)) => a != b,
+                    _ => false,
+                };
                 if here.is_relative()
                     && note.is_file()
-                    && inside(&config.root, &here).is_none()
                     && inside(&config.root, &note).is_some()
+                    && other(&here, &note)
                 {
                     writeln!(
                         io::stderr(),
-                        "warning: {arg} is the file in this folder, compared as a draft; to compare the brain's note {arg}, give its full path ({})",
+                        "warning: {arg} is the file in this folder that was compared; to compare the brain's note {arg}, give its full path ({})",
                         note.display()
                     )?;
                 }

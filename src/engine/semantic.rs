@@ -272,8 +272,10 @@ impl Engine {
     pub(super) fn pending_at(&self, reader: &Reader<'_>) -> Result<u64> {
         // During this engine's own pass every batch moves the version, and counting scans
         // every passage: the pass's own count stands in, once it has one, until it ends.
+        // Notes deleted while it runs do not lower the pass's count: never more than
+        // there are passages (a count of the table, not the scan for pending ones).
         if let Some(left) = self.passes.left() {
-            return Ok(left);
+            return Ok(left.min(reader.passage_count()?));
         }
         let version = reader.vectors_version()?;
         if let Some((v, n)) = self.cache().pending {

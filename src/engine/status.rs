@@ -62,9 +62,7 @@ impl Engine {
             notes: counts.notes,
             types: counts.types,
             chunks: counts.chunks,
-            // A pass's own count is not lowered by notes deleted while it runs: never
-            // more waiting than there are passages.
-            pending_chunks: self.pending_at(&reader)?.min(counts.chunks),
+            pending_chunks: self.pending_at(&reader)?,
             last_sync_at: reader.meta("last_sync_at")?.and_then(|v| v.parse().ok()),
             last_sync: reader
                 .meta("last_sync")?

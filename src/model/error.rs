@@ -36,7 +36,7 @@ pub enum ModelError {
     },
     /// The server says its file has another size than the pinned one: it serves another
     /// revision, or an error page, and a retry would get the same.
-    #[error("{url}: the server's file is {served} bytes, not the pinned {expected} (audit/{model}.toml): it is another revision or an error page; fetch from the Hugging Face hub, or set BRAIN_HUB_URL to a mirror of the pinned revision")]
+    #[error("{url}: the server's file is {served} bytes, not the pinned {expected} (audit/{model}.toml): it is another revision or an error page, and fetching again would get the same{remedy}")]
     ServedOtherSize {
         /// The model.
         model: String,
@@ -46,6 +46,8 @@ pub enum ModelError {
         served: u64,
         /// Pinned size.
         expected: u64,
+        /// What to do, when there is something (another hub): `; ...`, or empty.
+        remedy: String,
     },
     /// A file's SHA-256 is not the pinned one.
     #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]

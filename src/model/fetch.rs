@@ -199,11 +199,16 @@ fn fetch_file(
         if let Some(served) = declared_size(&response) {
             if served != spec.size {
                 remove(dest)?;
+                let remedy = match url.starts_with(DEFAULT_HUB_URL) {
+                    true => "; 'brain model import' takes the pinned files from a folder".into(),
+                    false => "; set BRAIN_HUB_URL to a mirror of the pinned revision, or unset it to fetch from the Hugging Face hub".into(),
+                };
                 return Err(ModelError::ServedOtherSize {
                     model: manifest.name.clone(),
                     url: url.to_string(),
                     served,
                     expected: spec.size,
+                    remedy,
                 });
             }
         }

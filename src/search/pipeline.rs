@@ -399,7 +399,10 @@ impl WhyEmpty {
     pub fn of(config: &Config) -> WhyEmpty {
         if !crate::index::walk::holds_any_note(&config.root) {
             WhyEmpty::NoFiles
-        } else if crate::index::walk::walk(config).is_ok_and(|w| w.files.is_empty()) {
+        } else if crate::index::walk::walk(config).is_ok_and(|w| {
+            // A folder not read, or a name not readable, would be the warnings' to say.
+            w.files.is_empty() && w.warnings.is_empty() && w.unreadable.is_empty()
+        }) {
             WhyEmpty::AllSkipped
         } else {
             WhyEmpty::NotIndexed
@@ -415,9 +418,13 @@ impl WhyEmpty {
                  point BRAIN_DIR (or root in the config file) at your notes"
             ),
             WhyEmpty::AllSkipped => format!(
-                "every .md file in {root} is skipped by the exclude patterns ({}) or a \
-                 .brainignore: write notes outside them, or change exclude in the config file",
-                config.exclude.join(", ")
+                "every .md file in {root} is skipped, by the exclude patterns{} or a \
+                 .gitignore or .brainignore: write notes outside them, or change exclude in \
+                 the config file",
+                match config.exclude.is_empty() {
+                    true => String::new(),
+                    false => format!(" ({})", config.exclude.join(", ")),
+                }
             ),
             WhyEmpty::NotIndexed => "the index holds no notes: run 'brain index' (its \
                                      warnings say why a note is skipped)"

@@ -752,19 +752,42 @@ fn bad_settings_are_one_line_and_exit_2() {
     refused("unknown model", crate::harness::Run(r), "unknown model");
     // Whether or not the command loads the model, and for the variables brain reads.
     for (var, value, args, says) in [
-        ("BRAIN_MODEL", "no-such-model", &["check"][..], "unknown model"),
+        (
+            "BRAIN_MODEL",
+            "no-such-model",
+            &["index"][..],
+            "unknown model",
+        ),
         (
             "BRAIN_MODEL",
             "no-such-model",
             &["search", "retry", "--mode", "bm25"][..],
             "unknown model",
         ),
-        ("BRAIN_DEVICE", "cpy", &["status"][..], "BRAIN_DEVICE=\"cpy\""),
-        ("BRAIN_NO_DAEMON", "2", &["status"][..], "BRAIN_NO_DAEMON=\"2\""),
+        (
+            "BRAIN_DEVICE",
+            "cpy",
+            &["status"][..],
+            "BRAIN_DEVICE=\"cpy\"",
+        ),
+        (
+            "BRAIN_NO_DAEMON",
+            "2",
+            &["status"][..],
+            "BRAIN_NO_DAEMON takes 1 or 0",
+        ),
     ] {
         let r = b.command().env(var, value).args(args).output().unwrap();
         refused(var, crate::harness::Run(r), says);
     }
+    // A command that never embeds is not stopped by the model's name.
+    let r = b
+        .command()
+        .env("BRAIN_MODEL", "no-such-model")
+        .args(["get", "lore/sqlite-busy-timeout.md:1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", describe(&r));
     // An empty variable is unset, not a bad value.
     let r = b
         .command()
@@ -896,14 +919,14 @@ fn an_empty_index_says_so_instead_of_finding_nothing() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(r.stdout().starts_with("indexed 0 notes"), "{}", r.stdout());
     assert!(
-        r.stderr().contains("skipped by the exclude patterns") && r.stderr().contains("raw/"),
+        r.stderr().contains("skipped, by the exclude patterns") && r.stderr().contains("raw/"),
         "{}",
         r.stderr()
     );
     let r = in_skipped(&["search", "clip", "--json", "--no-daemon"]);
     let notice = r.json()["notice"].as_str().unwrap_or_default().to_string();
     assert!(
-        notice.contains("skipped by the exclude patterns"),
+        notice.contains("skipped, by the exclude patterns"),
         "{notice}"
     );
     assert!(!notice.contains("run 'brain index'"), "{notice}");

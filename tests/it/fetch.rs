@@ -299,7 +299,7 @@ fn a_server_with_another_size_of_a_file_is_refused_not_resumed() {
         assert!(
             err.contains("tokenizer.json: the server's file is 1000 bytes, not the pinned")
                 && err.contains("BRAIN_HUB_URL")
-                && !err.contains("again"),
+                && !err.contains("run the fetch again"),
             "{err}"
         );
         assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -115,7 +115,7 @@ fn a_note_of_the_brain_is_never_its_own_result() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(
         r.stderr()
-            .contains("is the file in this folder, compared as a draft")
+            .contains("is the file in this folder that was compared")
             && r.stderr().contains(&*b.root.join(note).to_string_lossy()),
         "{}",
         r.stderr()
