@@ -66,6 +66,10 @@ impl Embedder for CachedQueries {
         self.inner.prepare_queries()
     }
 
+    fn unknown_share(&self, text: &str) -> f32 {
+        self.inner.unknown_share(text)
+    }
+
     fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let known: Vec<Option<Vec<f32>>> = {
             let mut drafts = self.drafts.lock().unwrap_or_else(|e| e.into_inner());

@@ -376,6 +376,10 @@ impl Embedder for LocalEmbedder {
         self.prepare_few()
     }
 
+    fn unknown_share(&self, text: &str) -> f32 {
+        self.tokenizer.unknown_share(text)
+    }
+
     fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<String> = texts
             .iter()

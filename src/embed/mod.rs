@@ -52,6 +52,11 @@ pub trait Embedder: Send + Sync {
     fn embed_unstored(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.embed_documents(texts)
     }
+    /// The share of `text`'s tokens the model does not know (0..=1): a query mostly of
+    /// such tokens has a vector that says nothing of its meaning. 0 by default.
+    fn unknown_share(&self, _text: &str) -> f32 {
+        0.0
+    }
 }
 
 /// `known` (one entry per text of `texts`, `None` where a vector is still needed) completed

@@ -37,6 +37,11 @@
 //!    [`LITERAL_BONUS`] (a third of the scale the scores live on): it climbs over notes of
 //!    similar score, not over everything the semantic list knows.
 //!
+//! 4. **A query the model cannot read is the keyword list's.** When half or more of its
+//!    tokens are the model's unknown token ([`UNKNOWN`]; Chinese or Korean for MiniLM's
+//!    English vocabulary, which knows few of their characters), its vector is the unknown
+//!    token's, near any note: `alpha` is 1 ([`Weights::from_unknown`]).
+//!
 //! Every number that decides an order is reported by `--explain`.
 
 use serde::{Deserialize, Serialize};
@@ -58,13 +63,18 @@ pub const DEAD_ZONE: f64 = 0.5;
 /// trusted as much as the semantic list.
 pub const LEAD: f64 = 2.0;
 
+/// At this share of unknown tokens in the query, its vector says too little of its meaning
+/// for the semantic list to weigh at all ([`Weights::from_unknown`]).
+pub const UNKNOWN: f32 = 0.5;
+
 /// What holding every literal of the query adds to a note's score (scores are in 0..=1).
 pub const LITERAL_BONUS: f64 = 0.3;
 
 /// How much each list counts for one query, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
-    /// The keyword list's share (0..=[`MAX_ALPHA`]); the semantic list has `1 - alpha`.
+    /// The keyword list's share (0..=[`MAX_ALPHA`], or 1 when the model cannot read the
+    /// query); the semantic list has `1 - alpha`.
     pub alpha: f64,
     /// One line saying which evidence set the weights.
     pub reason: String,
@@ -83,6 +93,20 @@ impl Weights {
             Weights::from_lead(evidence.coverage, evidence.bm25_lead)
         } else {
             Weights::from_coverage(evidence.coverage)
+        }
+    }
+
+    /// Weights for a query whose tokens the model mostly does not know (`share` of them
+    /// unknown, at least [`UNKNOWN`]: Chinese or Korean for MiniLM's English vocabulary):
+    /// its vector is that of the unknown token, whose neighbours are any notes, so the
+    /// keyword list alone orders the results.
+    pub fn from_unknown(share: f32) -> Weights {
+        Weights {
+            alpha: 1.0,
+            reason: format!(
+                "the model does not know {:.0}% of the query's tokens: keywords decide",
+                share * 100.0
+            ),
         }
     }
 

@@ -277,7 +277,13 @@ pub(crate) fn run(
             let literal_top = bm25_hits
                 .first()
                 .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
-            let weights = Weights::choose(&evidence, literal_top);
+            let unknown = semantic
+                .as_ref()
+                .map_or(0.0, |s| s.embedder.unknown_share(text));
+            let weights = match unknown >= fuse::UNKNOWN && !bm25_hits.is_empty() {
+                true => Weights::from_unknown(unknown),
+                false => Weights::choose(&evidence, literal_top),
+            };
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
                 fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));

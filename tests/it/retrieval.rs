@@ -383,3 +383,38 @@ fn eval_slice_hybrid_never_loses() {
         );
     }
 }
+
+/// A query the model cannot read (Chinese: one unknown token per character to MiniLM) has
+/// the unknown token's vector, close to any note; hybrid orders by keywords then, and the
+/// explanation says why. An English query keeps its weights.
+#[test]
+fn a_query_the_model_cannot_read_is_ordered_by_keywords() {
+    let b = Brain::new().model();
+    b.write(
+        "proxy.md",
+        "# 代理服务器配置\n\n公司内网访问外网必须走代理。如何配置代理服务器？设置环境变量。\n",
+    );
+    b.write(
+        "era.md",
+        "# 新时代的感想\n\n我们进入了一个新时代。理想主义者越来越少了。\n",
+    );
+    b.write(
+        "db.md",
+        "# 数据库连接池\n\n连接池上限只有十个，排查发现是配置错误。\n",
+    );
+    b.write(
+        "retry.md",
+        "# Retries\n\nRetry with jitter so clients do not stampede.\n",
+    );
+    b.ok(&["index"]);
+    let j = b.json(&["search", "代理 配置", "--explain"]);
+    let reason = j["explain"]["weights"]["reason"].as_str().unwrap();
+    assert!(reason.contains("does not know"), "{reason}");
+    assert_eq!(j["explain"]["weights"]["alpha"], 1.0);
+    let keywords = paths(&b.json(&["search", "代理 配置", "--mode", "bm25"]));
+    assert_eq!(paths(&j).first(), keywords.first(), "{j}");
+    assert_eq!(paths(&j).first().map(String::as_str), Some("proxy.md"));
+    let e = b.json(&["search", "retry jitter", "--explain"]);
+    let reason = e["explain"]["weights"]["reason"].as_str().unwrap();
+    assert!(!reason.contains("does not know"), "{reason}");
+}
