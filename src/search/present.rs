@@ -90,7 +90,7 @@ pub(crate) fn hit(
                 true => {
                     let by_words = bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?;
                     let words: Vec<String> = query
-                        .words()
+                        .searched_words()
                         .into_iter()
                         .filter(|w| snippet::worth_marking(w))
                         .map(|w| w.to_lowercase())
@@ -166,7 +166,7 @@ fn passage(
         &snippet::one_line(&passage.join("\n")),
         snippet::PASSAGE_CHARS,
     );
-    let words = query.words();
+    let words = query.searched_words();
     let marked = snippet::mark_words(&passage, &words);
     let line = match marked.contains('«') {
         true => first_line_where(reader, note_id, body_line, &row, |text| {
@@ -209,7 +209,7 @@ fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (S
     };
     let lines: Vec<&str> = text.lines().collect();
     let body = (body_line.max(1) as usize - 1).min(lines.len());
-    let words = query.words();
+    let words = query.searched_words();
     let at = (body..lines.len())
         .find(|&i| {
             let line = lines[i].to_lowercase();

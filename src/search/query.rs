@@ -21,6 +21,9 @@ pub struct Term {
     pub quoted: bool,
     /// An exclusion that may be a long flag (`-version`): see [`Query::resolve_flags`].
     pub maybe_flag: bool,
+    /// For a pair of characters cut from a CJK run typed without spaces (`代理` of
+    /// `配置代理服务器`), the word as typed: see [`cjk_pairs`].
+    pub part_of: Option<String>,
 }
 
 impl Term {
@@ -136,14 +139,21 @@ impl Query {
                 prefix,
                 quoted,
                 maybe_flag,
+                part_of: None,
             };
             let list = if negate {
                 &mut q.excludes
             } else {
                 &mut q.terms
             };
-            if !list.contains(&term) {
-                list.push(term);
+            let terms = match negate {
+                true => vec![term],
+                false => cjk_pairs(term),
+            };
+            for term in terms {
+                if !list.contains(&term) {
+                    list.push(term);
+                }
             }
         }
         let content: Vec<Term> = q
@@ -178,6 +188,7 @@ impl Query {
                     prefix: false,
                     quoted: false,
                     maybe_flag: false,
+                    part_of: None,
                 };
                 if self.terms.contains(&term) {
                     // Searched for already.
@@ -229,17 +240,28 @@ impl Query {
         Some(format!("({any}) NOT ({none})"))
     }
 
-    /// The lowercase tokens of the positive terms: what an exact-name check compares with.
+    /// The lowercase words of the positive terms as typed (a CJK run cut into pairs counts
+    /// once, whole): what an exact-name check compares with.
     pub fn words(&self) -> Vec<String> {
+        let mut whole: Option<&str> = None;
         self.terms
             .iter()
-            .flat_map(|t| {
-                t.text
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|w| !w.is_empty())
-                    .map(str::to_lowercase)
+            .filter_map(|t| match &t.part_of {
+                Some(w) if whole == Some(w.as_str()) => None,
+                Some(w) => {
+                    whole = Some(w);
+                    Some(w.as_str())
+                }
+                None => Some(t.text.as_str()),
             })
+            .flat_map(tokens)
             .collect()
+    }
+
+    /// The lowercase tokens of the positive terms as searched for (a CJK run's pairs):
+    /// what a passage marks.
+    pub fn searched_words(&self) -> Vec<String> {
+        self.terms.iter().flat_map(|t| tokens(&t.text)).collect()
     }
 }
 
@@ -333,6 +355,46 @@ impl Term {
     }
 }
 
+/// The lowercase runs of letters and digits of `text`.
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// `term`, or, for a run of three or more CJK characters typed without spaces or quotes
+/// (a question: `怎么配置代理服务器`), the overlapping pairs of its characters, each a
+/// phrase of two (`怎么`, `么配`, `配置`, ...), OR-ed like words. Searched whole, the run
+/// would find only notes holding it verbatim; its pairs find the notes sharing most of it,
+/// best first, with one holding it whole among the first (it holds every pair). The pairs
+/// remember the run ([`Term::part_of`]), which the exact-title check reads.
+fn cjk_pairs(term: Term) -> Vec<Term> {
+    use crate::index::cjk::is_cjk;
+    let letters: Vec<char> = term.text.chars().filter(|c| c.is_alphanumeric()).collect();
+    if term.quoted || term.prefix || letters.len() < 3 || !letters.iter().all(|&c| is_cjk(c)) {
+        return vec![term];
+    }
+    let mut pairs = Vec::new();
+    for run in term.text.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = run.chars().collect();
+        let texts: Vec<String> = match chars.len() {
+            0 => continue,
+            1 => vec![run.to_string()],
+            _ => chars.windows(2).map(|p| p.iter().collect()).collect(),
+        };
+        for text in texts {
+            pairs.push(Term {
+                text,
+                prefix: false,
+                quoted: false,
+                maybe_flag: false,
+                part_of: Some(term.text.clone()),
+            });
+        }
+    }
+    pairs
+}
+
 /// Whether `word` (lowercase) is too common to rank by.
 pub(crate) fn is_stopword_word(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
@@ -346,6 +408,7 @@ pub(crate) fn term_expr(word: &str) -> Option<String> {
             prefix: false,
             quoted: false,
             maybe_flag: false,
+            part_of: None,
         }],
         ..Default::default()
     }
@@ -367,6 +430,38 @@ mod tests {
 
     fn m(s: &str) -> Option<String> {
         Query::parse(s).to_match()
+    }
+
+    #[test]
+    fn a_cjk_run_typed_without_spaces_is_searched_as_its_pairs() {
+        let q = Query::parse("怎么配置代理服务器？ 代理 \"配置代理\" Rust的所有权");
+        let texts: Vec<&str> = q.terms.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "怎么",
+                "么配",
+                "配置",
+                "置代",
+                "代理",
+                "理服",
+                "服务",
+                "务器",
+                "代理",
+                "配置代理",
+                "Rust的所有权"
+            ]
+        );
+        // As typed for the exact-title check; as searched for the marks.
+        assert_eq!(
+            q.words(),
+            ["怎么配置代理服务器", "代理", "配置代理", "rust的所有权"]
+        );
+        assert_eq!(q.searched_words()[..2], ["怎么", "么配"]);
+        // An exclusion stays whole, and so does a run of two.
+        let q = Query::parse("网络 -配置代理");
+        assert_eq!(q.terms[0].text, "网络");
+        assert_eq!(q.excludes[0].text, "配置代理");
     }
 
     #[test]

@@ -1025,6 +1025,8 @@ fn words_inside_cjk_text_are_found_and_shown_as_written() {
     ] {
         assert_eq!(top(q)["path"], path, "{q}");
     }
+    // A question typed as one run finds the note sharing most of it.
+    assert_eq!(top("怎么配置代理服务器")["path"], "lore/proxy-zh.md");
     // A phrase: the characters side by side, not each anywhere in the note.
     let j = b.json(&["search", "理代", "--mode", "bm25", "--no-sync"]);
     assert!(paths(&j).is_empty(), "{j}");
