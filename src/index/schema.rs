@@ -342,6 +342,18 @@ mod tests {
         assert_eq!(again.unwrap(), 0);
     }
 
+    /// Migrates `conn` and returns each note's id and stored mtime: -1 marks a note the
+    /// next sync reads again.
+    fn stamps_after_migrating(conn: &mut Connection) -> Vec<(i64, i64)> {
+        migrate(conn).unwrap();
+        conn.prepare("SELECT id, mtime_ns FROM notes ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
     #[test]
     fn notes_with_pieces_sharing_their_lines_are_read_again() {
         let mut conn = Connection::open_in_memory().unwrap();
@@ -355,14 +367,7 @@ mod tests {
                     (2, 0, 1, 4, '', 'c', x'03'), (2, 1, 4, 9, '', 'd', x'04');",
         )
         .unwrap();
-        migrate(&mut conn).unwrap();
-        let rows: Vec<(i64, i64)> = conn
-            .prepare("SELECT id, mtime_ns FROM notes ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let rows = stamps_after_migrating(&mut conn);
         assert_eq!(rows, [(1, -1), (2, 5)]);
     }
 
@@ -385,14 +390,7 @@ mod tests {
                     (6, 'x', '', 'prompt \u{E0A0} main \u{A000}'), (7, 'x', '', '\u{F900}');",
         )
         .unwrap();
-        migrate(&mut conn).unwrap();
-        let rows: Vec<(i64, i64)> = conn
-            .prepare("SELECT id, mtime_ns FROM notes ORDER BY id")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let rows = stamps_after_migrating(&mut conn);
         // A Powerline icon (private use) and Yi are not CJK: not read again.
         assert_eq!(
             rows,
