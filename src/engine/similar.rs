@@ -75,7 +75,20 @@ impl Engine {
         };
         // As a search does: a note saved a moment ago is embedded first when it is a few
         // passages, else the notice says results by meaning may miss it.
-        let semantic = self.semantic_ready(req.sync, &mut notices)?;
+        let mut semantic = self.semantic_ready(req.sync, &mut notices)?;
+        // A draft mostly of tokens the model does not know (Chinese or Korean for MiniLM)
+        // has passages that all look alike to it: any two such texts "align" near 1.0, so
+        // the verdict comes from words and titles, as without a model.
+        if let Some((embedder, _)) = &semantic {
+            let unknown = embedder.unknown_share(&draft.text);
+            if unknown >= crate::search::UNKNOWN {
+                notices.push(format!(
+                    "the model does not know {:.0}% of the draft's tokens: {KEYWORDS_ONLY}",
+                    unknown * 100.0
+                ));
+                semantic = None;
+            }
+        }
         let reader = self.index.read()?;
         let draft_vecs = match &semantic {
             Some((embedder, _)) => {
@@ -87,6 +100,7 @@ impl Engine {
                 }
                 Some(draft_vectors(&reader, embedder, &draft)?)
             }
+            None if notices.iter().any(|n| n.contains(KEYWORDS_ONLY)) => None,
             None => {
                 without_model(&mut notices, KEYWORDS_ONLY);
                 None

@@ -32,7 +32,7 @@ pub use bm25::{Exact, MARK_CLOSE, MARK_OPEN};
 pub(crate) use candidates::term_presence;
 pub use evidence::{Evidence, TermStat};
 pub use explain::{Explain, FusedEntry, KeywordEntry, SemanticEntry};
-pub use fuse::{Weights, K as RRF_K, MAX_ALPHA};
+pub use fuse::{Weights, K as RRF_K, MAX_ALPHA, UNKNOWN};
 pub use pipeline::WhyEmpty;
 pub use pipeline::MAX_QUERY_BYTES;
 pub(crate) use pipeline::{empty_index_notice, run, validate, Found, Semantic};

@@ -354,3 +354,51 @@ fn notes_not_embedded_yet_say_so_and_not_that_the_model_is_missing() {
     assert!(!err.contains("model fetch"), "{err}");
     assert_eq!(run.json()["mode"], "keywords");
 }
+
+/// A draft the model cannot read (Chinese: one unknown token per character to MiniLM)
+/// would align with any other such text near 1.0; its verdict comes from words and titles,
+/// and says why. A duplicate in words is still found.
+#[test]
+fn a_draft_the_model_cannot_read_is_judged_by_its_words() {
+    let b = Brain::new().model();
+    b.write(
+        "db.md",
+        "# 数据库连接池\n\n连接池上限只有十个，排查发现是配置错误。把上限调到五十以后恢复正常。\n",
+    );
+    b.write("rocket.md", "# 🚀✅\n\n🚀🚀✅✅ 🚀✅\n");
+    b.write(
+        "retry.md",
+        "# Retries\n\nRetry with jitter so clients do not stampede.\n",
+    );
+    b.ok(&["index"]);
+    let j = b
+        .ok(&[
+            "similar",
+            "--text",
+            "# 服务器监控\n\n监控服务器的内存和磁盘使用情况。",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["mode"], "keywords", "{j}");
+    assert!(
+        j["notice"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not know"),
+        "{j}"
+    );
+    assert_ne!(j["verdict"], "duplicate", "{j}");
+    let j = b
+        .ok(&[
+            "similar",
+            "--text",
+            "# 数据库连接池\n\n连接池上限只有十个，排查发现是配置错误；上限调到五十以后恢复正常。",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["verdict"], "duplicate", "{j}");
+    assert_eq!(
+        crate::harness::paths(&j).first().map(String::as_str),
+        Some("db.md")
+    );
+}
