@@ -76,6 +76,7 @@ impl Engine {
         // As a search does: a note saved a moment ago is embedded first when it is a few
         // passages, else the notice says results by meaning may miss it.
         let mut semantic = self.semantic_ready(req.sync, &mut notices)?;
+        let mut unreadable = false;
         // A draft mostly of tokens the model does not know (Chinese or Korean for MiniLM)
         // has passages that all look alike to it: any two such texts "align" near 1.0, so
         // the verdict comes from words and titles, as without a model.
@@ -87,6 +88,7 @@ impl Engine {
                     unknown * 100.0
                 ));
                 semantic = None;
+                unreadable = true;
             }
         }
         let reader = self.index.read()?;
@@ -100,7 +102,7 @@ impl Engine {
                 }
                 Some(draft_vectors(&reader, embedder, &draft)?)
             }
-            None if notices.iter().any(|n| n.contains(KEYWORDS_ONLY)) => None,
+            None if unreadable => None,
             None => {
                 without_model(&mut notices, KEYWORDS_ONLY);
                 None

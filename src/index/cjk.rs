@@ -65,6 +65,34 @@ pub fn unspaced(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// The overlapping pairs of characters of `run` (`连接池` -> `连接`, `接池`); none for a
+/// run of one. What stands in for words where a script writes none apart: a query's run
+/// typed without spaces, a draft's runs in `similar`.
+pub fn pairs(run: &str) -> Vec<String> {
+    let chars: Vec<char> = run.chars().collect();
+    chars.windows(2).map(|p| p.iter().collect()).collect()
+}
+
+/// `token` cut where it passes between CJK and other characters (`Rust的所有权` -> `Rust`,
+/// `的所有权`), each part with whether it is CJK.
+pub fn script_parts(token: &str) -> Vec<(&str, bool)> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (at, c) in token.char_indices() {
+        let cjk = is_cjk(c);
+        if current.is_some_and(|k| k != cjk) {
+            parts.push((&token[start..at], !cjk));
+            start = at;
+        }
+        current = Some(cjk);
+    }
+    if let Some(cjk) = current {
+        parts.push((&token[start..], cjk));
+    }
+    parts
+}
+
 /// [`unspaced`], for a `String` read from the index.
 pub fn unspace(text: String) -> String {
     match unspaced(&text) {

@@ -180,7 +180,7 @@ fn fetch_file(
         let response = request.call().map_err(|e| fail(e.to_string()))?;
         let status = response.status().as_u16();
         let resumed = match status {
-            206 if have > 0 && content_range_start(&response) == Some(have) => true,
+            206 if have > 0 && content_range(&response).map(|r| r.0) == Some(have) => true,
             200 => false,
             // A server that will not resume from here: start the file over next time.
             206 | 416 => {
@@ -278,13 +278,7 @@ fn fetch_file(
 fn declared_size(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
     let header = |name: &str| response.headers().get(name)?.to_str().ok();
     if response.status().as_u16() == 206 {
-        // `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`: unknown).
-        return header("content-range")?
-            .rsplit('/')
-            .next()?
-            .trim()
-            .parse()
-            .ok();
+        return content_range(response)?.1;
     }
     if header("content-encoding").is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity")) {
         return None;
@@ -292,11 +286,13 @@ fn declared_size(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
     header("content-length")?.trim().parse().ok()
 }
 
-fn content_range_start(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
-    // `Content-Range: bytes START-END/TOTAL`
+/// `Content-Range: bytes START-END/TOTAL`: START, and TOTAL unless it is `*` (unknown).
+fn content_range(response: &ureq::http::Response<ureq::Body>) -> Option<(u64, Option<u64>)> {
     let value = response.headers().get("content-range")?.to_str().ok()?;
     let range = value.trim().strip_prefix("bytes")?.trim();
-    range.split('-').next()?.trim().parse().ok()
+    let start = range.split('-').next()?.trim().parse().ok()?;
+    let total = range.rsplit('/').next().and_then(|t| t.trim().parse().ok());
+    Some((start, total))
 }
 
 fn remove(path: &Path) -> Result<(), ModelError> {

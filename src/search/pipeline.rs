@@ -277,10 +277,12 @@ pub(crate) fn run(
             let literal_top = bm25_hits
                 .first()
                 .is_some_and(|h| h.exact == super::bm25::Exact::Identifier);
-            let unknown = semantic
-                .as_ref()
-                .map_or(0.0, |s| s.embedder.unknown_share(text));
-            let weights = match unknown >= fuse::UNKNOWN && !bm25_hits.is_empty() {
+            // Only with a keyword list to hand the order to (a tokenisation of the query).
+            let unknown = match (&semantic, bm25_hits.is_empty()) {
+                (Some(s), false) => s.embedder.unknown_share(text),
+                _ => 0.0,
+            };
+            let weights = match unknown >= fuse::UNKNOWN {
                 true => Weights::from_unknown(unknown),
                 false => Weights::choose(&evidence, literal_top),
             };

@@ -376,11 +376,10 @@ fn cjk_pairs(term: Term) -> Vec<Term> {
     }
     let mut pairs = Vec::new();
     for run in term.text.split(|c: char| !c.is_alphanumeric()) {
-        let chars: Vec<char> = run.chars().collect();
-        let texts: Vec<String> = match chars.len() {
+        let texts = match run.chars().count() {
             0 => continue,
             1 => vec![run.to_string()],
-            _ => chars.windows(2).map(|p| p.iter().collect()).collect(),
+            _ => crate::index::cjk::pairs(run),
         };
         for text in texts {
             pairs.push(Term {

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::index::cjk::is_cjk;
+use crate::index::cjk;
 use crate::search::is_stopword;
 
 /// Distinct words read of a text, at most (a pasted essay's tail adds nothing).
@@ -36,11 +36,10 @@ pub(crate) fn words(text: &str) -> Vec<String> {
         out.len() == MAX_WORDS
     };
     for token in text.split(|c: char| !c.is_alphanumeric()) {
-        for (part, cjk) in script_parts(token) {
+        for (part, cjk) in cjk::script_parts(token) {
             if cjk {
-                let chars: Vec<char> = part.chars().collect();
-                for pair in chars.windows(2) {
-                    if push(pair.iter().collect(), &mut out) {
+                for pair in cjk::pairs(part) {
+                    if push(pair, &mut out) {
                         return out;
                     }
                 }
@@ -53,26 +52,6 @@ pub(crate) fn words(text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// `token` cut where it passes between CJK and other characters (`Rust的所有权` -> `Rust`,
-/// `的所有权`), each part with whether it is CJK.
-fn script_parts(token: &str) -> Vec<(&str, bool)> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut current: Option<bool> = None;
-    for (at, c) in token.char_indices() {
-        let cjk = is_cjk(c);
-        if current.is_some_and(|k| k != cjk) {
-            parts.push((&token[start..at], !cjk));
-            start = at;
-        }
-        current = Some(cjk);
-    }
-    if let Some(cjk) = current {
-        parts.push((&token[start..], cjk));
-    }
-    parts
 }
 
 /// Bytes of a note read for its words: its first [`words`] are all that
