@@ -200,11 +200,13 @@ impl Engine {
         sync::sync(&self.index, &self.config)
     }
 
-    /// Syncs; an index that cannot be written (a full disk, a read-only data dir) is left
-    /// as it is, and the cause comes back for the notice of a command that can answer from
-    /// what the index holds ([`behind_notice`]). Any other failure is an error.
+    /// Syncs before answering (reading only what the volume's change journal says changed,
+    /// where there is one it can trust: `index::journal`); an index that cannot be written
+    /// (a full disk, a read-only data dir) is left as it is, and the cause comes back for
+    /// the notice of a command that can answer from what the index holds
+    /// ([`behind_notice`]). Any other failure is an error.
     pub(crate) fn sync_or_say_why(&self) -> Result<Option<String>> {
-        match self.sync() {
+        match sync::sync_recent(&self.index, &self.config) {
             Ok(_) => Ok(None),
             Err(e) if e.is_unwritable() => Ok(Some(e.to_string())),
             Err(e) => Err(e),

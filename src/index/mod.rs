@@ -6,6 +6,7 @@ mod bm25_parts;
 pub(crate) mod chunk;
 pub(crate) mod cjk;
 mod filter;
+pub(crate) mod journal;
 mod lengths_file;
 mod read;
 pub(crate) mod rebuild;
@@ -384,6 +385,18 @@ pub fn now_secs() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// Writes `text` to `path` and dates the file `when` (tests of what a sync reads).
+#[cfg(test)]
+pub(crate) fn write_dated(path: &Path, text: &str, when: std::time::SystemTime) {
+    std::fs::write(path, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
 }
 
 #[cfg(test)]

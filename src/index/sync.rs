@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::chunk::chunk_note;
+use super::journal::{self, Journal, Mark, Plan};
 use super::walk::{self, FileStat, Scope};
 use super::{now_secs, set_meta, Index};
 use crate::config::Config;
@@ -33,6 +34,10 @@ const MERGE_AFTER: u64 = 1_000;
 /// same mtime tick would otherwise go unnoticed (git's "racy clean" problem).
 const RACY_NS: i64 = 2_000_000_000;
 
+/// The mtime stored for a file written within [`RACY_NS`] of its sync: no file has it, so
+/// the next walk reads the file again.
+const RACY_MARK: i64 = -1;
+
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncReport {
@@ -46,6 +51,10 @@ pub struct SyncReport {
     pub unchanged: u64,
     /// Files skipped or read with problems, one line each naming the file.
     pub warnings: Vec<String>,
+    /// Paths whose stat differed from the index's, or that are gone: what a change journal
+    /// must have reported (files marked to be read again for a racy write are left out).
+    #[serde(skip)]
+    pub changed: Vec<String>,
     /// Wall time in milliseconds.
     pub took_ms: u64,
 }
@@ -142,6 +151,103 @@ pub fn sync_with(index: &Index, config: &Config, options: SyncOptions) -> Result
     )
 }
 
+/// Syncs the whole folder like [`sync`], but reads only what the volume's change journal
+/// says changed since the last sync that could be trusted, when it can vouch for that
+/// ([`journal`] says when); otherwise walks. What a command without a backend runs first.
+pub fn sync_recent(index: &Index, config: &Config) -> Result<SyncReport> {
+    sync_recent_with(index, config, journal::system())
+}
+
+/// [`sync_recent`] with the given journal (`None`: always walk).
+pub(crate) fn sync_recent_with(
+    index: &Index,
+    config: &Config,
+    journal: Option<&dyn Journal>,
+) -> Result<SyncReport> {
+    let Some(journal) = journal else {
+        return sync(index, config);
+    };
+    let Ok(root_real) = std::fs::canonicalize(&config.root) else {
+        return sync(index, config);
+    };
+    // Taken before anything is read: what happens from here on is replayed next time.
+    let Some((id, event)) = journal.position(&root_real) else {
+        return sync(index, config);
+    };
+    let settings = journal::settings(config, &root_real);
+    let now = now_secs();
+    let marked = super::meta(&*index.conn()?, JOURNAL_KEY)
+        .map_err(|e| index.err(e))?
+        .and_then(|json| serde_json::from_str::<Mark>(&json).ok())
+        .filter(|m| m.journal == id && m.settings == settings);
+    let recent = |m: &&Mark| (0..journal::WALK_EVERY).contains(&(now - m.walked_at));
+    if let Some(mark) = marked.as_ref().filter(recent).filter(|m| m.trusted) {
+        let plan = journal
+            .since(&root_real, mark.event)
+            .map_or(Plan::Walk, |changes| journal::plan(&root_real, &changes));
+        if let Plan::Paths(paths) = plan {
+            if paths.is_empty() {
+                // Nothing to read, and nothing written: the next replay starts from the
+                // same mark, which the walk deadline keeps short.
+                return Ok(SyncReport::default());
+            }
+            let report = sync_paths(index, config, &Scope::new(paths), SyncOptions::default())?;
+            record_mark(
+                index,
+                &Mark {
+                    event,
+                    ..mark.clone()
+                },
+            );
+            return Ok(report);
+        }
+    }
+    let report = sync(index, config)?;
+    // The walk is the check of the journal: trusted once it has named every change a walk
+    // found since the mark (some change must have happened: no news is no evidence), and
+    // no longer once it missed one.
+    let trusted = match &marked {
+        Some(mark) if !report.changed.is_empty() => {
+            match journal
+                .since(&root_real, mark.event)
+                .map(|changes| journal::plan(&root_real, &changes))
+            {
+                Some(Plan::Paths(named)) => {
+                    let scope = Scope::new(named);
+                    report.changed.iter().all(|path| scope.contains(path))
+                }
+                Some(Plan::Walk) | None => mark.trusted,
+            }
+        }
+        Some(mark) => mark.trusted,
+        None => false,
+    };
+    let mark = Mark {
+        journal: id,
+        event,
+        settings,
+        walked_at: now,
+        trusted,
+    };
+    record_mark(index, &mark);
+    Ok(report)
+}
+
+/// The `meta` key of the journal's [`Mark`].
+const JOURNAL_KEY: &str = "journal_mark";
+
+/// Records where the journal stood before a sync that succeeded. Failing costs only a walk
+/// next time.
+fn record_mark(index: &Index, mark: &Mark) {
+    let json = serde_json::to_string(mark).unwrap_or_default();
+    let recorded = index
+        .writer()
+        .and_then(|w| set_meta(&w.conn, JOURNAL_KEY, &json).map_err(|e| index.err(e)));
+    if let Err(e) = recorded {
+        tracing::debug!(error = %e, "journal mark not recorded (the next sync walks)");
+    }
+}
+
 /// Syncs only `scope`: the files and folders a watcher saw change. Files there are read and
 /// written exactly as a full sync would; notes indexed under a path that no longer holds
 /// one are removed. Nothing outside the scope is looked at.
@@ -190,6 +296,7 @@ fn reconcile(
         while let Some((path, row)) = rows.next_if(|(p, _)| p.as_str() < stat.rel.as_str()) {
             if scope.contains(&path) && !hides(&path) {
                 removed.push(row.id);
+                report.changed.push(path);
             }
         }
         match rows.next_if(|(p, _)| *p == stat.rel) {
@@ -203,13 +310,18 @@ fn reconcile(
             {
                 report.unchanged += 1
             }
-            row => candidates.push((stat, row.map(|(_, k)| k))),
+            row => {
+                if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) {
+                    report.changed.push(stat.rel.clone());
+                }
+                candidates.push((stat, row.map(|(_, k)| k)))
+            }
         }
     }
-    removed.extend(
-        rows.filter(|(p, _)| scope.contains(p) && !hides(p))
-            .map(|(_, k)| k.id),
-    );
+    for (path, row) in rows.filter(|(p, _)| scope.contains(p) && !hides(p)) {
+        removed.push(row.id);
+        report.changed.push(path);
+    }
 
     // To the nanosecond: whole seconds would stretch the racy window up to a second more,
     // and every file in it is read again by the next sync.
@@ -477,7 +589,7 @@ fn apply(
 ) -> rusqlite::Result<()> {
     let racy = |stat: &FileStat| {
         if now_ns - (stat.mtime_ns as i128) < RACY_NS as i128 {
-            -1
+            RACY_MARK
         } else {
             stat.mtime_ns
         }
@@ -736,6 +848,213 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap()
+    }
+
+    /// A journal that reports what a test tells it: the real one is macOS's FSEvents,
+    /// which cannot run here; this checks what the sync does with its answers.
+    struct Told {
+        id: std::sync::Mutex<String>,
+        event: std::sync::atomic::AtomicU64,
+        changes: std::sync::Mutex<Option<Vec<journal::Change>>>,
+        asked: std::sync::Mutex<Vec<u64>>,
+    }
+
+    impl Told {
+        fn new() -> Told {
+            Told {
+                id: std::sync::Mutex::new("volume-1".into()),
+                event: std::sync::atomic::AtomicU64::new(100),
+                changes: std::sync::Mutex::new(Some(vec![])),
+                asked: std::sync::Mutex::new(vec![]),
+            }
+        }
+
+        /// Moves the journal on and has it report `changes` (root-relative files; `None`:
+        /// the replay fails) since any earlier event.
+        fn report(&self, root: &std::path::Path, changes: Option<&[(&str, journal::ChangeKind)]>) {
+            self.event.fetch_add(10, Ordering::SeqCst);
+            let root = fs::canonicalize(root).unwrap();
+            *self.changes.lock().unwrap() = changes.map(|c| {
+                c.iter()
+                    .map(|(rel, kind)| journal::Change {
+                        path: root.join(rel),
+                        kind: *kind,
+                    })
+                    .collect()
+            });
+        }
+    }
+
+    impl Journal for Told {
+        fn position(&self, _root: &std::path::Path) -> Option<(String, u64)> {
+            let id = self.id.lock().unwrap().clone();
+            Some((id, self.event.load(Ordering::SeqCst)))
+        }
+
+        fn since(&self, _root: &std::path::Path, since: u64) -> Option<Vec<journal::Change>> {
+            self.asked.lock().unwrap().push(since);
+            self.changes.lock().unwrap().clone()
+        }
+    }
+
+    /// Writes `text` dated an hour ago, plus one second per earlier call with `clock`: a
+    /// file written within two seconds of a sync is read again by the next walk without any
+    /// change (racy), so it would be no evidence of a change either way.
+    fn write_aged(path: &std::path::Path, text: &str, clock: &std::sync::atomic::AtomicU64) {
+        let ago = 3600 - clock.fetch_add(1, Ordering::SeqCst);
+        let when = std::time::SystemTime::now() - Duration::from_secs(ago);
+        crate::index::write_dated(path, text, when);
+    }
+
+    fn mark(index: &Index) -> Option<Mark> {
+        let json = crate::index::meta(&index.conn().unwrap(), JOURNAL_KEY).unwrap()?;
+        Some(serde_json::from_str(&json).unwrap())
+    }
+
+    /// Notes the sync looked at: every one for a walk, the reported ones for a replay.
+    fn looked_at(r: &SyncReport) -> u64 {
+        r.added + r.updated + r.removed + r.unchanged
+    }
+
+    #[test]
+    fn a_trusted_journal_replaces_the_walk_and_anything_doubtful_walks() {
+        use journal::ChangeKind::{File, Folder, Lost};
+        let (_dir, config, index) = brain(&[("a.md", "a"), ("lore/b.md", "b"), ("lore/c.md", "c")]);
+        // Dated in the past: see `write_aged`.
+        let clock = std::sync::atomic::AtomicU64::new(0);
+        let write = |rel: &str, text: &str| write_aged(&config.root.join(rel), text, &clock);
+        for (rel, text) in [("a.md", "a"), ("lore/b.md", "b"), ("lore/c.md", "c")] {
+            write(rel, text);
+        }
+        let told = Told::new();
+        let sync = || sync_recent_with(&index, &config, Some(&told)).unwrap();
+        let walks = |r: SyncReport| looked_at(&r) == paths(&index).len() as u64;
+
+        // No mark yet: a walk, and the journal's position before it is recorded, untrusted.
+        assert_eq!(sync().added, 3);
+        let first = mark(&index).unwrap();
+        assert_eq!((first.event, first.journal.as_str()), (100, "volume-1"));
+        assert!(!first.trusted);
+        assert!(told.asked.lock().unwrap().is_empty());
+
+        // Untrusted, it is checked against a walk that finds a change: it named it.
+        write("a.md", "a, edited");
+        told.report(&config.root, Some(&[("a.md", File)]));
+        let r = sync();
+        assert_eq!((r.updated, looked_at(&r)), (1, 3));
+        assert_eq!(told.asked.lock().unwrap().last(), Some(&100));
+        assert!(mark(&index).unwrap().trusted);
+
+        // Trusted: two files change, the journal names one, and only that one is read.
+        write("a.md", "a, edited again");
+        write("lore/b.md", "b, edited unseen");
+        told.report(
+            &config.root,
+            Some(&[("a.md", File), ("lore/.b.md.swp", File)]),
+        );
+        let r = sync();
+        assert_eq!((r.updated, looked_at(&r)), (1, 1));
+        assert_eq!(told.asked.lock().unwrap().last(), Some(&110));
+        let third = mark(&index).unwrap();
+        assert_eq!((third.event, third.walked_at), (120, first.walked_at));
+
+        // Nothing reported: nothing read, nothing written (the mark stays).
+        told.report(&config.root, Some(&[]));
+        assert_eq!(looked_at(&sync()), 0);
+        assert_eq!(mark(&index).unwrap(), third);
+
+        // A folder removed and a note added: both found under the reported paths.
+        fs::remove_dir_all(config.root.join("lore")).unwrap();
+        write("new.md", "n");
+        told.report(&config.root, Some(&[("lore", Folder), ("new.md", File)]));
+        let r = sync();
+        assert_eq!((r.removed, r.added, looked_at(&r)), (2, 1, 3));
+        assert_eq!(paths(&index), ["a.md", "new.md"]);
+
+        // The journal lost events: a walk. A failed replay: a walk. Trust is kept.
+        told.report(&config.root, Some(&[("lore", Lost)]));
+        assert!(walks(sync()));
+        told.report(&config.root, None);
+        assert!(walks(sync()));
+        assert!(mark(&index).unwrap().trusted);
+
+        // Other exclusions: a walk, which drops the note now excluded.
+        told.report(&config.root, Some(&[]));
+        let mut excluding = config.clone();
+        excluding.exclude.push("new.md".into());
+        let r = sync_recent_with(&index, &excluding, Some(&told)).unwrap();
+        assert_eq!((r.removed, looked_at(&r)), (1, 2));
+        // Back to the old ones: a walk (the note comes back), and trust is earned again.
+        assert_eq!(sync().added, 1);
+        assert!(!mark(&index).unwrap().trusted);
+        write("new.md", "n, edited");
+        told.report(&config.root, Some(&[("new.md", File)]));
+        assert!(walks(sync()));
+        assert!(mark(&index).unwrap().trusted);
+
+        // The last walk is too old: a walk, which here finds a change the journal did not
+        // name, so the journal is no longer relied on.
+        write("a.md", "a, edited behind the journal's back");
+        let mut old = mark(&index).unwrap();
+        assert!(old.trusted);
+        old.walked_at -= journal::WALK_EVERY;
+        record_mark(&index, &old);
+        let r = sync();
+        assert_eq!((r.updated, looked_at(&r)), (1, 2));
+        assert!(!mark(&index).unwrap().trusted);
+        assert!(walks(sync()));
+
+        // Another journal (the volume's history was reset): a walk, untrusted again.
+        write("a.md", "a, once more");
+        told.report(&config.root, Some(&[("a.md", File)]));
+        assert!(walks(sync()));
+        assert!(mark(&index).unwrap().trusted);
+        *told.id.lock().unwrap() = "volume-2".into();
+        assert!(walks(sync()));
+        assert_eq!(mark(&index).unwrap().journal, "volume-2");
+        assert!(!mark(&index).unwrap().trusted);
+    }
+
+    /// The real journal, where there is one: FSEvents earns trust by naming an edit a walk
+    /// found, then replaces the walk.
+    #[cfg(target_os = "macos")]
+    #[test]
+    fn on_macos_fsevents_earns_trust_then_replaces_the_walk() {
+        let (_dir, config, index) = brain(&[]);
+        let clock = std::sync::atomic::AtomicU64::new(0);
+        let write = |rel: &str, text: &str| write_aged(&config.root.join(rel), text, &clock);
+        write("a.md", "a");
+        write("b.md", "b");
+        let sync = || sync_recent(&index, &config).unwrap();
+        assert_eq!(sync().added, 2);
+        assert!(
+            mark(&index).is_some(),
+            "the temporary folder's volume keeps a journal"
+        );
+        // FSEvents takes the kernel's events in a moment after they happen: poll.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut edits = 0;
+        while !mark(&index).unwrap().trusted {
+            assert!(std::time::Instant::now() < deadline, "never named an edit");
+            edits += 1;
+            write("a.md", &format!("a, edit {edits}"));
+            assert_eq!(looked_at(&sync()), 2, "untrusted, it walks");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        write("b.md", "b, edited");
+        loop {
+            let r = sync();
+            if r.updated == 1 {
+                assert_eq!(looked_at(&r), 1, "read b.md alone, without a walk");
+                break;
+            }
+            assert_eq!(looked_at(&r), 0);
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never replayed the edit"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     #[test]

@@ -572,20 +572,13 @@ mod tests {
         let root = dir.path().join("brain");
         fs::create_dir_all(root.join("lore/deep")).unwrap();
         let set = |rel: &str, body: &str, since_epoch_ns: i64| {
-            let path = root.join(rel);
-            fs::write(&path, body).unwrap();
             let at = std::time::Duration::from_nanos(since_epoch_ns.unsigned_abs());
             let when = if since_epoch_ns < 0 {
                 UNIX_EPOCH - at
             } else {
                 UNIX_EPOCH + at
             };
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(when)
-                .unwrap();
+            crate::index::write_dated(&root.join(rel), body, when);
         };
         set("a.md", "# a", 1_764_000_000_123_456_789);
         set("lore/b.md", "# bee\n", 5);
