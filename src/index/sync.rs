@@ -190,10 +190,10 @@ pub(crate) fn sync_recent_with(
             .map(|changes| journal::plan(&root_real, &changes))
     };
     let recent = |m: &&Mark| (0..journal::WALK_EVERY).contains(&(now - m.walked_at));
-    let mut answered = true;
+    // What a replay before the walk said, if one ran: `None` inside when it did not finish.
+    let mut first: Option<Option<Plan>> = None;
     if let Some(mark) = marked.as_ref().filter(recent).filter(|m| m.trusted()) {
         let plan = replay(mark.event);
-        answered = plan.is_some();
         if let Some(Plan::Paths(paths)) = plan {
             if paths.is_empty() {
                 // Nothing to read, and nothing written: the next replay starts from the
@@ -211,38 +211,46 @@ pub(crate) fn sync_recent_with(
             }
             return Ok(report);
         }
+        first = Some(plan);
     }
     let report = sync(index, config)?;
     // The walk is the check of the journal: a walk that finds changes replays the same
     // span, after it (no news is no evidence). It earns trust by naming every change, and
-    // loses it for good by missing one. A replay that timed out just now is not asked again.
+    // loses it for good by missing one, or by a replay that does not finish (which would
+    // otherwise cost that wait on every search; a daemon slow for a moment thus turns the
+    // journal off until the next restart). A replay that just asked for a walk would
+    // again.
     let (mut confirmed, mut missed) = marked
         .as_ref()
         .map_or((false, false), |m| (m.confirmed, m.missed));
+    missed |= matches!(first, Some(None));
+    let asked_for_a_walk = matches!(first, Some(Some(Plan::Walk)));
     if let Some(mark) = marked
         .as_ref()
-        .filter(|_| answered && !report.changed.is_empty())
+        .filter(|_| !missed && !asked_for_a_walk && !report.changed.is_empty())
     {
-        if let Some(Plan::Paths(named)) = replay(mark.event) {
-            let named = Scope::new(named);
-            match report.changed.iter().all(|path| named.contains(path)) {
-                true => confirmed = true,
-                false => missed = true,
+        match replay(mark.event) {
+            Some(Plan::Paths(named)) => {
+                let named = Scope::new(named);
+                match report.changed.iter().all(|path| named.contains(path)) {
+                    true => confirmed = true,
+                    false => missed = true,
+                }
             }
+            Some(Plan::Walk) => {}
+            None => missed = true,
         }
     }
-    // A note that could not be read is read again by the next sync's walk.
-    if !report.incomplete {
-        let mark = Mark {
-            journal: id,
-            event,
-            settings,
-            walked_at: now,
-            confirmed,
-            missed,
-        };
-        record_mark(index, &mark);
-    }
+    // A note that could not be read is read again by the next sync's walk: unconfirmed.
+    let mark = Mark {
+        journal: id,
+        event,
+        settings,
+        walked_at: now,
+        confirmed: confirmed && !report.incomplete,
+        missed,
+    };
+    record_mark(index, &mark);
     Ok(report)
 }
 
@@ -993,10 +1001,8 @@ mod tests {
         assert_eq!((r.removed, r.added, looked_at(&r)), (2, 1, 3));
         assert_eq!(paths(&index), ["a.md", "new.md"]);
 
-        // The journal lost events: a walk. A failed replay: a walk. Trust is kept.
+        // The journal lost events: a walk, and trust is kept.
         told.report(&config.root, Some(&[("lore", Lost)]));
-        assert!(walks(sync()));
-        told.report(&config.root, None);
         assert!(walks(sync()));
         assert!(mark(&index).unwrap().trusted());
 
@@ -1039,6 +1045,30 @@ mod tests {
         let fresh = mark(&index).unwrap();
         assert_eq!(fresh.journal, "volume-2");
         assert!(!fresh.confirmed && !fresh.missed);
+    }
+
+    #[test]
+    fn a_replay_that_does_not_finish_is_not_waited_for_again() {
+        let (_dir, config, index) = brain(&[]);
+        let clock = std::sync::atomic::AtomicU64::new(0);
+        write_aged(&config.root.join("a.md"), "a", &clock);
+        let told = Told::new();
+        let sync = || sync_recent_with(&index, &config, Some(&told)).unwrap();
+        sync();
+        write_aged(&config.root.join("a.md"), "a, edited", &clock);
+        told.report(&config.root, Some(&[("a.md", journal::ChangeKind::File)]));
+        sync();
+        assert!(mark(&index).unwrap().trusted());
+        let asked = || told.asked.lock().unwrap().len();
+        let before = asked();
+        told.report(&config.root, None);
+        assert_eq!(looked_at(&sync()), 1, "a walk");
+        assert_eq!(asked(), before + 1);
+        assert!(mark(&index).unwrap().missed);
+        write_aged(&config.root.join("a.md"), "a, edited again", &clock);
+        told.report(&config.root, Some(&[("a.md", journal::ChangeKind::File)]));
+        assert_eq!(sync().updated, 1);
+        assert_eq!(asked(), before + 1, "neither replayed nor checked again");
     }
 
     /// The real journal, where there is one: FSEvents earns trust by naming an edit a walk

@@ -39,13 +39,16 @@ pub(super) struct FsEvents;
 
 impl Journal for FsEvents {
     fn position(&self, root: &Path, cookies: &Path) -> Option<(String, u64)> {
-        // A network share's journal holds only what this Mac wrote there; a cookie on one
-        // may never come back.
+        // A network share's journal holds only what this Mac wrote there.
         std::fs::create_dir_all(cookies).ok()?;
-        if !local(root) || !local(cookies) {
+        if !local(root) {
             return None;
         }
         let device = std::fs::metadata(root).ok()?.dev();
+        // On the same volume, the cookie's event is queued behind the notes' own.
+        if std::fs::metadata(cookies).ok()?.dev() != device {
+            return None;
+        }
         // SAFETY: a query by device number; a volume without a journal gives `None`.
         let uuid = unsafe { fs::FSEventsCopyUUIDForDevice(device as libc::dev_t) }?;
         let history = CFUUID::new_string(None, Some(&uuid))?.to_string();
@@ -59,17 +62,18 @@ impl Journal for FsEvents {
 
     fn since(&self, root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>> {
         let (root, cookies) = (root.to_path_buf(), cookies.to_path_buf());
+        let deadline = Instant::now() + REPLAY_LIMIT;
         let (sent, answer) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("brain-journal".into())
             .spawn(move || {
-                let _ = sent.send(replay(&root, since, &cookies));
+                let _ = sent.send(replay(&root, since, &cookies, deadline));
             })
             .ok()?;
         // A daemon that does not answer must not hold a search: the thread is left to
         // finish on its own (it owns everything it touches).
         answer
-            .recv_timeout(REPLAY_LIMIT + Duration::from_millis(200))
+            .recv_timeout(REPLAY_LIMIT + Duration::from_millis(100))
             .ok()
             .flatten()
     }
@@ -108,6 +112,23 @@ fn boot_session() -> Option<String> {
     Some(text.to_string_lossy().into_owned())
 }
 
+/// Removes cookies older than a minute: left by a process that exited mid-replay.
+fn sweep(cookies: &Path) {
+    let Ok(entries) = std::fs::read_dir(cookies) else {
+        return;
+    };
+    let old = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60))
+    };
+    for entry in entries.flatten().filter(old) {
+        let _ = std::fs::remove_file(entry.path());
+    }
+}
+
 /// What the stream's callback has gathered so far.
 struct Replay {
     changes: RefCell<Vec<Change>>,
@@ -121,14 +142,19 @@ struct Replay {
 }
 
 /// Every event under `root` after `since`, or `None` when the stream could not be made or
-/// did not finish in time. Runs the current thread's run loop; writes and removes one
+/// did not finish by `deadline`. Runs the current thread's run loop; writes and removes one
 /// cookie file in `cookies`.
-fn replay(root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>> {
+fn replay(root: &Path, since: u64, cookies: &Path, deadline: Instant) -> Option<Vec<Change>> {
     static COOKIES: AtomicU64 = AtomicU64::new(0);
     let cookies = std::fs::canonicalize(cookies).ok()?;
+    sweep(&cookies);
+    // A name no event of the replayed history can carry: another process's cookie, or an
+    // earlier one of a process with the same pid, may come before events this one needs.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let n = COOKIES.fetch_add(1, Ordering::Relaxed);
-    // One name per replay: another process's cookie may come before events this one needs.
-    let cookie = cookies.join(format!("{}-{n}", std::process::id()));
+    let cookie = cookies.join(format!("{nanos}-{}-{n}", std::process::id()));
     let run_loop = CFRunLoop::current()?;
     // SAFETY: an immutable framework constant.
     let mode = unsafe { kCFRunLoopDefaultMode }?;
@@ -179,7 +205,6 @@ fn replay(root: &Path, since: u64, cookies: &Path) -> Option<Vec<Change>> {
     // Written once the stream listens, so that its event comes live, after the history.
     let wrote = started && std::fs::write(&state.cookie, b"").is_ok();
     if wrote {
-        let deadline = Instant::now() + REPLAY_LIMIT;
         while !finished() && Instant::now() < deadline {
             CFRunLoop::run_in_mode(Some(mode), 0.05, true);
         }

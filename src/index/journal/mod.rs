@@ -126,9 +126,21 @@ pub(crate) fn system() -> Option<&'static dyn Journal> {
 /// The settings a [`Mark`] holds: the brain folder as resolved, the exclusions and the size
 /// cap. A change of any of them changes which files are notes, which only a walk finds out.
 pub(crate) fn settings(config: &Config, root_real: &Path) -> String {
-    // The version too: another release may walk by other rules.
+    // The version too: another release may walk by other rules. And the folder's inode:
+    // another folder moved in under the same path has a history of its own.
     let version = env!("CARGO_PKG_VERSION");
-    serde_json::json!([version, root_real, config.exclude, config.max_file_bytes]).to_string()
+    let inode = std::fs::metadata(root_real).map_or(0, |m| {
+        use std::os::unix::fs::MetadataExt;
+        m.ino()
+    });
+    let decides = (
+        version,
+        root_real,
+        inode,
+        &config.exclude,
+        config.max_file_bytes,
+    );
+    serde_json::to_string(&decides).unwrap_or_default()
 }
 
 /// What a sync must look at, given what the journal reported.
