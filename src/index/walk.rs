@@ -234,12 +234,13 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             {
                 return false;
             }
+            // Emacs marks a note with unsaved changes by a lock `.#note.md`: a dangling link,
+            // or a small file where links cannot be made. No note, and no warning on every
+            // sync while it is open.
+            if e.depth() > 0 && e.file_name().to_str().is_some_and(|n| n.starts_with(".#")) {
+                return false;
+            }
             if e.depth() > 0 && e.path_is_symlink() {
-                // Emacs marks a note with unsaved changes by a dangling link `.#note.md`:
-                // no note, and no warning on every sync while it is open.
-                if e.file_name().to_str().is_some_and(|n| n.starts_with(".#")) {
-                    return false;
-                }
                 let why = match std::fs::canonicalize(e.path()) {
                     Ok(real) if real.starts_with(&root_real) => return false,
                     Ok(_) => "a symlink to outside the brain folder",
@@ -621,6 +622,8 @@ mod tests {
         std::os::unix::fs::symlink("gone.md", dir.path().join("a/dangling.md")).unwrap();
         // Emacs's lock beside a note being edited leads nowhere by design: skipped silently.
         std::os::unix::fs::symlink("me@host.42:1700000000", dir.path().join("a/.#n.md")).unwrap();
+        // Where links cannot be made, the lock is a small file: skipped all the same.
+        fs::write(dir.path().join(".#n.md"), "me@host.42:1700000000").unwrap();
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["a/n.md"]);
         // A brain folder that is itself a symlink is walked as the folder it names.
