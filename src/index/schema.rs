@@ -197,6 +197,14 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<bool> {
         };
         freed |= had_data && FREES_MOST_PAGES.contains(&(current + 1));
         tx.execute_batch(sql)?;
+        // A migration may mark notes to be read again, which only a walk does: the change
+        // journal's mark goes, so the next sync walks.
+        if had_data {
+            tx.execute(
+                "DELETE FROM meta WHERE key = ?1",
+                [super::journal::MARK_KEY],
+            )?;
+        }
         tx.execute(
             "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -279,6 +287,22 @@ mod tests {
 
     /// Tables whose rows exist nowhere else.
     const USER_DATA: &[&str] = &["recalls", "reads"];
+
+    #[test]
+    fn an_upgrade_drops_the_journal_mark_so_the_next_sync_walks() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        create_at(&conn, SCHEMA_VERSION as usize - 1);
+        let key = super::super::journal::MARK_KEY;
+        super::super::set_meta(&conn, key, "{}").unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(super::super::meta(&conn, key).unwrap(), None);
+        super::super::set_meta(&conn, key, "{}").unwrap();
+        migrate(&mut conn).unwrap();
+        assert!(
+            super::super::meta(&conn, key).unwrap().is_some(),
+            "no upgrade, kept"
+        );
+    }
 
     #[test]
     fn an_older_log_survives_the_upgrade() {

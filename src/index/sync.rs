@@ -180,7 +180,7 @@ pub(crate) fn sync_recent_with(
     };
     let settings = journal::settings(config, &root_real);
     let now = now_secs();
-    let marked = super::meta(&*index.conn()?, JOURNAL_KEY)
+    let marked = super::meta(&*index.conn()?, journal::MARK_KEY)
         .map_err(|e| index.err(e))?
         .and_then(|json| serde_json::from_str::<Mark>(&json).ok())
         .filter(|m| m.journal == id && m.settings == settings);
@@ -254,16 +254,13 @@ pub(crate) fn sync_recent_with(
     Ok(report)
 }
 
-/// The `meta` key of the journal's [`Mark`].
-const JOURNAL_KEY: &str = "journal_mark";
-
 /// Records where the journal stood before a sync that succeeded. Failing costs only a walk
 /// next time.
 fn record_mark(index: &Index, mark: &Mark) {
     let json = serde_json::to_string(mark).unwrap_or_default();
     let recorded = index
         .writer()
-        .and_then(|w| set_meta(&w.conn, JOURNAL_KEY, &json).map_err(|e| index.err(e)));
+        .and_then(|w| set_meta(&w.conn, journal::MARK_KEY, &json).map_err(|e| index.err(e)));
     if let Err(e) = recorded {
         tracing::debug!(error = %e, "journal mark not recorded (the next sync walks)");
     }
@@ -937,7 +934,7 @@ mod tests {
     }
 
     fn mark(index: &Index) -> Option<Mark> {
-        let json = crate::index::meta(&index.conn().unwrap(), JOURNAL_KEY).unwrap()?;
+        let json = crate::index::meta(&index.conn().unwrap(), journal::MARK_KEY).unwrap()?;
         Some(serde_json::from_str(&json).unwrap())
     }
 

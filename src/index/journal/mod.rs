@@ -37,6 +37,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 
+/// The `meta` key of the journal's [`Mark`].
+pub(crate) const MARK_KEY: &str = "journal_mark";
+
 /// A sync walks the whole brain at least this often (seconds), journal or not.
 pub(crate) const WALK_EVERY: i64 = 600;
 
