@@ -48,7 +48,9 @@ pub mod similar;
 pub mod usage;
 
 pub use config::Config;
-pub use engine::{EmbedReport, Engine, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE};
+pub use engine::{
+    EmbedReport, Engine, JournalState, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE,
+};
 pub use error::{Error, Result};
 pub use index::{RecallTotals, Salvage, SyncOptions, SyncReport, SyncSummary};
 pub use service::{Answerer, StatusReport};

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use brain::search::{Exact, Explain, Hit, Mode, SearchResponse};
 use brain::service::{BackendStatus, WatcherState};
 use brain::similar::{ClustersResponse, SimilarResponse};
-use brain::{StatusReport, SyncReport};
+use brain::{JournalState, StatusReport, SyncReport};
 
 /// `s` with every control character (a newline, a terminal's escape sequence) as U+FFFD:
 /// a file name or a logged query is shown on one line, and cannot drive the terminal.
@@ -336,6 +336,18 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: bool) -> i
         )?,
         _ => writeln!(out, "last sync: never (run 'brain index')")?,
     }
+    if let Some(state) = s.change_journal {
+        let how = match state {
+            JournalState::Trusted => "relied on: a sync reads only what it names",
+            JournalState::Unconfirmed => {
+                "not yet relied on: a walk that finds a change must confirm it"
+            }
+            JournalState::Distrusted => {
+                "not relied on: it missed a change or did not answer; syncs walk until a restart"
+            }
+        };
+        writeln!(out, "changes:   from the FSEvents journal, {how}")?;
+    }
     let installed = if s.model_installed {
         format!("installed, runs on {}", s.device)
     } else {
@@ -494,6 +506,46 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_709_251_199), "2024-02-29 23:59:59 UTC");
         assert_eq!(utc(-1), "1969-12-31 23:59:59 UTC");
+    }
+
+    #[test]
+    fn the_change_journal_has_a_line_only_where_there_is_one() {
+        let report = |journal: &str| -> StatusReport {
+            let mut json = serde_json::json!({
+                "root": "/b", "root_exists": true, "index_path": "/d/brain.sqlite",
+                "index_bytes": 0, "notes": 0, "types": {}, "chunks": 0, "pending_chunks": 0,
+                "last_sync_at": null, "last_sync": null, "model": "m",
+                "model_installed": false, "device": "cpu", "embedded_with": null,
+                "recalls": {"searches": 0, "last_7_days": 0, "empty": 0, "reads": 0,
+                            "reads_last_7_days": 0},
+                "backend": null
+            });
+            if !journal.is_empty() {
+                json["change_journal"] = journal.into();
+            }
+            serde_json::from_value(json).unwrap()
+        };
+        let shown = |journal: &str| {
+            let mut out = Vec::new();
+            status(&mut out, &report(journal)).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let line = text.lines().find(|l| l.starts_with("changes:"));
+            line.map(str::to_string)
+        };
+        assert_eq!(shown(""), None);
+        assert!(shown("trusted")
+            .unwrap()
+            .contains("relied on: a sync reads only"));
+        assert!(shown("unconfirmed").unwrap().contains("not yet relied on"));
+        assert!(shown("distrusted")
+            .unwrap()
+            .contains("syncs walk until a restart"));
+        let back = serde_json::to_value(report("trusted")).unwrap();
+        assert_eq!(back["change_journal"], "trusted");
+        assert!(serde_json::to_value(report(""))
+            .unwrap()
+            .get("change_journal")
+            .is_none());
     }
 
     #[test]

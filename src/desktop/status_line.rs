@@ -131,6 +131,7 @@ mod tests {
             device: "cpu".into(),
             embedded_with: None,
             recalls: Default::default(),
+            change_journal: None,
         }
     }
 

@@ -24,7 +24,7 @@ use crate::search::{self, Found, Fusion, Hit, Mode, SearchRequest, SearchRespons
 
 pub use embedding::EmbedReport;
 use semantic::SemanticCache;
-pub use status::Status;
+pub use status::{JournalState, Status};
 
 /// A search that syncs first also embeds up to this many new passages on the spot (a few
 /// edited notes); more than that is `brain index`'s job, or the backend's.

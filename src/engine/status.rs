@@ -7,7 +7,16 @@ use super::Engine;
 use crate::config::Counts;
 use crate::embed;
 use crate::error::Result;
-use crate::index::{RecallTotals, SyncSummary};
+use crate::index::{journal, RecallTotals, SyncSummary};
+
+/// What the journal's recorded mark (JSON, if any) says of it.
+fn journal_state(mark: Option<String>) -> JournalState {
+    match mark.and_then(|json| serde_json::from_str::<journal::Mark>(&json).ok()) {
+        Some(m) if m.missed => JournalState::Distrusted,
+        Some(m) if m.confirmed => JournalState::Trusted,
+        _ => JournalState::Unconfirmed,
+    }
+}
 
 /// What `brain status` reports about the brain itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +51,23 @@ pub struct Status {
     pub embedded_with: Option<String>,
     /// Searches in the recall log.
     pub recalls: RecallTotals,
+    /// Whether a sync without a backend reads what changed from the volume's change journal
+    /// (macOS's FSEvents) instead of walking the folder; absent where there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_journal: Option<JournalState>,
+}
+
+/// How far the change journal is relied on, as of the last sync (`index::journal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JournalState {
+    /// Not yet: a walk that finds changes must see the journal name them all first.
+    Unconfirmed,
+    /// Syncs read only what it names (and walk every 10 minutes).
+    Trusted,
+    /// It missed a change or did not answer: syncs walk until the journal's identity
+    /// changes (a restart).
+    Distrusted,
 }
 
 impl Engine {
@@ -72,6 +98,36 @@ impl Engine {
             device: embed::device_label(),
             embedded_with: reader.stored_model()?.map(|(m, _)| m),
             recalls: reader.recall_totals()?,
+            change_journal: match journal::system() {
+                None => None,
+                Some(_) => Some(journal_state(reader.meta(journal::MARK_KEY)?)),
+            },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_state_is_read_from_its_mark() {
+        let mark = |confirmed: bool, missed: bool| {
+            let m = journal::Mark {
+                journal: "j".into(),
+                event: 1,
+                settings: "s".into(),
+                walked_at: 0,
+                confirmed,
+                missed,
+            };
+            Some(serde_json::to_string(&m).unwrap())
+        };
+        assert_eq!(journal_state(None), JournalState::Unconfirmed);
+        assert_eq!(journal_state(Some("{".into())), JournalState::Unconfirmed);
+        assert_eq!(journal_state(mark(false, false)), JournalState::Unconfirmed);
+        assert_eq!(journal_state(mark(true, false)), JournalState::Trusted);
+        assert_eq!(journal_state(mark(true, true)), JournalState::Distrusted);
+        assert_eq!(journal_state(mark(false, true)), JournalState::Distrusted);
     }
 }
