@@ -257,13 +257,31 @@ pub(crate) fn sync_recent_with(
 /// Records where the journal stood before a sync that succeeded. Failing costs only a walk
 /// next time.
 fn record_mark(index: &Index, mark: &Mark) {
-    let json = serde_json::to_string(mark).unwrap_or_default();
-    let recorded = index
-        .writer()
-        .and_then(|w| set_meta(&w.conn, journal::MARK_KEY, &json).map_err(|e| index.err(e)));
+    let recorded = index.writer().and_then(|mut w| {
+        let tx = w
+            .conn
+            .transaction_with_behavior(Immediate)
+            .map_err(|e| index.err(e))?;
+        let merged = merge_mark(&tx, mark).map_err(|e| index.err(e))?;
+        let json = serde_json::to_string(&merged).unwrap_or_default();
+        set_meta(&tx, journal::MARK_KEY, &json)
+            .and_then(|()| tx.commit())
+            .map_err(|e| index.err(e))
+    });
     if let Err(e) = recorded {
         tracing::debug!(error = %e, "journal mark not recorded (the next sync walks)");
     }
+}
+
+/// `mark`, still distrusting the journal if another process caught it missing a change
+/// since this sync read the mark (for the same journal and settings).
+fn merge_mark(tx: &Transaction, mark: &Mark) -> rusqlite::Result<Mark> {
+    let current = super::meta(tx, journal::MARK_KEY)?
+        .and_then(|json| serde_json::from_str::<Mark>(&json).ok())
+        .filter(|c| c.journal == mark.journal && c.settings == mark.settings);
+    let mut merged = mark.clone();
+    merged.missed |= current.is_some_and(|c| c.missed);
+    Ok(merged)
 }
 
 /// Syncs only `scope`: the files and folders a watcher saw change. Files there are read and
@@ -1042,6 +1060,39 @@ mod tests {
         let fresh = mark(&index).unwrap();
         assert_eq!(fresh.journal, "volume-2");
         assert!(!fresh.confirmed && !fresh.missed);
+    }
+
+    #[test]
+    fn a_miss_recorded_by_another_process_is_not_written_over() {
+        let (_dir, _config, index) = brain(&[]);
+        let caught = Mark {
+            journal: "volume-1".into(),
+            event: 5,
+            settings: "s".into(),
+            walked_at: 0,
+            confirmed: true,
+            missed: true,
+        };
+        record_mark(&index, &caught);
+        let stale = Mark {
+            event: 9,
+            missed: false,
+            ..caught.clone()
+        };
+        record_mark(&index, &stale);
+        assert_eq!(
+            mark(&index).unwrap(),
+            Mark {
+                event: 9,
+                ..caught.clone()
+            }
+        );
+        let other = Mark {
+            journal: "volume-2".into(),
+            ..stale
+        };
+        record_mark(&index, &other);
+        assert_eq!(mark(&index).unwrap(), other);
     }
 
     #[test]
