@@ -11,7 +11,7 @@ use crate::index::{journal, RecallTotals, SyncSummary};
 
 /// What the journal's recorded mark (JSON, if any) says of it.
 fn journal_state(mark: Option<String>) -> JournalState {
-    match mark.and_then(|json| serde_json::from_str::<journal::Mark>(&json).ok()) {
+    match journal::Mark::from_meta(mark) {
         Some(m) if m.missed => JournalState::Distrusted,
         Some(m) if m.confirmed => JournalState::Trusted,
         _ => JournalState::Unconfirmed,

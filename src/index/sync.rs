@@ -173,17 +173,16 @@ pub(crate) fn sync_recent_with(
     let Ok(root_real) = std::fs::canonicalize(&config.root) else {
         return sync(index, config);
     };
-    let cookies = config.index_dir().join("journal");
+    // Beside the index file: on the data dir's volume, which the journal checks.
+    let cookies = index.path().with_file_name("journal");
     // Taken before anything is read: what happens from here on is replayed next time.
     let Some((id, event)) = journal.position(&root_real, &cookies) else {
         return sync(index, config);
     };
     let settings = journal::settings(config, &root_real);
     let now = now_secs();
-    let marked = super::meta(&*index.conn()?, journal::MARK_KEY)
-        .map_err(|e| index.err(e))?
-        .and_then(|json| serde_json::from_str::<Mark>(&json).ok())
-        .filter(|m| m.journal == id && m.settings == settings);
+    let recorded = super::meta(&*index.conn()?, journal::MARK_KEY).map_err(|e| index.err(e))?;
+    let marked = Mark::from_meta(recorded).filter(|m| m.is_of(&id, &settings));
     let replay = |since: u64| {
         journal
             .since(&root_real, since, &cookies)
@@ -276,9 +275,8 @@ fn record_mark(index: &Index, mark: &Mark) {
 /// `mark`, still distrusting the journal if another process caught it missing a change
 /// since this sync read the mark (for the same journal and settings).
 fn merge_mark(tx: &Transaction, mark: &Mark) -> rusqlite::Result<Mark> {
-    let current = super::meta(tx, journal::MARK_KEY)?
-        .and_then(|json| serde_json::from_str::<Mark>(&json).ok())
-        .filter(|c| c.journal == mark.journal && c.settings == mark.settings);
+    let current = Mark::from_meta(super::meta(tx, journal::MARK_KEY)?)
+        .filter(|c| c.is_of(&mark.journal, &mark.settings));
     let mut merged = mark.clone();
     merged.missed |= current.is_some_and(|c| c.missed);
     Ok(merged)

@@ -70,6 +70,17 @@ pub(crate) struct Mark {
 }
 
 impl Mark {
+    /// The mark as the index's `meta` holds it ([`MARK_KEY`]), if any and readable.
+    pub fn from_meta(value: Option<String>) -> Option<Mark> {
+        value.and_then(|json| serde_json::from_str(&json).ok())
+    }
+
+    /// Whether this mark was taken of the journal `journal` under `settings`: only then
+    /// does it say anything of what happened since.
+    pub fn is_of(&self, journal: &str, settings: &str) -> bool {
+        self.journal == journal && self.settings == settings
+    }
+
     /// Whether a sync may rely on the journal instead of a walk: confirmed, never caught
     /// missing a change (a volume whose history leaves this folder out is never relied on).
     pub fn trusted(&self) -> bool {
