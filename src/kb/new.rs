@@ -68,22 +68,27 @@ pub fn plan(
         if let Some(e) = broken_schema(schemas, kind) {
             return Err(e);
         }
-        let is_folder = !kind.is_empty()
-            && !kind.starts_with('.')
-            && !kind.contains(['/', '\\'])
+        let is_folder = is_plain_name(kind)
             && std::fs::symlink_metadata(root.join(kind)).is_ok_and(|m| m.is_dir());
         if !is_folder {
             let mut known: Vec<String> = schemas.types.keys().cloned().collect();
             if known.is_empty() {
                 known = folders(root);
             }
+            if !is_plain_name(kind) {
+                return Err(Error::InvalidInput(format!(
+                    "unknown type {kind:?}: a type is the name of a top-level folder of the brain, without '/' or a leading '.'"
+                )));
+            }
+            if known.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "unknown type {kind:?}: the brain has no types yet: make the folder ({}) or, in an empty brain folder, run 'brain install' for the default ones",
+                    root.join(kind).display()
+                )));
+            }
             return Err(Error::InvalidInput(format!(
                 "unknown type {kind:?}: the types are {} (or any top-level folder, without a schema)",
-                if known.is_empty() {
-                    "(none yet: brain install writes the defaults)".into()
-                } else {
-                    known.join(", ")
-                }
+                known.join(", ")
             )));
         }
     }
@@ -124,6 +129,11 @@ pub fn plan(
 /// Why `kind`'s `SCHEMA.md` cannot be used, when [`Schemas::load`] found it broken: a YAML
 /// or rules error as it was said, or a file that could not be read (not UTF-8, no
 /// permission), naming the file.
+/// Whether `kind` could name a top-level folder: not empty, not hidden, no separator.
+fn is_plain_name(kind: &str) -> bool {
+    !kind.is_empty() && !kind.starts_with('.') && !kind.contains(['/', '\\'])
+}
+
 fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
     let of_kind = |path: &Path| {
         path.parent()
@@ -369,11 +379,27 @@ mod tests {
             assert!(err.contains(want), "{err}");
         }
         for kind in ["../x", ".git", ""] {
+            let err = plan(dir.path(), &schemas, kind, "x", false, today).unwrap_err();
             assert!(
-                plan(dir.path(), &schemas, kind, "x", false, today).is_err(),
-                "{kind}"
+                err.to_string()
+                    .contains("a type is the name of a top-level folder"),
+                "{kind}: {err}"
             );
         }
+        // A brain of loose notes has no types: the line says how to make one, and the
+        // folder is not made for it.
+        let flat = tempfile::tempdir().unwrap();
+        std::fs::write(flat.path().join("a.md"), "# A\n").unwrap();
+        let none = Schemas::load(flat.path()).unwrap();
+        let err = plan(flat.path(), &none, "lore", "x", false, today)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the brain has no types yet: make the folder (")
+                && err.contains("run 'brain install' for the default ones"),
+            "{err}"
+        );
+        assert!(!flat.path().join("lore").exists());
     }
 
     #[test]

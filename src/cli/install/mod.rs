@@ -187,10 +187,12 @@ fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()>
 
 fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     let root = s.config.root.clone();
-    if root.is_dir() {
+    // A folder made by hand (`mkdir ~/.brain`, an empty clone) gets the default types
+    // like a missing one; a folder that holds anything else is the user's, left alone.
+    if root.is_dir() && !holds_only_dotfiles(&root) {
         return Ok(line(out, "brain", "exists", root.display().to_string())?);
     }
-    if root.exists() {
+    if root.exists() && !root.is_dir() {
         s.failed = true;
         return Ok(line(
             out,
@@ -218,6 +220,16 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         ),
     )?;
     Ok(())
+}
+
+/// Whether `dir` holds nothing but hidden entries (`.git`, `.DS_Store`); an unreadable
+/// folder counts as holding something, so it is never written into.
+fn holds_only_dotfiles(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().starts_with('.')))
+            .all(|hidden| hidden.unwrap_or(false))
+    })
 }
 
 fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {

@@ -163,6 +163,33 @@ fn install_sets_everything_up_once_and_check_agrees() {
 }
 
 #[test]
+fn an_empty_brain_folder_gets_the_default_types_and_a_used_one_is_left_alone() {
+    // `mkdir ~/.brain` (or an empty clone) before the install: the same types as a new
+    // folder, so that `brain new lore` works next.
+    let b = Brain::new();
+    std::fs::create_dir(b.root.join(".git")).unwrap();
+    let out = ok(brain(&b, &["install"]));
+    assert!(row(&out, "brain").starts_with("created "), "{out}");
+    assert!(b.root.join("lore/SCHEMA.md").is_file(), "{out}");
+    assert!(b.root.join(".git").is_dir());
+    ok(brain(&b, &["new", "lore", "First lesson"]));
+
+    // A folder of loose notes is the user's: nothing is added to it.
+    let used = Brain::new();
+    std::fs::write(used.root.join("loose.md"), "# loose\n").unwrap();
+    let out = ok(brain(&used, &["install"]));
+    assert!(row(&out, "brain").starts_with("exists "), "{out}");
+    assert_eq!(walk(&used.root), vec![used.root.join("loose.md")]);
+    let r = brain(&used, &["new", "lore", "x"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr().contains("the brain has no types yet"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
 fn an_edited_skill_is_kept_reported_and_replaced_only_with_force() {
     let b = Brain::new();
     ok(brain(&b, &["install"]));
