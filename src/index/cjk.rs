@@ -93,14 +93,6 @@ pub fn script_parts(token: &str) -> Vec<(&str, bool)> {
     parts
 }
 
-/// [`unspaced`], for a `String` read from the index.
-pub fn unspace(text: String) -> String {
-    match unspaced(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(t) => t,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashSet};
 use rusqlite::{params_from_iter, types::Value as SqlValue, OptionalExtension};
 
 use super::bm25_parts::{self, DocLengths, PHRASE_FREQUENCIES};
-use super::cjk::unspace;
 use super::filter::Filters;
+use super::fts_text::show;
 use super::lengths_file;
 use super::recall::{self, RecallTotals};
 use super::{vectors, Conn, Index};
@@ -188,7 +188,7 @@ impl<'a> Reader<'a> {
         self.conn
             .prepare_cached("SELECT title, body FROM notes_fts WHERE rowid = ?1")
             .and_then(|mut s| {
-                s.query_row([id], |r| Ok((unspace(r.get(0)?), unspace(r.get(1)?))))
+                s.query_row([id], |r| Ok((show(r.get(0)?), show(r.get(1)?))))
                     .optional()
             })
             .map(Option::unwrap_or_default)
@@ -496,7 +496,7 @@ impl<'a> Reader<'a> {
             )
             .and_then(|mut s| {
                 s.query_map(rusqlite::params![expr, limit as i64], |r| {
-                    r.get(0).map(unspace)
+                    r.get(0).map(show)
                 })
                 .and_then(|rows| rows.collect())
             })
@@ -646,7 +646,7 @@ impl<'a> Reader<'a> {
              WHERE n.id IN ({list})"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, unspace(r.get(2)?)))))
+        stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, show(r.get(2)?)))))
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))
     }
@@ -695,7 +695,7 @@ impl<'a> Reader<'a> {
             ))
             .and_then(|mut s| {
                 s.query_row(rusqlite::params![expr, id], |r| {
-                    Ok((unspace(r.get(0)?), unspace(r.get(1)?)))
+                    Ok((show(r.get(0)?), show(r.get(1)?)))
                 })
                 .optional()
             })

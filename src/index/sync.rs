@@ -715,9 +715,9 @@ fn insert_note(
     tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![
             id,
-            super::cjk::spaced(&note.title),
-            super::cjk::spaced(&note.tags.join(" ")),
-            super::cjk::spaced(&note.text)
+            super::fts_text::indexed(&note.title),
+            super::fts_text::indexed(&note.tags.join(" ")),
+            super::fts_text::indexed(&note.text)
         ])?;
     let mut stmt = tx.prepare_cached(
         "INSERT INTO chunks(note_id, seq, line, end_line, heading, text, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -344,8 +344,9 @@ fn starts_phrase(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
 impl Term {
     /// The term as an FTS5 string: quoted, inner quotes doubled, `*` outside the quotes.
     pub(crate) fn to_fts(&self) -> String {
-        // CJK characters one token each, as indexed: a run of them is a phrase.
-        let text = crate::index::cjk::spaced(&self.text);
+        // Marked as indexed: CJK characters one token each (a run of them is a phrase),
+        // `C++` and `C#` a token of their own.
+        let text = crate::index::fts_text::indexed(&self.text);
         let quoted = format!("\"{}\"", text.replace('"', "\"\""));
         if self.prefix {
             format!("{quoted}*")

@@ -985,6 +985,40 @@ fn a_lowered_size_limit_drops_notes_indexed_under_the_old_one() {
     assert!(!hits(&b).to_string().contains("lore/big.md"));
 }
 
+/// `C++`, `C#` and `F#` are names of their own, not the letter: a search for one finds its
+/// notes, not notes on C or `bash -c`, and shows the name as written.
+#[test]
+fn names_spelled_with_symbols_are_searched_as_themselves() {
+    let b = Brain::example();
+    b.write(
+        "lore/cpp-move.md",
+        "# Move semantics\n\nIn C++17, std::move only casts to an rvalue reference.\n",
+    );
+    b.write(
+        "lore/c-pointers.md",
+        "# Pointers in C\n\nC has no references: pass a pointer, as C does everywhere.\n",
+    );
+    b.write(
+        "lore/cs-async.md",
+        "# Async in C#\n\nIn C# an await yields to the caller.\n",
+    );
+    b.write(
+        "lore/bash-c.md",
+        "# Run a string\n\nbash -c 'cmd' runs a string; so does sh -c.\n",
+    );
+    b.ok(&["index"]);
+    let found = |q: &str| paths(&b.json(&["search", q, "--mode", "bm25", "--no-sync"]));
+    assert_eq!(found("C++"), ["lore/cpp-move.md"]);
+    assert_eq!(found("c#"), ["lore/cs-async.md"]);
+    assert_eq!(found("C++17"), ["lore/cpp-move.md"]);
+    assert!(!found("C").contains(&"lore/cpp-move.md".to_string()));
+    let j = b.json(&["search", "C#", "--mode", "bm25", "--no-sync"]);
+    let snippet = j["results"][0]["snippet"].as_str().unwrap();
+    assert!(snippet.contains("«C#»"), "{snippet:?}");
+    let shown = b.ok(&["get", "lore/cpp-move.md"]).stdout();
+    assert!(shown.contains("In C++17, std::move"), "{shown}");
+}
+
 /// Chinese, Japanese and Korean write words without spaces: a word inside a run is found
 /// (`代理` in `如何配置代理服务器`), as a phrase (its characters side by side), and what is
 /// shown is the note's own text at its own line.

@@ -1,0 +1,52 @@
+//! The text the full-text index holds, and the text its readers get back: what is indexed
+//! (and searched for) carries marks that steer FTS5's tokenizer, which every reader takes
+//! out again, so snippets, bodies and line numbers are the note's own text.
+//!
+//! Two kinds of mark, each with its module: CJK characters set apart one token each
+//! ([`super::cjk`]), and names spelled with symbols kept whole (`C++`, `C#`:
+//! [`super::symbols`]).
+
+use std::borrow::Cow;
+
+use super::{cjk, symbols};
+
+/// `text` as the index holds it; unchanged (borrowed) when no mark applies.
+pub fn indexed(text: &str) -> Cow<'_, str> {
+    match symbols::marked(text) {
+        Cow::Borrowed(t) => cjk::spaced(t),
+        Cow::Owned(t) => Cow::Owned(cjk::spaced(&t).into_owned()),
+    }
+}
+
+/// `text` read from the index, without the marks [`indexed`] put in.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    match cjk::unspaced(text) {
+        Cow::Borrowed(t) => symbols::unmarked(t),
+        Cow::Owned(t) => Cow::Owned(symbols::unmarked(&t).into_owned()),
+    }
+}
+
+/// [`shown`], for a `String` read from the index.
+pub fn show(text: String) -> String {
+    match shown(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(t) => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_indexed_reads_back_as_written() {
+        for text in ["C++17 在 中文 里, C#", "g++ -O2\n配置代理"] {
+            let held = indexed(text);
+            assert_ne!(held, text, "{text}");
+            assert_eq!(shown(&held), text);
+            assert_eq!(show(held.into_owned()), text);
+        }
+        assert!(matches!(indexed("plain"), Cow::Borrowed(_)));
+        assert!(matches!(shown("plain"), Cow::Borrowed(_)));
+    }
+}
