@@ -6,7 +6,18 @@ pub const MAX_SLUG: usize = 80;
 
 /// The slug for `title`, or `None` when nothing of it survives (only punctuation, emoji).
 pub fn slugify(title: &str) -> Option<String> {
-    let ascii = deunicode::deunicode(title).to_ascii_lowercase();
+    // `C++` and `C#` are names, as in the index (`index::symbols`): `cpp` and `csharp`,
+    // not `c`.
+    let named: String = crate::index::symbols::marked(title)
+        .chars()
+        .filter(|&c| c != crate::index::cjk::MARK)
+        .map(|c| match c {
+            crate::index::symbols::PLUS => "p".to_string(),
+            crate::index::symbols::SHARP => "sharp".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let ascii = deunicode::deunicode(&named).to_ascii_lowercase();
     let words: Vec<&str> = ascii
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -55,6 +66,10 @@ mod tests {
         assert_eq!(
             slugify("HTTP 429 & Retry-After").as_deref(),
             Some("http-429-retry-after")
+        );
+        assert_eq!(
+            slugify("C++ templates vs C# generics, in C++17").as_deref(),
+            Some("cpp-templates-vs-csharp-generics-in-cpp17")
         );
         assert_eq!(slugify("!!! ... ???"), None);
         assert_eq!(slugify(""), None);
