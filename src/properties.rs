@@ -82,6 +82,30 @@ proptest! {
         }
     }
 
+    /// What the full-text index holds reads back as the note's text (snippets, bodies and
+    /// line numbers rely on it), whatever mix of CJK, `C++`, `#` and other text it is; a
+    /// query marked the same way is valid FTS5 and finds the text it was cut from.
+    #[test]
+    fn indexed_text_reads_back_as_written(text in prop_oneof![
+        any::<String>(),
+        "([a-zA-Z_1-9é]{0,3}(\\+\\+|#|\\+|##)?[ .,(\n中文]?){0,12}",
+    ]) {
+        use crate::index::{cjk, fts_text, symbols};
+        prop_assume!(!text.contains([cjk::MARK, symbols::PLUS, symbols::SHARP]));
+        let held = fts_text::indexed(&text);
+        prop_assert_eq!(fts_text::shown(&held), text.as_str());
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2');",
+        ).unwrap();
+        conn.execute("INSERT INTO t VALUES (?1)", [held.as_ref()]).unwrap();
+        let q = Query::parse(&format!("\"{}\"", text.replace('"', " ")));
+        if let Some(expr) = q.to_match() {
+            let found = conn.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
+            prop_assert!(matches!(found, Ok(1)), "{text:?} -> {expr:?}: {found:?}");
+        }
+    }
+
     /// `PATH[:LINE[:COUNT]]` never panics, and what it accepts it reads back the same.
     #[test]
     fn note_refs_parse_and_round_trip(
