@@ -3,12 +3,12 @@
 //! out again, so snippets, bodies and line numbers are the note's own text.
 //!
 //! Two kinds of mark, each with its module: CJK characters set apart one token each
-//! ([`super::cjk`]), and names spelled with symbols kept whole (`C++`, `C#`:
-//! [`super::symbols`]).
+//! ([`crate::text::cjk`]), and names spelled with symbols kept whole (`C++`, `C#`:
+//! [`crate::text::symbols`]).
 
 use std::borrow::Cow;
 
-use super::{cjk, symbols};
+use crate::text::{cjk, symbols};
 
 /// `text` as the index holds it; unchanged (borrowed) when no mark applies.
 pub fn indexed(text: &str) -> Cow<'_, str> {

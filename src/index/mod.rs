@@ -4,7 +4,6 @@
 
 mod bm25_parts;
 pub(crate) mod chunk;
-pub(crate) mod cjk;
 mod filter;
 pub(crate) mod fts_text;
 pub(crate) mod journal;
@@ -13,7 +12,6 @@ mod read;
 pub(crate) mod rebuild;
 pub(crate) mod recall;
 pub(crate) mod schema;
-pub(crate) mod symbols;
 pub(crate) mod sync;
 pub(crate) mod usage;
 pub(crate) mod vectors;

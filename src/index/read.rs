@@ -683,7 +683,7 @@ impl<'a> Reader<'a> {
     ) -> Result<Option<(String, String)>> {
         // The window is counted in tokens, and a CJK character is one (`cjk`): 24 of them
         // were 24 characters, where 24 English words fill a line.
-        let tokens = match expr.chars().any(super::cjk::is_cjk) {
+        let tokens = match expr.chars().any(crate::text::cjk::is_cjk) {
             true => 64,
             false => 24,
         };

@@ -139,7 +139,7 @@ const MIGRATIONS: &[&str] = &[
     UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
      WHERE id IN (SELECT note_id FROM chunks GROUP BY note_id, line, end_line HAVING count(*) > 1);
     "#,
-    // 8: Chinese, Japanese and Korean characters are indexed one token each (`index::cjk`):
+    // 8: Chinese, Japanese and Korean characters are indexed one token each (`text::cjk`):
     // a run of them was one token, which only the whole run typed again matched. The notes
     // holding any (the ranges of `cjk::is_cjk`, written as code points: a character typed
     // here may be normalised to another) are read again by the next sync; their

@@ -8,12 +8,12 @@ pub const MAX_SLUG: usize = 80;
 pub fn slugify(title: &str) -> Option<String> {
     // `C++` and `C#` are names, as in the index (`index::symbols`): `cpp` and `csharp`,
     // not `c`.
-    let named: String = crate::index::symbols::marked(title)
+    let named: String = crate::text::symbols::marked(title)
         .chars()
-        .filter(|&c| c != crate::index::cjk::MARK)
+        .filter(|&c| c != crate::text::cjk::MARK)
         .map(|c| match c {
-            crate::index::symbols::PLUS => "p".to_string(),
-            crate::index::symbols::SHARP => "sharp".to_string(),
+            crate::text::symbols::PLUS => "p".to_string(),
+            crate::text::symbols::SHARP => "sharp".to_string(),
             c => c.to_string(),
         })
         .collect();

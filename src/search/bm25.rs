@@ -146,9 +146,9 @@ pub(crate) fn search(
 /// Whether `text` holds `literal` as written, not inside a longer word: `-la` is in
 /// `ls -la` but not in `nginx-latest`, `wal_checkpoint` in `wal_checkpoint(TRUNCATE)`.
 pub(crate) fn contains_literal(text: &str, literal: &str) -> bool {
-    // A CJK character is a word of its own (`index::cjk`): `使用wal_checkpoint命令` holds
+    // A CJK character is a word of its own (`text::cjk`): `使用wal_checkpoint命令` holds
     // the identifier.
-    let word = |c: char| (c.is_alphanumeric() && !crate::index::cjk::is_cjk(c)) || c == '_';
+    let word = |c: char| (c.is_alphanumeric() && !crate::text::cjk::is_cjk(c)) || c == '_';
     let edge_word = (literal.starts_with(word), literal.ends_with(word));
     text.match_indices(literal).any(|(at, _)| {
         let before = text[..at].chars().next_back();

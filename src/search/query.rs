@@ -370,7 +370,7 @@ fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
 /// best first, with one holding it whole among the first (it holds every pair). The pairs
 /// remember the run ([`Term::part_of`]), which the exact-title check reads.
 fn cjk_pairs(term: Term) -> Vec<Term> {
-    use crate::index::cjk::is_cjk;
+    use crate::text::cjk::is_cjk;
     let letters: Vec<char> = term.text.chars().filter(|c| c.is_alphanumeric()).collect();
     if term.quoted || term.prefix || letters.len() < 3 || !letters.iter().all(|&c| is_cjk(c)) {
         return vec![term];
@@ -380,7 +380,7 @@ fn cjk_pairs(term: Term) -> Vec<Term> {
         let texts = match run.chars().count() {
             0 => continue,
             1 => vec![run.to_string()],
-            _ => crate::index::cjk::pairs(run),
+            _ => crate::text::cjk::pairs(run),
         };
         for text in texts {
             pairs.push(Term {

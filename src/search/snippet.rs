@@ -1,6 +1,6 @@
 //! Making passages fit one line of a terminal or a panel row.
 
-use crate::index::cjk::is_cjk;
+use crate::text::cjk::is_cjk;
 
 /// Longest word a snippet shows whole, in characters: a base64 blob or a minified line is
 /// one token to FTS5, and a snippet of it would otherwise be megabytes.
@@ -61,7 +61,7 @@ pub const PASSAGE_CHARS: usize = 200;
 /// letters) so a semantic passage shows any words it shares with the query. Chinese,
 /// Japanese and Korean write words without spaces, so a word of theirs ([`worth_marking`]
 /// at any length) is marked wherever it stands inside a run of such characters, as the
-/// full-text index finds it (`index::cjk`).
+/// full-text index finds it (`text::cjk`).
 pub fn mark_words(text: &str, words: &[String]) -> String {
     let wanted: Vec<String> = words
         .iter()

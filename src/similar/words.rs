@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::index::cjk;
 use crate::search::is_stopword;
+use crate::text::cjk;
 
 /// Distinct words read of a text, at most (a pasted essay's tail adds nothing).
 const MAX_WORDS: usize = 400;

@@ -12,7 +12,7 @@ use crate::harness::{repo, walk};
 /// Modules that must not use the layers above them.
 const CORE: &[&str] = &[
     "config", "error", "note", "passage", "index", "search", "similar", "embed", "model", "engine",
-    "eval", "kb", "usage", "date",
+    "eval", "kb", "usage", "date", "text",
 ];
 /// The layers above the core.
 const ABOVE: &[&str] = &["service", "desktop"];

@@ -26,7 +26,7 @@ pub const SHARP: char = '\u{10FF23}';
 /// unchanged (borrowed) when it holds none.
 pub fn marked(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
-    // A letter or digit of a word (a CJK character is a word of its own, `index::cjk`).
+    // A letter or digit of a word (a CJK character is a word of its own, `text::cjk`).
     let word = |c: char| (c.is_alphanumeric() && !super::cjk::is_cjk(c)) || c == '_';
     // The symbols' positions, each with how many bytes of symbol follow the letter.
     let mut found: Vec<(usize, usize)> = Vec::new();
