@@ -5,9 +5,9 @@
 
 CHECKOUTS_DIR holds one clone per source, named owner+name (Bhupesh-V+til, ...); each must
 have the pinned commit below. Files are read from that commit (`git show`), never from the
-work tree, so the layout is the same whatever is checked out. DEST/notes-mix and
-DEST/jaebradley-notes must not exist yet: a corpus the judgments were made on is never
-overwritten.
+work tree, so the layout is the same whatever is checked out. A corpus already under DEST
+(notes-mix, jaebradley-notes, til-mix) is left as it is and needs no clones: one the
+judgments were made on is never overwritten.
 """
 import os
 import re
@@ -22,8 +22,24 @@ MIX = [
     ("MichaelCurrin+dev-cheatsheets", "d19cea65"),
 ]
 JAEBRADLEY = ("jaebradley+notes", "afdcd19e")
+TIL_MIX = [
+    ("jonasbn+til", "adc31356"),
+    ("jwworth+til", "5928a20a"),
+    ("khanhicetea+today-i-learned", "e36d2fae"),
+    ("jthodge+til", "17508d0e"),
+    ("fosdickio+til", "5022ec84"),
+    ("thoughtbot+til", "c69a5f72"),
+    ("leebyron+til", "1e9ecc41"),
+    ("brunoarueira+til", "f47be40c"),
+    ("jmurty+til", "f47b47bb"),
+]
+# A TIL repository's files that are not notes: guides, indexes, templates.
+NOT_A_NOTE = re.compile(
+    r"^(readme|licen[sc]e|copying|contributing|changelog|code_of_conduct|claude|agents|index|toc|summary|_?template)(\..*)?\.md$",
+    re.I,
+)
 # Counts the judged sets were written against.
-EXPECTED = {"notes-mix": 1754, "jaebradley-notes": 1844}
+EXPECTED = {"notes-mix": 1754, "jaebradley-notes": 1844, "til-mix": 1262}
 
 
 def git(repo, *args):
@@ -72,15 +88,7 @@ def write(dest, rel, data):
         f.write(data)
 
 
-def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__.strip())
-    root = sys.argv[1]
-    dest = sys.argv[2] if len(sys.argv) == 3 else os.path.join(os.path.dirname(__file__), "..", "..", "corpora-dev")
-    for corpus in EXPECTED:
-        if os.path.exists(os.path.join(dest, corpus)):
-            sys.exit(f"eval-corpora: {os.path.join(dest, corpus)} already exists; remove it to lay it out again")
-
+def lay_out_notes_mix(root, dest):
     mix = {}
     for name, commit in MIX:
         repo = checkout(root, name)
@@ -99,18 +107,63 @@ def main():
                 rel = f"{stem}-{author}{ext}"
             mix[rel] = data
     for rel, data in mix.items():
-        write(os.path.join(dest, "notes-mix"), rel, data)
+        write(dest, rel, data)
+    return len(mix)
 
+
+def lay_out_jaebradley(root, dest):
     name, commit = JAEBRADLEY
     count = 0
     for rel, data in notes(checkout(root, name), commit):
-        write(os.path.join(dest, "jaebradley-notes"), rel, data)
+        write(dest, rel, data)
         count += 1
+    return count
 
-    for corpus, got in (("notes-mix", len(mix)), ("jaebradley-notes", count)):
+
+def lay_out_til_mix(root, dest):
+    """Each repository under its owner's folder; notes only: no root-level files, nothing
+    under a hidden or `_` folder, no guide or index (NOT_A_NOTE), nothing under 80 bytes
+    (trimmed) or over 100 kB, no second copy of the same bytes; jthodge's under content/."""
+    seen = set()
+    count = 0
+    for name, commit in TIL_MIX:
+        owner = name.split("+")[0]
+        for rel, data in sorted(notes(checkout(root, name), commit)):
+            parts = rel.split("/")
+            if (
+                len(parts) == 1
+                or any(p.startswith((".", "_")) for p in parts[:-1])
+                or NOT_A_NOTE.match(parts[-1])
+                or (owner == "jthodge" and parts[0] != "content")
+                or len(data.strip()) < 80
+                or len(data) > 100_000
+                or data in seen
+            ):
+                continue
+            seen.add(data)
+            write(dest, os.path.join(owner, rel), data)
+            count += 1
+    return count
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__.strip())
+    root = sys.argv[1]
+    dest = sys.argv[2] if len(sys.argv) == 3 else os.path.join(os.path.dirname(__file__), "..", "..", "corpora-dev")
+    for corpus, lay_out in (
+        ("notes-mix", lay_out_notes_mix),
+        ("jaebradley-notes", lay_out_jaebradley),
+        ("til-mix", lay_out_til_mix),
+    ):
+        where = os.path.join(dest, corpus)
+        if os.path.exists(where):
+            print(f"eval-corpora: {where} exists; left as it is")
+            continue
+        got = lay_out(root, where)
         want = EXPECTED[corpus]
         flag = "" if got == want else f" (the judged sets expect {want})"
-        print(f"eval-corpora: {os.path.join(dest, corpus)}: {got} notes{flag}")
+        print(f"eval-corpora: {where}: {got} notes{flag}")
 
 
 if __name__ == "__main__":

@@ -119,6 +119,11 @@ const KNOWN: &[Known] = &[
         lines: Some(include_str!("../../eval/jaebradley-hard.jsonl")),
     },
     Known {
+        name: "til-mix",
+        corpus: Corpus::Notes("til-mix"),
+        lines: Some(include_str!("../../eval/til-mix.jsonl")),
+    },
+    Known {
         name: "cranfield",
         corpus: Corpus::Cranfield,
         lines: None,
