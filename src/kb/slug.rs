@@ -6,7 +6,7 @@ pub const MAX_SLUG: usize = 80;
 
 /// The slug for `title`, or `None` when nothing of it survives (only punctuation, emoji).
 pub fn slugify(title: &str) -> Option<String> {
-    // `C++` and `C#` are names, as in the index (`index::symbols`): `cpp` and `csharp`,
+    // `C++` and `C#` are names, as in the index (`text::symbols`): `cpp` and `csharp`,
     // not `c`.
     let named: String = crate::text::symbols::marked(title)
         .chars()
