@@ -170,6 +170,10 @@ impl Scan {
     }
 }
 
+/// What a hybrid search says when no note holds any word of the query.
+pub(crate) const NO_KEYWORD_MATCH: &str =
+    "no note holds any word of the query: these are only the notes nearest in meaning (a typo?)";
+
 /// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
 /// dropped (they add time, not ranking), and the person should know.
 pub(crate) fn capped_notice() -> String {
@@ -317,6 +321,11 @@ pub(crate) fn run(
     }
     if query.capped {
         notices.push(capped_notice());
+    }
+    // Meaning always has nearest notes, even for a typo or words no note uses: say that
+    // these are only that, or the first of them reads as the answer.
+    if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() {
+        notices.push(NO_KEYWORD_MATCH.to_string());
     }
     if results.is_empty() {
         notices.extend(empty_index_notice(reader, config)?);

@@ -39,6 +39,19 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         "{text}"
     );
     assert!(text.contains(" bm25=- sem=#1)"), "{text}");
+
+    // Words no note holds (a typo, gibberish) still have neighbours in meaning: they are
+    // shown, and said to be only that.
+    let r = b.ok(&["search", "qwzxv plorfkt", "--json"]);
+    let j = r.json();
+    assert!(!paths(&j).is_empty(), "{j}");
+    assert!(j["results"][0]["bm25_rank"].is_null(), "{j}");
+    let said = "no note holds any word of the query: these are only the notes nearest in meaning";
+    assert!(r.stderr().contains(said), "{}", r.stderr());
+    assert!(
+        j["notice"].as_str().is_some_and(|n| n.contains(said)),
+        "{j}"
+    );
 }
 
 #[test]
