@@ -660,6 +660,14 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether any note matches `expr` (the first match is enough).
+    pub fn fts_any(&self, expr: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT 1")
+            .and_then(|mut s| s.exists([expr]))
+            .map_err(|e| self.err(e))
+    }
+
     /// Whether note `id` matches `expr`.
     pub fn fts_has(&self, expr: &str, id: i64) -> Result<bool> {
         self.conn

@@ -324,7 +324,11 @@ pub(crate) fn run(
     }
     // Meaning always has nearest notes, even for a typo or words no note uses: say that
     // these are only that, or the first of them reads as the answer.
-    if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() {
+    if mode == Mode::Hybrid
+        && bm25_hits.is_empty()
+        && !results.is_empty()
+        && !(req.as_you_type && still_typing(reader, &query)?)
+    {
         notices.push(NO_KEYWORD_MATCH.to_string());
     }
     if results.is_empty() {
@@ -358,6 +362,29 @@ fn used_as_flag(reader: &Reader<'_>, flag: &str) -> Result<bool> {
         .fts_bodies(&expr, FLAG_PROBE)?
         .iter()
         .any(|body| bm25::contains_literal(body, flag)))
+}
+
+/// Whether the last word of a query typed in the panel may be a word still being typed
+/// (`kuberne`): one letter, or the start of a word some note holds. The panel does not
+/// say "no note holds any word" for it until the word is done.
+fn still_typing(reader: &Reader<'_>, query: &Query) -> Result<bool> {
+    let Some(last) = query.terms.last().filter(|t| !t.quoted && !t.prefix) else {
+        return Ok(false);
+    };
+    if last.core().chars().count() < 2 {
+        return Ok(true);
+    }
+    let probe = Query {
+        terms: vec![super::query::Term {
+            prefix: true,
+            ..last.clone()
+        }],
+        ..Default::default()
+    };
+    match probe.to_match() {
+        Some(expr) => reader.fts_any(&expr),
+        None => Ok(false),
+    }
 }
 
 /// Notes read to decide whether a long dash word is a flag.

@@ -52,6 +52,22 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         j["notice"].as_str().is_some_and(|n| n.contains(said)),
         "{j}"
     );
+
+    // The panel (search as you type) keeps quiet about a word still being typed: the
+    // start of a word some note holds (`sentin`, of `sentinel`), not a finished typo.
+    let server = b.serve_synced(&[]);
+    let mut c = server.conn();
+    let typed = |c: &mut crate::harness::Conn, q: &str| {
+        let line = serde_json::json!({"v": 1, "op": "search", "query": q, "as_you_type": true});
+        let r = c.ask(&line.to_string());
+        assert_eq!(r["result"]["search"]["mode"], "hybrid", "{r}");
+        r["result"]["search"]["notice"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(typed(&mut c, "qwzxv sentin"), "");
+    assert!(typed(&mut c, "qwzxv plorfkt").contains(said));
 }
 
 #[test]
