@@ -71,14 +71,14 @@ pub fn plan(
         let is_folder = is_plain_name(kind)
             && std::fs::symlink_metadata(root.join(kind)).is_ok_and(|m| m.is_dir());
         if !is_folder {
-            let mut known: Vec<String> = schemas.types.keys().cloned().collect();
-            if known.is_empty() {
-                known = folders(root);
-            }
             if !is_plain_name(kind) {
                 return Err(Error::InvalidInput(format!(
                     "unknown type {kind:?}: a type is the name of a top-level folder of the brain, without '/' or a leading '.'"
                 )));
+            }
+            let mut known: Vec<String> = schemas.types.keys().cloned().collect();
+            if known.is_empty() {
+                known = folders(root);
             }
             if known.is_empty() {
                 return Err(Error::InvalidInput(format!(
@@ -126,14 +126,14 @@ pub fn plan(
     })
 }
 
-/// Why `kind`'s `SCHEMA.md` cannot be used, when [`Schemas::load`] found it broken: a YAML
-/// or rules error as it was said, or a file that could not be read (not UTF-8, no
-/// permission), naming the file.
 /// Whether `kind` could name a top-level folder: not empty, not hidden, no separator.
 fn is_plain_name(kind: &str) -> bool {
     !kind.is_empty() && !kind.starts_with('.') && !kind.contains(['/', '\\'])
 }
 
+/// Why `kind`'s `SCHEMA.md` cannot be used, when [`Schemas::load`] found it broken: a YAML
+/// or rules error as it was said, or a file that could not be read (not UTF-8, no
+/// permission), naming the file.
 fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
     let of_kind = |path: &Path| {
         path.parent()

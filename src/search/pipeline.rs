@@ -171,7 +171,7 @@ impl Scan {
 }
 
 /// What a hybrid search says when no note holds any word of the query.
-pub(crate) const NO_KEYWORD_MATCH: &str =
+const NO_KEYWORD_MATCH: &str =
     "no note holds any word of the query: these are only the notes nearest in meaning (a typo?)";
 
 /// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
