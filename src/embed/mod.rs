@@ -62,17 +62,27 @@ pub trait Embedder: Send + Sync {
 /// `known` (one entry per text of `texts`, `None` where a vector is still needed) completed
 /// in order by one call of `embed` on the texts still missing: what each layer that already
 /// holds some of the vectors (stored passages, the draft cache, the few-token pass) does
-/// with the rest.
+/// with the rest. A text missing twice is embedded once: a draft that repeats a block (a
+/// pasted section, a template) would otherwise pay the model for each copy.
 pub(crate) fn fill_missing<T: AsRef<str>>(
     texts: &[T],
     known: Vec<Option<Vec<f32>>>,
     embed: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<Vec<Vec<f32>>> {
-    let missing: Vec<&str> = texts
+    let mut missing: Vec<&str> = Vec::new();
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    // For each text: where its vector is among the fresh ones, when it is missing.
+    let slots: Vec<Option<usize>> = texts
         .iter()
         .zip(&known)
-        .filter(|(_, v)| v.is_none())
-        .map(|(t, _)| t.as_ref())
+        .map(|(t, v)| {
+            v.is_none().then(|| {
+                *first.entry(t.as_ref()).or_insert_with(|| {
+                    missing.push(t.as_ref());
+                    missing.len() - 1
+                })
+            })
+        })
         .collect();
     let fresh = if missing.is_empty() {
         Vec::new()
@@ -86,10 +96,13 @@ pub(crate) fn fill_missing<T: AsRef<str>>(
             missing.len()
         )));
     }
-    let mut fresh = fresh.into_iter();
     Ok(known
         .into_iter()
-        .map(|v| v.or_else(|| fresh.next()).unwrap_or_default())
+        .zip(slots)
+        .map(|(v, slot)| {
+            v.or_else(|| slot.and_then(|i| fresh.get(i).cloned()))
+                .unwrap_or_default()
+        })
         .collect())
 }
 
@@ -211,3 +224,35 @@ pub fn device_label() -> String {
 }
 
 pub use device::{expected as expected_device, Expected as ExpectedDevice};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_texts_are_embedded_once_each_and_put_back_in_order() {
+        let texts = ["a", "b", "a", "c", "b"];
+        let known = vec![None, None, None, Some(vec![9.0]), None];
+        let mut asked = Vec::new();
+        let got = fill_missing(&texts, known, |missing| {
+            asked = missing.iter().map(|t| t.to_string()).collect();
+            Ok(missing
+                .iter()
+                .map(|t| vec![t.len() as f32, t.as_bytes()[0] as f32])
+                .collect())
+        })
+        .unwrap();
+        assert_eq!(asked, ["a", "b"]);
+        let (a, b) = (vec![1.0, 97.0], vec![1.0, 98.0]);
+        assert_eq!(got, [a.clone(), b.clone(), a, vec![9.0], b]);
+    }
+
+    #[test]
+    fn a_short_answer_from_the_model_is_an_error() {
+        let e = fill_missing(&["a", "b"], vec![None, None], |_| Ok(vec![vec![1.0]]));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("1 vectors returned for 2 texts"));
+    }
+}
