@@ -119,7 +119,9 @@ pub struct SearchRequest {
     pub explain: bool,
     /// Sent by search as you type (the panel): a search whose text extends or trims the
     /// one logged just before is that search being typed, and replaces its row in the
-    /// recall log. Other clients' searches are each their own row, however close.
+    /// recall log. Other clients' searches are each their own row, however close. Its last
+    /// word, when no note holds it but some note holds a word it starts (`kuberne`), is
+    /// searched as that start.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub as_you_type: bool,
 }

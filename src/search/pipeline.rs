@@ -10,7 +10,7 @@ use super::evidence::{self, Evidence};
 use super::explain::{self, Explain, FusionStages};
 use super::fuse::{self, Weights};
 use super::present::{self, Ranked};
-use super::query::{Query, MAX_TERMS};
+use super::query::{Query, Term, MAX_TERMS};
 use super::semantic::{Matrix, NoteScores, Quantized, SemHit, RERANK_ROWS};
 use super::term_scores::TermScores;
 use super::{Filters, Fusion, Hit, Mode, SearchRequest, MAX_TOP};
@@ -220,7 +220,10 @@ pub(crate) fn run(
     fusion: Fusion,
     remembered: Option<&TermScores>,
 ) -> Result<Found> {
-    let (query, excluded) = parse(reader, text)?;
+    let (mut query, excluded) = parse(reader, text)?;
+    if req.as_you_type {
+        complete_last_word(reader, &mut query)?;
+    }
     // Keywords would find nothing, and meaning would rank notes by the words the person
     // asked to leave out.
     if query.terms.is_empty() && !query.excludes.is_empty() {
@@ -364,9 +367,51 @@ fn used_as_flag(reader: &Reader<'_>, flag: &str) -> Result<bool> {
         .any(|body| bm25::contains_literal(body, flag)))
 }
 
-/// Whether the last word of a query typed in the panel may be a word still being typed
-/// (`kuberne`): one letter, or the start of a word some note holds. The panel does not
-/// say "no note holds any word" for it until the word is done.
+/// Letters the last word of an as-you-type search needs before it is searched as the start
+/// of a word: `ku*` reads the postings of every word that starts so.
+const MIN_TYPED_PREFIX: usize = 3;
+
+/// For a search typed in the panel: its last word, when no note holds it as a word but some
+/// note holds a word it starts (`kuberne`), is searched as that start (`kuberne*`), so
+/// keywords find the note before the word is finished. A word notes hold (`doc`) stays
+/// that word, and a finished query (the CLI, MCP, `brain eval`) is never changed.
+fn complete_last_word(reader: &Reader<'_>, query: &mut Query) -> Result<()> {
+    let Some(last) = query.terms.last_mut().filter(|t| typed_word(t)) else {
+        return Ok(());
+    };
+    if last.core().chars().count() < MIN_TYPED_PREFIX || matches_any(reader, last.clone())? {
+        return Ok(());
+    }
+    let start = Term {
+        prefix: true,
+        ..last.clone()
+    };
+    if matches_any(reader, start)? {
+        last.prefix = true;
+    }
+    Ok(())
+}
+
+/// A plain word as typed: not a phrase, a prefix, a flag or a pair cut from a CJK run.
+fn typed_word(t: &Term) -> bool {
+    !t.quoted && !t.prefix && !t.is_flag() && t.part_of.is_none()
+}
+
+/// Whether some note matches `term`: one FTS5 lookup.
+fn matches_any(reader: &Reader<'_>, term: Term) -> Result<bool> {
+    let probe = Query {
+        terms: vec![term],
+        ..Default::default()
+    };
+    match probe.to_match() {
+        Some(expr) => reader.fts_any(&expr),
+        None => Ok(false),
+    }
+}
+
+/// Whether the last word of a query typed in the panel may be a word still being typed:
+/// one letter, or the start of a word some note holds. The panel does not say "no note
+/// holds any word" for it until the word is done.
 fn still_typing(reader: &Reader<'_>, query: &Query) -> Result<bool> {
     let Some(last) = query.terms.last().filter(|t| !t.quoted && !t.prefix) else {
         return Ok(false);
@@ -374,17 +419,13 @@ fn still_typing(reader: &Reader<'_>, query: &Query) -> Result<bool> {
     if last.core().chars().count() < 2 {
         return Ok(true);
     }
-    let probe = Query {
-        terms: vec![super::query::Term {
+    matches_any(
+        reader,
+        Term {
             prefix: true,
             ..last.clone()
-        }],
-        ..Default::default()
-    };
-    match probe.to_match() {
-        Some(expr) => reader.fts_any(&expr),
-        None => Ok(false),
-    }
+        },
+    )
 }
 
 /// Notes read to decide whether a long dash word is a flag.

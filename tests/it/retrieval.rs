@@ -68,6 +68,31 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
     };
     assert_eq!(typed(&mut c, "qwzxv sentin"), "");
     assert!(typed(&mut c, "qwzxv plorfkt").contains(said));
+
+    // Keywords find that note while its word is being typed: the last word, which no note
+    // holds, is searched as the start of one (`sentin*`). A finished search is not.
+    let keywords = |c: &mut crate::harness::Conn, q: &str, as_you_type: bool| {
+        let line = serde_json::json!({"v": 1, "op": "search", "query": q, "mode": "bm25",
+            "top": 50, "as_you_type": as_you_type});
+        let r = c.ask(&line.to_string());
+        let results = r["result"]["search"]["results"].as_array().cloned();
+        let results = results.unwrap_or_else(|| panic!("{r}"));
+        results
+            .iter()
+            .map(|h| h["path"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    let sentinel = "lore/skip-log-sentinel-pattern.md".to_string();
+    assert_eq!(keywords(&mut c, "qwzxv sentin", true), [sentinel]);
+    assert!(keywords(&mut c, "qwzxv sentin", false).is_empty());
+    // A word notes hold stays that word (`log`, not `log*`, which two more notes match),
+    // a start too short to narrow anything is not widened, and a word nothing starts with
+    // finds nothing.
+    let log = keywords(&mut c, "log", false);
+    assert!(!log.is_empty());
+    assert_eq!(keywords(&mut c, "log", true), log);
+    assert!(keywords(&mut c, "sk", true).is_empty());
+    assert!(keywords(&mut c, "plorfkt", true).is_empty());
 }
 
 #[test]
