@@ -11,23 +11,8 @@
 # Needs hyperfine and python3. Prints medians in milliseconds.
 set -euo pipefail
 
-here="$(cd "$(dirname "$0")/.." && pwd)"
 command -v hyperfine >/dev/null || { echo "error: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
-bin="${1:-}"
-if [[ -z "$bin" ]]; then
-  (cd "$here" && cargo build --release --quiet)
-  target="$(cd "$here" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  bin="$target/release/brain"
-fi
-bin="$(realpath "$bin")"
-
-work="$(mktemp -d)"
-server=""
-cleanup() {
-  if [[ -n "$server" ]]; then kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/bench-lib.sh"
 
 cp -r "$here/examples/brain" "$work/brain"
 python3 - "$work/brain" "${BENCH_NOTES:-0}" <<'PY'
@@ -51,13 +36,7 @@ if [[ -n ${BENCH_MODEL_DIR:-} ]]; then
   "$bin" index >/dev/null 2>&1
 fi
 
-"$bin" serve 2>"$work/serve.stderr" &
-server=$!
-for _ in $(seq 1 500); do
-  if "$bin" status 2>/dev/null | grep -q "watcher:   on"; then break; fi
-  sleep 0.02
-done
-"$bin" status | grep -q "backend:   running" || { echo "brain serve did not start: $(cat "$work/serve.stderr")" >&2; exit 1; }
+start_backend "watcher:   on"
 
 query="flag cleanup"
 hyperfine -N --style basic --warmup 3 --runs 20 --export-json "$work/search.json" \

@@ -161,6 +161,8 @@ def main():
     ap.add_argument("model_dir", type=Path, help="folder with config.json, tokenizer.json, model.safetensors")
     ap.add_argument("--threads", type=int, default=2, help="ORT intra_op_num_threads (default 2)")
     ap.add_argument("--query-only", action="store_true", help="skip the 100-document timing")
+    ap.add_argument("--passages", type=Path, help="a JSON list of texts: time embedding them in one batch "
+                    "(what scripts/bench-similar.sh compares a draft's embedding with) instead")
     args = ap.parse_args()
     emb = Embedder(args.model_dir, args.threads)
     print(f"onnxruntime {ort.__version__}, intra_op_num_threads={args.threads}")
@@ -173,6 +175,12 @@ def main():
         print(f"FAIL: over {TOLERANCE:g}", file=sys.stderr)
         return 1
 
+    if args.passages:
+        texts = json.loads(args.passages.read_text())
+        ntok = [sum(e.attention_mask) for e in emb.tok.encode_batch(texts)]
+        t = median_time(lambda: emb.embed(texts, batch=len(texts)), 21, 3)
+        print(f"onnxruntime minilm, {len(texts)} passages ({sum(ntok)} tokens) in one batch: {t * 1000:.1f} ms")
+        return 0
     t = median_time(lambda: emb.embed([QUERY]), 200, 20)
     print(f"onnxruntime minilm query: {t * 1000:.2f} ms")
     ids, mask = emb.tokenize([QUERY])

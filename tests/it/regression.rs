@@ -201,6 +201,33 @@ fn the_backend_benchmark_runs() {
     assert!(stdout.contains("save -> searchable"), "{stdout}");
 }
 
+/// The `brain similar` benchmark, short: over the example brain instead of tldr, without
+/// the ONNX Runtime comparison (which needs a Python with onnxruntime).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_similar_benchmark_runs() {
+    let repo = crate::harness::repo();
+    let out = std::process::Command::new("bash")
+        .arg(repo.join("scripts/bench-similar.sh"))
+        .arg(crate::harness::BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("BENCH_MODEL_DIR", crate::harness::test_model_dir())
+        .env("BENCH_CORPUS", repo.join("examples/brain"))
+        .output()
+        .expect("run scripts/bench-similar.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for line in [
+        "four-line draft",
+        "new 30-line draft, 3 passages embedded",
+        "similar --all",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+}
+
 /// A note saved and then deleted while its passages are being embedded: the pass asks
 /// again what is pending once the notes changed, instead of embedding the rest of a
 /// window of passages that no longer exist (minutes of a backend's CPU for a big note).
