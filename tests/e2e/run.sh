@@ -243,6 +243,12 @@ check "meaning mode without a model explains itself" \
 keys "$TAB"
 check "Tab comes back to hybrid" wait_for 'document.querySelector("#modes [data-mode=hybrid]").getAttribute("aria-checked") === "true" && document.querySelectorAll("#results .row").length > 0'
 
+# A word still being typed already finds its note by keywords (`checkp`, of checkpoint).
+clear_box
+keys "checkp"
+check "a word half typed finds its note" \
+  wait_for 'document.querySelector("#results .row .path")?.textContent === "lore/sqlite-wal-checkpoint-starvation.md"'
+
 # Designed states: nothing found, empty box.
 clear_box
 keys "zqxjkv"
