@@ -69,6 +69,7 @@ pub(crate) fn fill_missing<T: AsRef<str>>(
     known: Vec<Option<Vec<f32>>>,
     embed: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<Vec<Vec<f32>>> {
+    debug_assert_eq!(texts.len(), known.len(), "one entry of `known` per text");
     let mut missing: Vec<&str> = Vec::new();
     let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     // For each text: where its vector is among the fresh ones, when it is missing.

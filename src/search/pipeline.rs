@@ -221,9 +221,11 @@ pub(crate) fn run(
     remembered: Option<&TermScores>,
 ) -> Result<Found> {
     let (mut query, excluded) = parse(reader, text)?;
-    if req.as_you_type {
-        complete_last_word(reader, &mut query)?;
-    }
+    // Meaning reads the text as typed: only the keyword list is told about a word half typed.
+    let typing = match req.as_you_type && req.mode != Mode::Semantic {
+        true => complete_last_word(reader, text, &mut query)?,
+        false => false,
+    };
     // Keywords would find nothing, and meaning would rank notes by the words the person
     // asked to leave out.
     if query.terms.is_empty() && !query.excludes.is_empty() {
@@ -327,11 +329,7 @@ pub(crate) fn run(
     }
     // Meaning always has nearest notes, even for a typo or words no note uses: say that
     // these are only that, or the first of them reads as the answer.
-    if mode == Mode::Hybrid
-        && bm25_hits.is_empty()
-        && !results.is_empty()
-        && !(req.as_you_type && still_typing(reader, &query)?)
-    {
+    if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() && !typing {
         notices.push(NO_KEYWORD_MATCH.to_string());
     }
     if results.is_empty() {
@@ -367,29 +365,50 @@ fn used_as_flag(reader: &Reader<'_>, flag: &str) -> Result<bool> {
         .any(|body| bm25::contains_literal(body, flag)))
 }
 
-/// Letters the last word of an as-you-type search needs before it is searched as the start
-/// of a word: `ku*` reads the postings of every word that starts so.
+/// Letters and digits the last word of an as-you-type search ends with before it is
+/// searched as the start of a word: `ku*` reads the postings of every word that starts so,
+/// and so would `os.p`, whose `*` applies to `p` alone.
 const MIN_TYPED_PREFIX: usize = 3;
 
-/// For a search typed in the panel: its last word, when no note holds it as a word but some
-/// note holds a word it starts (`kuberne`), is searched as that start (`kuberne*`), so
-/// keywords find the note before the word is finished. A word notes hold (`doc`) stays
-/// that word, and a finished query (the CLI, MCP, `brain eval`) is never changed.
-fn complete_last_word(reader: &Reader<'_>, query: &mut Query) -> Result<()> {
-    let Some(last) = query.terms.last_mut().filter(|t| typed_word(t)) else {
-        return Ok(());
+/// For a search typed in the panel: whether its last word may still be being typed (one
+/// letter, or the start of a word some note holds but no note holds as it is), in which
+/// case the panel does not yet say that no note holds any word of the query. Such a word of
+/// [`MIN_TYPED_PREFIX`] letters or more is searched as that start (`kuberne*`), so keywords
+/// find the note before the word is finished. A word notes hold (`doc`) stays that word,
+/// and so does the start of a stop word (`wha`), which would match half the notes and be
+/// dropped once finished. A finished query (the CLI, MCP, `brain eval`) is never changed.
+fn complete_last_word(reader: &Reader<'_>, text: &str, query: &mut Query) -> Result<bool> {
+    // The last word typed, not the last one searched for: after `kuberne the` or
+    // `kuberne -docker`, `kuberne` is finished.
+    let typed_last = text.split_whitespace().last().unwrap_or("");
+    let Some(last) = query
+        .terms
+        .last_mut()
+        .filter(|t| typed_word(t) && t.text == typed_last)
+    else {
+        return Ok(false);
     };
-    if last.core().chars().count() < MIN_TYPED_PREFIX || matches_any(reader, last.clone())? {
-        return Ok(());
+    // The token the `*` would apply to.
+    let tail = last
+        .text
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .find(|s| !s.is_empty())
+        .unwrap_or("");
+    let letters = tail.chars().count();
+    if letters < 2 {
+        return Ok(true);
     }
     let start = Term {
         prefix: true,
         ..last.clone()
     };
-    if matches_any(reader, start)? {
+    if matches_any(reader, last.clone())? || !matches_any(reader, start)? {
+        return Ok(false);
+    }
+    if letters >= MIN_TYPED_PREFIX && !super::query::starts_stopword(&tail.to_lowercase()) {
         last.prefix = true;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// A plain word as typed: not a phrase, a prefix, a flag or a pair cut from a CJK run.
@@ -407,25 +426,6 @@ fn matches_any(reader: &Reader<'_>, term: Term) -> Result<bool> {
         Some(expr) => reader.fts_any(&expr),
         None => Ok(false),
     }
-}
-
-/// Whether the last word of a query typed in the panel may be a word still being typed:
-/// one letter, or the start of a word some note holds. The panel does not say "no note
-/// holds any word" for it until the word is done.
-fn still_typing(reader: &Reader<'_>, query: &Query) -> Result<bool> {
-    let Some(last) = query.terms.last().filter(|t| !t.quoted && !t.prefix) else {
-        return Ok(false);
-    };
-    if last.core().chars().count() < 2 {
-        return Ok(true);
-    }
-    matches_any(
-        reader,
-        Term {
-            prefix: true,
-            ..last.clone()
-        },
-    )
 }
 
 /// Notes read to decide whether a long dash word is a flag.

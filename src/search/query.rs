@@ -400,6 +400,12 @@ pub(crate) fn is_stopword_word(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// Whether `start` (lowercase) begins some word too common to rank by (`wha` of `what`): a
+/// word half typed that is likely one of them.
+pub(crate) fn starts_stopword(start: &str) -> bool {
+    STOPWORDS.iter().any(|w| w.starts_with(start))
+}
+
 /// The full-text expression that matches one plain word (`None` when it has no token).
 pub(crate) fn term_expr(word: &str) -> Option<String> {
     Query {

@@ -92,7 +92,22 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
     assert!(!log.is_empty());
     assert_eq!(keywords(&mut c, "log", true), log);
     assert!(keywords(&mut c, "sk", true).is_empty());
-    assert!(keywords(&mut c, "plorfkt", true).is_empty());
+    // Only the last word typed is widened (after `the` or a quoted phrase `sentin` is
+    // finished), and only from three letters of its last token (`wal_ch` would be every
+    // word starting with `ch` after `wal`); the start of a stop word (`wha`, matched by `what`
+    // in most notes) waits for the word.
+    for done in ["sentin the", "\"sentin\"", "wal_ch", "wha"] {
+        assert!(keywords(&mut c, done, true).is_empty(), "{done}");
+    }
+    // A word half typed is not called a typo when a filter hides the notes it starts.
+    let line = serde_json::json!({"v": 1, "op": "search", "query": "qwzxv sentin",
+        "type": "idea", "as_you_type": true});
+    let r = c.ask(&line.to_string());
+    assert!(
+        r["result"]["search"]["results"][0]["path"].is_string(),
+        "{r}"
+    );
+    assert!(r["result"]["search"]["notice"].is_null(), "{r}");
 }
 
 #[test]
