@@ -33,7 +33,7 @@ unset BRAIN_CONFIG BRAIN_NO_DAEMON BRAIN_MODEL
 if [[ -n ${BENCH_MODEL_DIR:-} ]]; then
   export BRAIN_MODEL=all-minilm-l6-v2
   "$bin" model import all-minilm-l6-v2 "$BENCH_MODEL_DIR" >/dev/null
-  "$bin" index >/dev/null 2>&1
+  index_quietly
 fi
 
 start_backend "watcher:   on"

@@ -30,3 +30,8 @@ start_backend() {
   done
   "$bin" status | grep -q "backend:   running" || { echo "brain serve did not start: $(cat "$work/serve.stderr")" >&2; exit 1; }
 }
+
+# `brain index`, its output kept in the work dir and shown only when it fails.
+index_quietly() {
+  "$bin" index >"$work/index.log" 2>&1 || { echo "brain index failed: $(tail -n 5 "$work/index.log")" >&2; exit 1; }
+}

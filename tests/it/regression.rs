@@ -214,6 +214,7 @@ fn the_similar_benchmark_runs() {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("BENCH_MODEL_DIR", crate::harness::test_model_dir())
         .env("BENCH_CORPUS", repo.join("examples/brain"))
+        .env("BENCH_RUNS", "2")
         .output()
         .expect("run scripts/bench-similar.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
