@@ -374,7 +374,9 @@ const MIN_TYPED_PREFIX: usize = 3;
 /// letter, or the start of a word some note holds but no note holds as it is), in which
 /// case the panel does not yet say that no note holds any word of the query. Such a word of
 /// [`MIN_TYPED_PREFIX`] letters or more is searched as that start (`kuberne*`), so keywords
-/// find the note before the word is finished. A word notes hold (`doc`) stays that word,
+/// find the note before the word is finished; one typed past the stem the index holds
+/// (`migratio`) as the start up to [`STEM_SLACK`] letters shorter that some note holds
+/// (`migrat*`). A word notes hold (`doc`) stays that word,
 /// and so does the start of a stop word (`wha`), which would match half the notes and be
 /// dropped once finished. A finished query (the CLI, MCP, `brain eval`) is never changed.
 fn complete_last_word(reader: &Reader<'_>, text: &str, query: &mut Query) -> Result<bool> {
@@ -398,18 +400,68 @@ fn complete_last_word(reader: &Reader<'_>, text: &str, query: &mut Query) -> Res
     if letters < 2 {
         return Ok(true);
     }
-    let start = Term {
-        prefix: true,
-        ..last.clone()
-    };
-    if matches_any(reader, last.clone())? || !matches_any(reader, start)? {
+    if matches_any(reader, last.clone())? {
         return Ok(false);
     }
-    if letters >= MIN_TYPED_PREFIX && !super::query::starts_stopword(&tail.to_lowercase()) {
-        last.prefix = true;
+    // The index holds stems (`migrat` of `migration`, `run` of `running`): a word typed
+    // past its stem (`migratio`) is no start of anything, but a shorter start is.
+    let slack = match last.text.ends_with(tail) {
+        true => STEM_SLACK.min(letters.saturating_sub(MIN_TYPED_PREFIX)),
+        false => 0,
+    };
+    for cut in 0..=slack {
+        let kept: String = {
+            let keep = last.text.chars().count() - cut;
+            last.text.chars().take(keep).collect()
+        };
+        let start = Term {
+            text: kept,
+            prefix: true,
+            ..last.clone()
+        };
+        if cut > 0 && !stem_ending(&tail.to_lowercase(), cut) {
+            continue;
+        }
+        if matches_any(reader, start.clone())? {
+            let kept_tail: String = tail.chars().take(letters - cut).collect();
+            if letters - cut >= MIN_TYPED_PREFIX
+                && !super::query::starts_stopword(&kept_tail.to_lowercase())
+            {
+                *last = start;
+            }
+            return Ok(true);
+        }
     }
-    Ok(true)
+    Ok(false)
 }
+
+/// Whether the last `cut` letters of `word` (lowercase) may be the start of an ending the
+/// stemmer removes (`io` of `-ion`, `nin` of `running`'s doubled `n` and `-ing`): only then
+/// is the start `cut` letters shorter tried, so a word no note holds (`teleport`) is not
+/// made the start of unrelated ones (`telep*`, `telephone`).
+fn stem_ending(word: &str, cut: usize) -> bool {
+    const ENDINGS: &[&str] = &[
+        "ing", "ed", "er", "es", "ies", "ion", "ation", "ational", "ition", "ment", "ness", "ity",
+        "ive", "ize", "ise", "able", "ible", "ance", "ence", "al", "ally", "ful", "ous", "ly",
+    ];
+    let chars: Vec<char> = word.chars().collect();
+    let Some(split) = chars.len().checked_sub(cut).filter(|&s| s > 0) else {
+        return false;
+    };
+    let ending: String = chars[split..].iter().collect();
+    let starts_ending = |e: &str| ENDINGS.iter().any(|x| x.starts_with(e));
+    // `runnin`: `run` + `n` + `in`, the consonant doubled before the ending.
+    let doubled = chars[split] == chars[split - 1]
+        && ending.len() > chars[split].len_utf8()
+        && starts_ending(&ending[chars[split].len_utf8()..]);
+    starts_ending(&ending) || doubled
+}
+
+/// Letters a word half typed may have gone past the stem the index holds for the word it
+/// starts (`migratio` of `migrat`, `runnin` of `run`): enough for the stemmer's common
+/// endings, few enough that a word no note holds (`teleport`) does not become the start of
+/// others (`tele*`).
+const STEM_SLACK: usize = 3;
 
 /// A plain word as typed: not a phrase, a prefix, a flag or a pair cut from a CJK run.
 fn typed_word(t: &Term) -> bool {
@@ -540,4 +592,29 @@ fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String
         "no notes of type {kind:?}; types here: {}",
         types.join(", ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stem_ending;
+
+    #[test]
+    fn only_a_stemmer_ending_is_cut_from_a_half_typed_word() {
+        for (word, cut) in [
+            ("migratio", 2),
+            ("configura", 1),
+            ("configurati", 3),
+            ("runnin", 3),
+        ] {
+            assert!(stem_ending(word, cut), "{word} - {cut}");
+        }
+        for cut in 1..=3 {
+            assert!(!stem_ending("teleport", cut), "teleport - {cut}");
+            assert!(!stem_ending("kubernetx", cut), "kubernetx - {cut}");
+        }
+        // Nothing left, or more cut than there is: never.
+        assert!(!stem_ending("ing", 3));
+        assert!(!stem_ending("in", 3));
+        assert!(stem_ending("ǆing", 3), "one letter of two bytes left");
+    }
 }

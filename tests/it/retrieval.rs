@@ -85,6 +85,16 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
     let sentinel = "lore/skip-log-sentinel-pattern.md".to_string();
     assert_eq!(keywords(&mut c, "qwzxv sentin", true), [sentinel]);
     assert!(keywords(&mut c, "qwzxv sentin", false).is_empty());
+    // The index holds `migrat` for `migrations`: typed up to `migratio`, the word is the
+    // start of nothing held, and its shorter start finds the note all the same.
+    let migrations = "lore/expand-contract-migrations.md".to_string();
+    for typed in ["migrat", "migratio"] {
+        assert!(
+            keywords(&mut c, typed, true).contains(&migrations),
+            "{typed}"
+        );
+    }
+    assert!(keywords(&mut c, "migratio", false).is_empty());
     // A word notes hold stays that word (`log`, not `log*`, which two more notes match),
     // a start too short to narrow anything is not widened, and a word nothing starts with
     // finds nothing.
