@@ -70,6 +70,14 @@ cleanup() {
   for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true; done
   # The app's own log (its backend's too) stays beside the timings, for a failure's cause.
   cp "$work"/data/logs/app.log "$out/app.log" 2>/dev/null || true
+  # A CI clone, and this folder with it, may be gone before anyone reads them (a session
+  # that ended mid-run could not be explained that way): a failure prints the logs' ends
+  # into the run's own output.
+  if ((${failed:-0} > 0)); then
+    for log in "$out/app.log" "$out/driver.log"; do
+      [[ -s $log ]] && { echo "---- the last lines of $log"; tail -n 25 "$log"; }
+    done
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
