@@ -380,9 +380,9 @@ pub struct SearchArgs {
     #[arg(long = "where", value_name = "FIELD=VALUE")]
     pub conditions: Vec<String>,
 
-    /// How many results (1 to 1000).
-    #[arg(long, default_value_t = brain::search::DEFAULT_TOP as i64, value_name = "N",
-          allow_negative_numbers = true)]
+    /// How many results (1 to 1000); `--limit` is the same.
+    #[arg(long, visible_alias = "limit", default_value_t = brain::search::DEFAULT_TOP as i64,
+          value_name = "N", allow_negative_numbers = true)]
     pub top: i64,
 
     /// Print one JSON object instead of text.
@@ -417,8 +417,13 @@ pub struct SimilarArgs {
     pub all: bool,
 
     /// How many notes to show, at most 50 [default: 5]; with --all, how many clusters,
-    /// largest first [default: all].
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// largest first [default: all]. `--limit` is the same.
+    #[arg(
+        long,
+        visible_alias = "limit",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub top: Option<i64>,
 
     /// Print one JSON object instead of text.
@@ -537,9 +542,14 @@ fn search_options() -> Vec<(String, bool)> {
     let mut options: Vec<(String, bool)> = cli
         .get_arguments()
         .chain(search.into_iter().flat_map(|c| c.get_arguments()))
-        .filter_map(|a| {
+        .flat_map(|a| {
+            let takes = a.get_action().takes_values();
+            // An alias (`--limit` of `--top`) is as much an option as the name.
+            let aliases = a.get_all_aliases().unwrap_or_default();
             a.get_long()
-                .map(|l| (format!("--{l}"), a.get_action().takes_values()))
+                .into_iter()
+                .chain(aliases)
+                .map(move |l| (format!("--{l}"), takes))
         })
         .collect();
     options.extend([("--help".into(), false), ("--version".into(), false)]);
@@ -710,6 +720,34 @@ mod tests {
                 clap::error::ErrorKind::UnknownArgument,
                 "{typo}"
             );
+        }
+    }
+
+    #[test]
+    fn limit_is_another_name_for_top_not_a_word_to_search() {
+        for args in [
+            &["search", "mac", "ports", "--limit", "3"][..],
+            &["search", "mac", "--limit=3", "ports"],
+            &["search", "--limit", "3", "mac", "ports"],
+        ] {
+            let argv = std::iter::once("brain")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from)
+                .collect();
+            match Cli::try_parse_from(protect_excludes(argv)).map(|c| c.command) {
+                Ok(Command::Search(s)) => {
+                    assert_eq!((restore_query(&s.query).as_str(), s.top), ("mac ports", 3))
+                }
+                other => panic!("{args:?}: {other:?}"),
+            }
+        }
+        // Close to `--limit` now counts as a typo of it, as for the other options.
+        let argv = ["brain", "search", "retry", "--limt", "3"].map(std::ffi::OsString::from);
+        let err = Cli::try_parse_from(protect_excludes(argv.to_vec())).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+        match Cli::try_parse_from(["brain", "similar", "--limit", "2", "-"]).map(|c| c.command) {
+            Ok(Command::Similar(SimilarArgs { top, .. })) => assert_eq!(top, Some(2)),
+            other => panic!("{other:?}"),
         }
     }
 }
