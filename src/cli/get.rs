@@ -48,7 +48,8 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
         if p.total_lines == 1 { "" } else { "s" }
     )?;
     let width = p.end_line.to_string().len().max(4);
-    for (i, line) in p.text.lines().enumerate() {
+    // The text is the lines joined by `\n`: `lines()` would drop a blank last one.
+    for (i, line) in p.text.split('\n').enumerate() {
         // `--json` keeps the text exact.
         let shown: String = line.chars().map(brain::search::printable).collect();
         writeln!(out, "{:>width$}  {shown}", p.start_line as usize + i)?;
@@ -93,6 +94,24 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "a.md:9-10 (of 10 lines)\n   9  \u{FFFD}]0;PWNED\u{FFFD}\ttab\n  10  nul\u{FFFD}\n"
+        );
+    }
+
+    #[test]
+    fn a_blank_last_line_is_shown() {
+        let p = Passage {
+            path: "a.md".into(),
+            abs_path: "/b/a.md".into(),
+            start_line: 1,
+            end_line: 2,
+            total_lines: 5,
+            text: "# a\n".into(),
+        };
+        let mut out = Vec::new();
+        print(&mut out, &p).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a.md:1-2 (of 5 lines)\n   1  # a\n   2  \n"
         );
     }
 }

@@ -62,6 +62,14 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             )?;
         }
     }
+    if !done.entry.to_fill.is_empty() {
+        writeln!(
+            err,
+            "fill in: {} (required by {}/SCHEMA.md, written empty)",
+            done.entry.to_fill.join(", "),
+            shown(&done.entry.kind)
+        )?;
+    }
     if done.excluded {
         writeln!(
             err,
@@ -230,10 +238,19 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
 /// through a symlink of the brain (an alias, which the index does not hold) as the note
 /// it names, as `get` and `similar` read it.
 fn relative(config: &Config, path: &str) -> Result<String> {
-    let p = std::path::Path::new(path);
+    let mut p = std::path::PathBuf::from(path);
     let root = std::fs::canonicalize(&config.root).unwrap_or_else(|_| config.root.clone());
+    // As `get` reads it: a path that names no note of the brain but a file of the current
+    // folder is that file (`cd lore; brain links x.md`).
+    if p.is_relative() && !config.root.join(&p).exists() {
+        if let Some(here) = std::env::current_dir().ok().map(|d| d.join(&p)) {
+            if here.is_file() {
+                p = here;
+            }
+        }
+    }
     if !p.is_absolute() {
-        let aliased = std::fs::canonicalize(config.root.join(p))
+        let aliased = std::fs::canonicalize(config.root.join(&p))
             .ok()
             .and_then(|real| {
                 Some(
@@ -246,7 +263,7 @@ fn relative(config: &Config, path: &str) -> Result<String> {
             .filter(|rel| !rel.is_empty() && rel != path);
         return Ok(aliased.unwrap_or_else(|| path.to_string()));
     }
-    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let real = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
     match real.strip_prefix(&root) {
         Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
         Err(_) => Err(brain::Error::InvalidInput(format!(

@@ -26,6 +26,10 @@ pub struct NewEntry {
     pub title: String,
     /// The link that points at it.
     pub link: String,
+    /// Fields its type's schema requires that were written empty (no default): what to
+    /// fill in before `brain check` is content.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub to_fill: Vec<String>,
 }
 
 /// An entry ready to write.
@@ -61,6 +65,15 @@ pub fn plan(
                 .into(),
         ));
     }
+    // Types are matched without case, as `--type` filters are (`IDEA` is `idea`); the
+    // entry takes the type's own spelling.
+    let canonical = schemas
+        .types
+        .keys()
+        .cloned()
+        .chain(folders(root))
+        .find(|k| k != kind && k.eq_ignore_ascii_case(kind) && !schemas.types.contains_key(kind));
+    let kind = canonical.as_deref().unwrap_or(kind);
     let schema = schemas.types.get(kind);
     if schema.is_none() {
         // A type whose schema is there but unusable is refused, not written without its
@@ -113,6 +126,14 @@ pub fn plan(
     };
     let file = root.join(&rel);
     let text = render(kind, &title, schema, today);
+    let to_fill = schema.map_or_else(Vec::new, |s| {
+        s.required
+            .iter()
+            .filter(|f| !super::schema::BASE_FIELDS.contains(&f.as_str()))
+            .filter(|f| s.default_value(f).unwrap_or("").is_empty())
+            .cloned()
+            .collect()
+    });
     Ok(Planned {
         entry: NewEntry {
             abs_path: file.to_string_lossy().into_owned(),
@@ -120,6 +141,7 @@ pub fn plan(
             path: rel,
             kind: kind.to_string(),
             title,
+            to_fill,
         },
         file,
         text,
@@ -322,6 +344,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.entry.path, "idea/context-assistant/context-assistant.md");
+        assert!(p.entry.to_fill.is_empty());
+        // A required field with no default is written empty, and said to be filled in.
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "research-link",
+            "Dense passage retrieval",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(p.entry.to_fill, ["url"]);
+        assert!(p.text.contains("\nurl: \"\"\n"), "{}", p.text);
+        // A type in other case is the type.
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "IDEA",
+            "Shouted",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(
+            (p.entry.path.as_str(), p.entry.kind.as_str()),
+            ("idea/shouted.md", "idea")
+        );
     }
 
     #[test]

@@ -228,6 +228,18 @@ fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
         .root
         .join("idea/context-assistant/context-assistant.md")
         .is_file());
+    assert!(folder.get("to_fill").is_none(), "{folder}");
+    // A required field without a default is written empty and named, so that the entry
+    // is finished before `brain check` finds it missing; a type in capitals is the type.
+    let r = b.ok(&["new", "RESEARCH-LINK", "Sparse retrieval", "--json"]);
+    assert_eq!(r.json()["path"], "research-link/sparse-retrieval.md");
+    assert_eq!(r.json()["to_fill"], json!(["url"]));
+    assert!(
+        r.stderr()
+            .contains("fill in: url (required by research-link/SCHEMA.md, written empty)"),
+        "{}",
+        r.stderr()
+    );
 
     let refusals = [
         (
@@ -355,6 +367,16 @@ fn links_go_both_ways_and_broken_ones_say_why() {
         short["incoming"],
         json!([{"path": "idea/resurface-stale-lore.md", "line": 36}])
     );
+    // From a folder of the brain, a file there, as `get` reads it.
+    let out = b
+        .command()
+        .current_dir(b.root.join("idea"))
+        .args(["links", "recall-from-vocabulary-drift.md", "--json"])
+        .output()
+        .unwrap();
+    let here = crate::harness::Run(out);
+    assert_eq!(here.code(), 0, "{}", here.stderr());
+    assert_eq!(here.json()["incoming"], short["incoming"]);
     let r = b.run(&["links", "lore/nope.md"]);
     assert_eq!(r.code(), 2);
     assert!(
