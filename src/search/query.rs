@@ -68,6 +68,9 @@ pub struct Query {
     /// True when words past [`MAX_TERMS`] were left out (of either list): the search says
     /// so, instead of silently searching for less than was typed.
     pub capped: bool,
+    /// The last quote was never closed (`"retry jitter`): the rest was read as a phrase,
+    /// and the search says so.
+    pub unclosed_quote: bool,
 }
 
 /// Words too common to rank by; dropped from the OR list unless nothing else is left.
@@ -106,7 +109,16 @@ impl Query {
                     chars.next();
                 }
                 chars.next();
-                let phrase: String = chars.by_ref().take_while(|&c| c != '"').collect();
+                let mut phrase = String::new();
+                let mut closed = false;
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        closed = true;
+                        break;
+                    }
+                    phrase.push(c);
+                }
+                q.unclosed_quote |= !closed;
                 (phrase, true, negate)
             } else {
                 let word: String =
@@ -612,6 +624,22 @@ mod tests {
             ["legacy", "old code"]
         );
         assert_eq!(m("tar -xzf").unwrap(), r#""tar" OR "-xzf""#);
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_noticed() {
+        for (input, open) in [
+            ("\"retry jitter", true),
+            ("x -\"retry", true),
+            ("\"retry jitter\" x", false),
+            ("\"\"", false),
+            ("retry", false),
+        ] {
+            assert_eq!(Query::parse(input).unclosed_quote, open, "{input}");
+        }
+        let q = Query::parse("\"retry jitter");
+        assert_eq!(q.terms[0].text, "retry jitter");
+        assert!(q.terms[0].quoted);
     }
 
     #[test]

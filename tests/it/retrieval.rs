@@ -53,6 +53,43 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         "{j}"
     );
 
+    // A phrase whose words notes hold apart, only not together as written, is said to be
+    // that: not a typo, and the quotes are what to drop.
+    let phrase = "no note holds the phrase \"retry jitter\"";
+    let r = b.ok(&["search", "\"retry jitter\"", "--json"]);
+    assert!(!paths(&r.json()).is_empty());
+    assert!(r.stderr().contains(phrase), "{}", r.stderr());
+    assert!(!r.stderr().contains(said), "{}", r.stderr());
+    let r = b.ok(&["search", "\"retry jitter\"", "--mode", "bm25", "--json"]);
+    assert!(paths(&r.json()).is_empty());
+    assert_eq!(
+        r.stderr(),
+        format!("{phrase}; without the quotes, notes holding its words apart match too\n")
+    );
+    assert!(!paths(
+        &b.ok(&["search", "retry jitter", "--mode", "bm25", "--json"])
+            .json()
+    )
+    .is_empty());
+    // Under a filter, the filter may be the reason: no word about the phrase.
+    let r = b.ok(&[
+        "search",
+        "\"retry jitter\"",
+        "--mode",
+        "bm25",
+        "--type",
+        "idea",
+    ]);
+    assert_eq!(r.stderr(), "");
+    // A quote left open is said, once.
+    let r = b.ok(&["search", "\"retry jitter", "--mode", "bm25"]);
+    assert!(
+        r.stderr()
+            .starts_with("a quote in the query is not closed: "),
+        "{}",
+        r.stderr()
+    );
+
     // The panel (search as you type) keeps quiet about a word still being typed: the
     // start of a word some note holds (`sentin`, of `sentinel`), not a finished typo.
     let server = b.serve_synced(&[]);
