@@ -87,7 +87,8 @@ pub struct Window {
     pub totals: Totals,
     /// Most asked queries.
     pub top_queries: Vec<QueryCount>,
-    /// Queries that found nothing, most asked first: holes in the brain.
+    /// Queries over the whole brain (no filter) that found nothing the last time they were
+    /// asked, by how often they found nothing: holes in the brain.
     pub dead_queries: Vec<QueryCount>,
     /// Most surfaced notes.
     pub top_surfaced: Vec<NoteUsage>,
@@ -123,13 +124,23 @@ pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
     };
     // Grouped once; the result count comes from each group's latest row (a join on its
     // id, not a subquery per group over the whole window).
+    // A hole is a query over the whole brain that found nothing the last time it was
+    // asked: a search under a filter (`--type idea`) that finds nothing says that of the
+    // filter, and a query that found notes since has had its hole filled.
     let queries = |dead: bool| -> rusqlite::Result<Vec<QueryCount>> {
+        let (count, only, hole) = match dead {
+            true => (
+                "SUM(results = '[]')",
+                "AND filters = '{}'",
+                "WHERE r.results = '[]'",
+            ),
+            false => ("COUNT(*)", "", ""),
+        };
         let mut stmt = conn.prepare(&format!(
-            "WITH g AS (SELECT lower(trim(query)) AS q, COUNT(*) AS n, MAX(id) AS last, MAX(ts) AS at
-                        FROM recalls WHERE ts >= ?1 {} GROUP BY q)
+            "WITH g AS (SELECT lower(trim(query)) AS q, {count} AS n, MAX(id) AS last, MAX(ts) AS at
+                        FROM recalls WHERE ts >= ?1 {only} GROUP BY q)
              SELECT g.q, g.n, json_array_length(r.results) FROM g JOIN recalls r ON r.id = g.last
-             ORDER BY g.n DESC, g.at DESC, g.q LIMIT {LIST}",
-            if dead { "AND results = '[]'" } else { "" }
+             {hole} ORDER BY g.n DESC, g.at DESC, g.q LIMIT {LIST}"
         ))?;
         let rows = stmt.query_map([since_ms], |r| {
             Ok(QueryCount {

@@ -106,6 +106,16 @@ fn stats_over_a_seeded_log_give_the_known_answers() {
     b.run(&["search", "ZQXJKV ", "--mode", "bm25"]);
     b.ok(&["search", "jitter", "--type", "lore", "--mode", "bm25"]);
     b.ok(&["get", "idea/menu-bar-quick-capture.md:3:2"]);
+    // Not holes: nothing found under a filter (that says it of the filter), and a query
+    // that finds a note written since.
+    b.run(&["search", "zqxjkv", "--type", "lore", "--mode", "bm25"]);
+    b.run(&["search", "flurbophage", "--mode", "bm25"]);
+    std::fs::write(
+        b.root.join("lore/flurbophage.md"),
+        "# Flurbophage\n\nA word no other note holds.\n",
+    )
+    .unwrap();
+    b.ok(&["search", "flurbophage", "--mode", "bm25"]);
 
     let s = stats(&b, &["--days", "7"]);
     assert_eq!(s["days"], 7);
@@ -116,7 +126,7 @@ fn stats_over_a_seeded_log_give_the_known_answers() {
             t["reads"].as_u64(),
             t["dead_searches"].as_u64()
         ),
-        (Some(7), Some(2), Some(2)),
+        (Some(10), Some(2), Some(4)),
         "{s}"
     );
     assert_eq!(
@@ -153,13 +163,13 @@ fn stats_over_a_seeded_log_give_the_known_answers() {
         s["read_not_surfaced"],
         json!([{"path": "idea/menu-bar-quick-capture.md", "surfaced": 0, "read": 1}])
     );
-    assert_eq!(s["by_mode"], json!({"bm25": 7}));
-    assert_eq!(s["by_type"], json!({"(any)": 6, "lore": 1}));
+    assert_eq!(s["by_mode"], json!({"bm25": 10}));
+    assert_eq!(s["by_type"], json!({"(any)": 8, "lore": 2}));
     assert_eq!(s["reads_by_via"], json!({"cli": 2}));
 
     let human = b.ok(&["stats"]).stdout();
     for line in [
-        "7 searches, 2 dead",
+        "10 searches, 4 dead",
         "dead queries",
         "2x  zqxjkv",
         "read but never surfaced",
