@@ -137,6 +137,15 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
+/// Arguments of `status`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {
+    /// Answer with the JSON object `brain status --json` prints instead of text.
+    #[serde(default)]
+    pub json: bool,
+}
+
 /// Arguments of `links`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -237,7 +246,7 @@ impl BrainTools {
         match self.blocking(move |b| b.search(&request)).await {
             Ok(response) if args.json => json(&response),
             Ok(response) => success(render::search(&response, &root)),
-            Err(message) => failure(message),
+            Err(message) => failure(as_arguments(&message)),
         }
     }
 
@@ -352,8 +361,9 @@ impl BrainTools {
         description = STATUS,
         annotations(title = "Brain status", read_only_hint = true, open_world_hint = false)
     )]
-    async fn status(&self) -> CallToolResult {
+    async fn status(&self, Parameters(args): Parameters<StatusArgs>) -> CallToolResult {
         match self.blocking(|b| b.status()).await {
+            Ok(status) if args.json => json(&status),
             Ok(status) => success(render::status(&status)),
             Err(message) => failure(message),
         }
@@ -480,6 +490,25 @@ fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
 
 fn success(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// A search's error names the CLI's flag (`--since: "3x" is not a date`); a tool's caller
+/// gave an argument (`since`), and reads that name.
+fn as_arguments(message: &str) -> String {
+    for (flag, argument) in [
+        ("--since", "`since`"),
+        ("--before", "`before`"),
+        ("--where", "`where`"),
+        ("--type", "`type`"),
+        ("--tag", "`tag`"),
+    ] {
+        if let Some(rest) = message.strip_prefix(flag) {
+            if rest.starts_with([':', ' ']) {
+                return format!("{argument}{rest}");
+            }
+        }
+    }
+    message.to_string()
 }
 
 fn failure(message: String) -> CallToolResult {

@@ -224,6 +224,12 @@ async fn a_client_session_lists_and_calls_the_tools() {
     let r = client.call_tool(call("status", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false));
     assert!(text(&r).contains("notes:     34 ("), "{}", text(&r));
+    let r = client
+        .call_tool(call("status", json!({"json": true})))
+        .await
+        .unwrap();
+    let j: Value = serde_json::from_str(&text(&r)).expect("status json");
+    assert_eq!(j["notes"], 34, "{j}");
 
     // similar: a draft's verdict first (keywords only here: no model), a note never its own
     let r = client
@@ -269,6 +275,17 @@ async fn a_client_session_lists_and_calls_the_tools() {
         ("search", json!({"query": "x", "top": -3}), "invalid value"),
         ("search", json!({"query": "x", "limit": 3}), "unknown field"),
         ("search", json!({}), "missing field `query`"),
+        ("status", json!({"bogus": 1}), "unknown field"),
+        (
+            "search",
+            json!({"query": "x", "since": "3x"}),
+            "error: `since`: ",
+        ),
+        (
+            "search",
+            json!({"query": "x", "where": ["nofield"]}),
+            "error: `where` \"nofield\": expected FIELD=VALUE",
+        ),
         (
             "get",
             json!({"path": "../secret.md"}),
