@@ -51,11 +51,17 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             model: name,
             json,
         } => {
+            let text = text.join(" ");
+            if text.trim().is_empty() {
+                return Err(brain::Error::InvalidInput(
+                    "the text is empty: give the words to embed".into(),
+                )
+                .into());
+            }
             let name = name.unwrap_or_else(|| config.model.clone());
             let started = Instant::now();
             let embedder = embed::load_with(&config, &name, &LoadOptions { dims })?;
             let loaded = started.elapsed();
-            let text = text.join(" ");
             let started = Instant::now();
             let v = if query {
                 embedder.embed_query(&text)?
