@@ -449,6 +449,11 @@ pub struct StatusArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also read the whole index file for damage (SQLite's quick_check; seconds for a
+    /// large brain): exit 1, naming --rebuild, if any.
+    #[arg(long)]
+    pub check: bool,
+
     #[command(flatten)]
     pub daemon: DaemonArgs,
 }

@@ -15,6 +15,16 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // (exit 2), not a model to fetch: fetching it fails too.
     brain::embed::check_model_name(&config)?;
     let ours = config.model.clone();
+    // Before the rest: a damaged index is the one line that matters (exit 1). The file is
+    // read here, in-process, beside any backend (a read transaction, as a search's).
+    let checked = match args.check {
+        true => {
+            let started = std::time::Instant::now();
+            brain::Engine::open_named(config.clone())?.check_index()?;
+            Some(started.elapsed())
+        }
+        false => None,
+    };
     // A backend that is there but does not answer is not "not running": the fallback's
     // warning is said, and the backend line agrees with it.
     let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -37,9 +47,23 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     }
     let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
+        let mut json = serde_json::to_value(&status)?;
+        if let (Some(took), Some(map)) = (checked, json.as_object_mut()) {
+            map.insert(
+                "index_check".into(),
+                serde_json::json!({"damaged": false, "ms": took.as_millis() as u64}),
+            );
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         print::status_of(&mut out, &status, silent)?;
+        if let Some(took) = checked {
+            writeln!(
+                out,
+                "check:     no damage found: the whole index was read in {} ms",
+                took.as_millis()
+            )?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

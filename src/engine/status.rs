@@ -76,6 +76,12 @@ impl Engine {
         self.index.read()?.note_count()
     }
 
+    /// Reads the whole index file for damage (SQLite's `quick_check`): `brain status
+    /// --check`. Damage is the index's "damaged" error, which names `--rebuild`.
+    pub fn check_index(&self) -> Result<()> {
+        self.index.read()?.quick_check()
+    }
+
     /// Counts and paths for `brain status`, read in one transaction.
     pub fn status(&self) -> Result<Status> {
         let reader = self.index.read()?;

@@ -344,6 +344,32 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// Reads every page of the index file and checks its structure (SQLite's
+    /// `quick_check`: the b-trees, their pages and records, not that each index agrees with
+    /// its table): damage anywhere in the file is the index's "damaged" error, naming
+    /// `--rebuild`. Searches meet damage only on the pages they read; this reads them all
+    /// (about 50 ms for a 35 MB index here, seconds for a gigabyte).
+    pub fn quick_check(&self) -> Result<()> {
+        let first: String = self
+            .conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if first == "ok" {
+            return Ok(());
+        }
+        // `*** in database main ***\nTree 14 page 14: ...`: one line, without the banner.
+        let problem = first
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("***"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(self.err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(problem),
+        )))
+    }
+
     /// How many notes are indexed.
     pub fn note_count(&self) -> Result<u64> {
         self.count("SELECT COUNT(*) FROM notes")

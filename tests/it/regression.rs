@@ -111,6 +111,44 @@ fn a_damaged_index_says_how_to_rebuild_it_once() {
     );
 }
 
+/// Damage in the middle of the index file, on a page no search reads, went unseen by
+/// `status`: `status --check` reads the whole file and says it, once, naming the way out.
+#[test]
+fn status_check_finds_damage_no_search_reads() {
+    let b = crate::harness::Brain::example();
+    b.ok(&["index"]);
+    let r = b.ok(&["status", "--check"]);
+    assert!(
+        r.stdout().contains("check:     no damage found"),
+        "{}",
+        r.stdout()
+    );
+    assert_eq!(
+        b.json(&["status", "--check"])["index_check"]["damaged"],
+        false
+    );
+    let db = b.config().index_path();
+    for side in ["brain.sqlite-wal", "brain.sqlite-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(side));
+    }
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = bytes.len() / 4096 / 3;
+    bytes[page * 4096..page * 4096 + 64].fill(0xff);
+    std::fs::write(&db, &bytes).unwrap();
+    let run = b.run(&["status", "--check"]);
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    assert_eq!(run.stdout(), "");
+    let err = run.stderr();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is damaged (") && err.contains("brain index --rebuild"),
+        "{err}"
+    );
+    assert!(!err.contains("***"), "{err}");
+    b.ok(&["index", "--rebuild"]);
+    b.ok(&["status", "--check"]);
+}
+
 /// #16: the scale benchmark still named its keywords-only steps with a model name brain
 /// did not know after unknown names became an error, so it stopped at its first step
 /// without a word. Run on tiny brains (its figures mean nothing here): every step must
