@@ -46,15 +46,10 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         );
     }
     let mut out = io::stdout().lock();
+    // With --json, a check that found damage printed nothing and exits 1: scripts read the
+    // exit code, and the object stays the one `status --json` always prints.
     if args.json {
-        let mut json = serde_json::to_value(&status)?;
-        if let (Some(took), Some(map)) = (checked, json.as_object_mut()) {
-            map.insert(
-                "index_check".into(),
-                serde_json::json!({"damaged": false, "ms": took.as_millis() as u64}),
-            );
-        }
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
     } else {
         print::status_of(&mut out, &status, silent)?;
         if let Some(took) = checked {

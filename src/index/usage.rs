@@ -87,8 +87,8 @@ pub struct Window {
     pub totals: Totals,
     /// Most asked queries.
     pub top_queries: Vec<QueryCount>,
-    /// Queries over the whole brain (no filter) that found nothing the last time they were
-    /// asked, by how often they found nothing: holes in the brain.
+    /// Queries over the whole brain (no filter) that found nothing, and that no keyword
+    /// search has answered since, by how often they found nothing: holes in the brain.
     pub dead_queries: Vec<QueryCount>,
     /// Most surfaced notes.
     pub top_surfaced: Vec<NoteUsage>,
@@ -122,26 +122,32 @@ pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
         notes_read: one("SELECT COUNT(DISTINCT path) FROM reads WHERE ts >= ?1")?,
         dead_searches: one("SELECT COUNT(*) FROM recalls WHERE ts >= ?1 AND results = '[]'")?,
     };
-    // Grouped once; the result count comes from each group's latest row (a join on its
-    // id, not a subquery per group over the whole window).
-    // A hole is a query over the whole brain that found nothing the last time it was
-    // asked: a search under a filter (`--type idea`) that finds nothing says that of the
-    // filter, and a query that found notes since has had its hole filled.
+    // A hole is a query over the whole brain that found nothing, and found nothing since:
+    // a search under a filter (`--type idea`) that finds nothing says that of the filter,
+    // and a keyword search that found notes since (with or without a filter) shows the
+    // hole filled. A search by meaning always has nearest notes, so it says neither.
     let queries = |dead: bool| -> rusqlite::Result<Vec<QueryCount>> {
-        let (count, only, hole) = match dead {
-            true => (
-                "SUM(results = '[]')",
-                "AND filters = '{}'",
-                "WHERE r.results = '[]'",
+        let sql = match dead {
+            true => format!(
+                "WITH g AS (SELECT lower(trim(query)) AS q,
+                                   SUM(filters = '{{}}' AND results = '[]') AS n,
+                                   MAX(CASE WHEN filters = '{{}}' AND results = '[]' THEN id END) AS hole,
+                                   MAX(CASE WHEN mode = 'bm25' AND results != '[]' THEN id END) AS filled,
+                                   MAX(ts) AS at
+                            FROM recalls WHERE ts >= ?1 GROUP BY q)
+                 SELECT q, n, 0 FROM g WHERE hole IS NOT NULL AND (filled IS NULL OR filled < hole)
+                 ORDER BY n DESC, at DESC, q LIMIT {LIST}"
             ),
-            false => ("COUNT(*)", "", ""),
+            // Grouped once; the result count comes from each group's latest row (a join
+            // on its id, not a subquery per group over the whole window).
+            false => format!(
+                "WITH g AS (SELECT lower(trim(query)) AS q, COUNT(*) AS n, MAX(id) AS last, MAX(ts) AS at
+                            FROM recalls WHERE ts >= ?1 GROUP BY q)
+                 SELECT g.q, g.n, json_array_length(r.results) FROM g JOIN recalls r ON r.id = g.last
+                 ORDER BY g.n DESC, g.at DESC, g.q LIMIT {LIST}"
+            ),
         };
-        let mut stmt = conn.prepare(&format!(
-            "WITH g AS (SELECT lower(trim(query)) AS q, {count} AS n, MAX(id) AS last, MAX(ts) AS at
-                        FROM recalls WHERE ts >= ?1 {only} GROUP BY q)
-             SELECT g.q, g.n, json_array_length(r.results) FROM g JOIN recalls r ON r.id = g.last
-             {hole} ORDER BY g.n DESC, g.at DESC, g.q LIMIT {LIST}"
-        ))?;
+        let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map([since_ms], |r| {
             Ok(QueryCount {
                 query: r.get(0)?,
@@ -219,4 +225,52 @@ pub fn recent_queries(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<S
     )?;
     let rows = stmt.query_map([limit as i64], |r| r.get::<_, String>(0))?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Logs one search: `(query, mode, filters, results)`.
+    fn log(conn: &Connection, rows: &[(&str, &str, &str, &str)]) {
+        for (i, (query, mode, filters, results)) in rows.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO recalls(ts, query, mode, filters, results, took_us) VALUES (?1, ?2, ?3, ?4, ?5, 1)",
+                rusqlite::params![1000 + i as i64, query, mode, filters, results],
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_hole_is_an_unfiltered_miss_no_keyword_search_answered_since() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let found = r#"["a.md"]"#;
+        log(
+            &conn,
+            &[
+                // Missed twice, then a search by meaning had nearest notes: still a hole.
+                ("zqx", "bm25", "{}", "[]"),
+                ("ZQX ", "bm25", "{}", "[]"),
+                ("zqx", "hybrid", "{}", found),
+                // Missed, then found under a filter: filled.
+                ("flurb", "bm25", "{}", "[]"),
+                ("flurb", "bm25", r#"{"type":"idea"}"#, found),
+                // Found, then missed: a hole again (the note went away).
+                ("gone", "bm25", "{}", found),
+                ("gone", "bm25", "{}", "[]"),
+                // Only missed under a filter: the filter's doing, not a hole.
+                ("jitter", "bm25", r#"{"type":"idea"}"#, "[]"),
+            ],
+        );
+        let w = window(&conn, 0).unwrap();
+        let holes: Vec<(&str, u64)> = w
+            .dead_queries
+            .iter()
+            .map(|q| (q.query.as_str(), q.count))
+            .collect();
+        assert_eq!(holes, [("zqx", 2), ("gone", 1)]);
+        assert_eq!(w.totals.dead_searches, 5);
+    }
 }

@@ -66,13 +66,22 @@ pub fn plan(
         ));
     }
     // Types are matched without case, as `--type` filters are (`IDEA` is `idea`); the
-    // entry takes the type's own spelling.
-    let canonical = schemas
+    // entry takes the type's own spelling. A type or folder named as typed is that one,
+    // and two that differ only in case leave the name as typed (then refused if neither).
+    let exact = schemas.types.contains_key(kind) || folders(root).iter().any(|f| f == kind);
+    let mut alike: Vec<String> = schemas
         .types
         .keys()
         .cloned()
         .chain(folders(root))
-        .find(|k| k != kind && k.eq_ignore_ascii_case(kind) && !schemas.types.contains_key(kind));
+        .filter(|k| k.eq_ignore_ascii_case(kind))
+        .collect();
+    alike.sort();
+    alike.dedup();
+    let canonical = match (exact, alike.as_slice()) {
+        (false, [one]) => Some(one.clone()),
+        _ => None,
+    };
     let kind = canonical.as_deref().unwrap_or(kind);
     let schema = schemas.types.get(kind);
     if schema.is_none() {
@@ -202,7 +211,12 @@ fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> Stri
     );
     let mut template = String::new();
     if let Some(schema) = schema {
-        for name in schema.fields.keys() {
+        // The fields it declares, then those it only requires (`required: [owner]`), empty.
+        let required = schema
+            .required
+            .iter()
+            .filter(|f| !schema.fields.contains_key(f.as_str()));
+        for name in schema.fields.keys().chain(required) {
             if super::schema::BASE_FIELDS.contains(&name.as_str()) {
                 continue;
             }
@@ -357,6 +371,49 @@ mod tests {
         .unwrap();
         assert_eq!(p.entry.to_fill, ["url"]);
         assert!(p.text.contains("\nurl: \"\"\n"), "{}", p.text);
+        // A field the schema only requires is written too, empty, and named.
+        std::fs::create_dir_all(dir.path().join("task")).unwrap();
+        std::fs::write(
+            dir.path().join("task/SCHEMA.md"),
+            "---\ntype: task\nrequired: [type, title, created, owner]\n---\n# task\n",
+        )
+        .unwrap();
+        let schemas = Schemas::load(dir.path()).unwrap();
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "task",
+            "Fix it",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(p.entry.to_fill, ["owner"]);
+        assert!(p.text.contains("\nowner: \"\"\n"), "{}", p.text);
+        // Folders that differ only in case: the one named as typed, and no guess between
+        // them for a third spelling.
+        for f in ["Journal", "journal"] {
+            std::fs::create_dir_all(dir.path().join(f)).unwrap();
+        }
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "journal",
+            "Day",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(p.entry.path, "journal/day.md");
+        assert!(plan(
+            dir.path(),
+            &schemas,
+            "JOURNAL",
+            "Day",
+            false,
+            date(2026, 12, 1)
+        )
+        .is_err());
         // A type in other case is the type.
         let p = plan(
             dir.path(),

@@ -174,22 +174,23 @@ impl Scan {
 const NO_KEYWORD_MATCH: &str =
     "no note holds any word of the query: these are only the notes nearest in meaning (a typo?)";
 
-/// The first quoted term of several words: a phrase, which matches only as written.
+/// The first quoted term of several words (apart by spaces: `"retry-jitter"` unquoted is
+/// the same one run of tokens): a phrase, which matches only as written.
 fn first_phrase(query: &Query) -> Option<&str> {
     query.terms.iter().find_map(|t| {
-        let words = t
-            .text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .count();
+        let words = t.text.split_whitespace().count();
         (t.quoted && words > 1).then_some(t.text.as_str())
     })
 }
 
 /// What a search whose keyword list came back empty says about a phrase in the query: its
 /// words may well be in notes, only not together as written (`keywords_only`: no list by
-/// meaning stands in for the keyword list).
-fn phrase_notice(query: &Query, keywords_only: bool) -> Option<String> {
+/// meaning stands in for the keyword list). Nothing under a filter or an exclusion, either
+/// of which may be why instead.
+fn phrase_notice(query: &Query, filters: &Filters, keywords_only: bool) -> Option<String> {
+    if !filters.is_empty() || !query.excludes.is_empty() {
+        return None;
+    }
     let phrase = first_phrase(query)?;
     let others = match query.terms.len() {
         1 => "",
@@ -358,21 +359,22 @@ pub(crate) fn run(
     if query.capped {
         notices.push(capped_notice());
     }
-    // Meaning always has nearest notes, even for a typo or words no note uses: say that
-    // these are only that, or the first of them reads as the answer.
     if query.unclosed_quote && !req.as_you_type {
         notices.push(
-            "a quote in the query is not closed: the words after it were searched for as \
-             one phrase"
+            "a quote in the query is not closed: what follows it was read as one phrase"
                 .to_string(),
         );
     }
+    // Meaning always has nearest notes, even for a typo or words no note uses: say that
+    // these are only that, or the first of them reads as the answer.
     if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() && !typing {
-        notices.push(phrase_notice(&query, false).unwrap_or_else(|| NO_KEYWORD_MATCH.to_string()));
+        notices.push(
+            phrase_notice(&query, &req.filters, false)
+                .unwrap_or_else(|| NO_KEYWORD_MATCH.to_string()),
+        );
     }
-    // Under a filter, the filter may be why (said below when it matches no note at all).
-    if mode == Mode::Bm25 && results.is_empty() && req.filters.is_empty() {
-        notices.extend(phrase_notice(&query, true));
+    if mode == Mode::Bm25 && results.is_empty() {
+        notices.extend(phrase_notice(&query, &req.filters, true));
     }
     if results.is_empty() {
         notices.extend(empty_index_notice(reader, config)?);

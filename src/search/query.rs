@@ -118,7 +118,8 @@ impl Query {
                     }
                     phrase.push(c);
                 }
-                q.unclosed_quote |= !closed;
+                // Only a quote that opened something: `retry "` is the word alone.
+                q.unclosed_quote |= !closed && phrase.chars().any(char::is_alphanumeric);
                 (phrase, true, negate)
             } else {
                 let word: String =
@@ -633,6 +634,8 @@ mod tests {
             ("x -\"retry", true),
             ("\"retry jitter\" x", false),
             ("\"\"", false),
+            ("retry \"", false),
+            ("retry -\"", false),
             ("retry", false),
         ] {
             assert_eq!(Query::parse(input).unclosed_quote, open, "{input}");

@@ -554,6 +554,17 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
 }
 
 #[test]
+fn model_embed_refuses_empty_text_before_looking_for_a_model() {
+    let b = Brain::new();
+    let r = b.run(&["model", "embed", " "]);
+    assert_eq!(r.code(), 2, "{}", describe(&r));
+    assert_eq!(
+        r.stderr(),
+        "error: the text is empty: give the words to embed\n"
+    );
+}
+
+#[test]
 fn eval_without_any_corpus_is_one_line_and_exit_2() {
     let b = Brain::new();
     let empty = b.path("no-corpora");

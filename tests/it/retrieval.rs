@@ -71,7 +71,8 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             .json()
     )
     .is_empty());
-    // Under a filter, the filter may be the reason: no word about the phrase.
+    // Under a filter or an exclusion, either may be the reason: no word about the phrase
+    // (`thundering herd` is in a lore note, which both leave out).
     let r = b.ok(&[
         "search",
         "\"retry jitter\"",
@@ -81,6 +82,21 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         "idea",
     ]);
     assert_eq!(r.stderr(), "");
+    for args in [
+        &["search", "\"thundering herd\"", "--type", "idea"][..],
+        &["search", "\"thundering herd\" -jitter"],
+        &["search", "\"thundering herd\" -jitter", "--mode", "bm25"],
+    ] {
+        let r = b.ok(args);
+        assert!(
+            !r.stderr().contains("the phrase"),
+            "{args:?}: {}",
+            r.stderr()
+        );
+    }
+    // A quoted word of one run of tokens is no phrase: unquoted, it is searched the same.
+    let r = b.ok(&["search", "\"retry-jitterx\"", "--mode", "bm25"]);
+    assert!(!r.stderr().contains("the phrase"), "{}", r.stderr());
     // A quote left open is said, once.
     let r = b.ok(&["search", "\"retry jitter", "--mode", "bm25"]);
     assert!(

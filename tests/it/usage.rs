@@ -169,7 +169,7 @@ fn stats_over_a_seeded_log_give_the_known_answers() {
 
     let human = b.ok(&["stats"]).stdout();
     for line in [
-        "10 searches, 4 dead",
+        "10 searches, 4 found nothing",
         "dead queries",
         "2x  zqxjkv",
         "read but never surfaced",
