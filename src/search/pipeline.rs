@@ -186,12 +186,28 @@ fn first_phrase(query: &Query) -> Option<&str> {
 /// What a search whose keyword list came back empty says about a phrase in the query: its
 /// words may well be in notes, only not together as written (`keywords_only`: no list by
 /// meaning stands in for the keyword list). Nothing under a filter or an exclusion, either
-/// of which may be why instead.
-fn phrase_notice(query: &Query, filters: &Filters, keywords_only: bool) -> Option<String> {
+/// of which may be why instead, nor when no note holds its words apart either (a typo:
+/// dropping the quotes would find nothing more). One FTS5 lookup, on a search that found
+/// no keyword hit.
+fn phrase_notice(
+    reader: &Reader<'_>,
+    query: &Query,
+    filters: &Filters,
+    keywords_only: bool,
+) -> Result<Option<String>> {
     if !filters.is_empty() || !query.excludes.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let phrase = first_phrase(query)?;
+    let Some(phrase) = first_phrase(query) else {
+        return Ok(None);
+    };
+    let apart = match Query::parse(phrase).to_match() {
+        Some(expr) => reader.fts_any(&expr)?,
+        None => false,
+    };
+    if !apart {
+        return Ok(None);
+    }
     let others = match query.terms.len() {
         1 => "",
         _ => " (nor any other word of the query)",
@@ -200,10 +216,10 @@ fn phrase_notice(query: &Query, filters: &Filters, keywords_only: bool) -> Optio
         true => "",
         false => ": these are only the notes nearest in meaning",
     };
-    Some(format!(
+    Ok(Some(format!(
         "no note holds the phrase \"{phrase}\"{others}{nearest}; without the quotes, notes \
          holding its words apart match too"
-    ))
+    )))
 }
 
 /// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
@@ -369,12 +385,12 @@ pub(crate) fn run(
     // these are only that, or the first of them reads as the answer.
     if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() && !typing {
         notices.push(
-            phrase_notice(&query, &req.filters, false)
+            phrase_notice(reader, &query, &req.filters, false)?
                 .unwrap_or_else(|| NO_KEYWORD_MATCH.to_string()),
         );
     }
     if mode == Mode::Bm25 && results.is_empty() {
-        notices.extend(phrase_notice(&query, &req.filters, true));
+        notices.extend(phrase_notice(reader, &query, &req.filters, true)?);
     }
     if results.is_empty() {
         notices.extend(empty_index_notice(reader, config)?);

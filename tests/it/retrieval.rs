@@ -94,6 +94,9 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             r.stderr()
         );
     }
+    // A phrase of words no note holds, even apart, is a typo as before.
+    let r = b.ok(&["search", "\"retyr jittr\""]);
+    assert!(r.stderr().contains(said), "{}", r.stderr());
     // A quoted word of one run of tokens is no phrase: unquoted, it is searched the same.
     let r = b.ok(&["search", "\"retry-jitterx\"", "--mode", "bm25"]);
     assert!(!r.stderr().contains("the phrase"), "{}", r.stderr());
