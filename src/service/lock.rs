@@ -2,11 +2,14 @@
 //! The kernel drops the lock when the process dies, however it dies, so a crash never
 //! leaves brain locked out.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::error::ServiceError;
 use super::location::{lock_path, socket_path};
@@ -16,6 +19,26 @@ use crate::config::Config;
 #[derive(Debug)]
 pub struct InstanceLock {
     _file: File,
+    path: PathBuf,
+}
+
+/// The lock files this process holds now. A lock is an `flock` on an open file, which a
+/// child being spawned by another thread shares until its `exec` closes it: a lock
+/// released a moment ago can still read as held, with this process's own pid. One not in
+/// this set is such a leftover, waited for; one in it is really held (a second backend).
+static HELD: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// How long a lock this process released may stay held by a child being spawned.
+const SPAWN_WAIT: Duration = Duration::from_secs(2);
+
+impl Drop for InstanceLock {
+    fn drop(&mut self) {
+        held().remove(&self.path);
+    }
+}
+
+fn held() -> std::sync::MutexGuard<'static, BTreeSet<PathBuf>> {
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Who holds the lock: a backend, or a `brain index --rebuild` (which keeps backends out
@@ -82,9 +105,25 @@ impl InstanceLock {
         }
     }
 
-    /// Takes the lock at `path` without waiting and writes this process's pid and `holder`
-    /// into it.
+    /// Takes the lock at `path` without waiting (but for a lock this process released a
+    /// moment ago: see [`HELD`]) and writes this process's pid and `holder` into it.
     pub fn acquire(path: &Path, holder: Holder) -> Result<InstanceLock, LockFailure> {
+        let deadline = Instant::now() + SPAWN_WAIT;
+        loop {
+            match InstanceLock::try_acquire(path, holder) {
+                Err(LockFailure::Held(Some(pid), _))
+                    if pid == std::process::id()
+                        && !held().contains(path)
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_acquire(path: &Path, holder: Holder) -> Result<InstanceLock, LockFailure> {
         let io = |e| LockFailure::Failed(ServiceError::io(path, e));
         let mut file = OpenOptions::new()
             .read(true)
@@ -118,7 +157,11 @@ impl InstanceLock {
         if let Err(e) = said {
             tracing::debug!(error = %e, "the lock's holder not written");
         }
-        Ok(InstanceLock { _file: file })
+        held().insert(path.to_path_buf());
+        Ok(InstanceLock {
+            _file: file,
+            path: path.to_path_buf(),
+        })
     }
 }
 
@@ -156,6 +199,37 @@ mod tests {
             .read_to_string(&mut text)
             .unwrap();
         assert_eq!(text, format!("{} serve\n", std::process::id()));
+    }
+
+    #[test]
+    fn a_lock_a_spawning_child_still_shares_is_waited_for_and_a_held_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backend.lock");
+        // What a child forked between this process's flock and its release holds: the
+        // same lock, with this process's pid in the file, outside the locks it keeps.
+        drop(InstanceLock::acquire(&path, Holder::Backend).unwrap());
+        let leftover = File::open(&path).unwrap();
+        // SAFETY: the descriptor is open for the whole call.
+        assert_eq!(
+            unsafe { libc::flock(leftover.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+            0
+        );
+        let exec = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(leftover);
+        });
+        let started = Instant::now();
+        let lock = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(150));
+        exec.join().unwrap();
+        // Held by this process for real: refused at once.
+        let started = Instant::now();
+        assert!(matches!(
+            InstanceLock::acquire(&path, Holder::Backend),
+            Err(LockFailure::Held(..))
+        ));
+        assert!(started.elapsed() < SPAWN_WAIT / 2);
+        drop(lock);
     }
 
     #[test]
