@@ -375,6 +375,13 @@ pub(crate) fn run(
     if query.capped {
         notices.push(capped_notice());
     }
+    if query.only_stopwords() && !req.as_you_type {
+        notices.push(
+            "every word of the query is too common to search by (the, of, how...): add one \
+             that says what the note is about"
+                .to_string(),
+        );
+    }
     if query.unclosed_quote && !req.as_you_type {
         notices.push(
             "a quote in the query is not closed: what follows it was read as one phrase"

@@ -184,6 +184,12 @@ impl Query {
         q
     }
 
+    /// Whether every word searched for is too common to rank by (`the a of`): kept, as
+    /// nothing else was typed, but matching most notes alike.
+    pub fn only_stopwords(&self) -> bool {
+        !self.terms.is_empty() && self.terms.iter().all(is_stopword)
+    }
+
     /// Decides what a long dash word (`java -version`, `sqlite -checkpoint`) means: a flag
     /// the person remembers when some note has it written as a flag (`used("-version")`
     /// is true), else the exclusion it reads as. Short clusters and `--` words were flags
@@ -625,6 +631,15 @@ mod tests {
             ["legacy", "old code"]
         );
         assert_eq!(m("tar -xzf").unwrap(), r#""tar" OR "-xzf""#);
+    }
+
+    #[test]
+    fn a_query_of_common_words_alone_is_told_apart() {
+        assert!(Query::parse("the a of").only_stopwords());
+        assert!(Query::parse("What is it?").only_stopwords());
+        for not in ["the wal", "\"the\"", "the*", "  "] {
+            assert!(!Query::parse(not).only_stopwords(), "{not}");
+        }
     }
 
     #[test]

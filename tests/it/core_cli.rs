@@ -543,6 +543,15 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
     assert_eq!(r.json()["notice"], said);
     let r = b.ok(&["search", "--mode", "bm25", "--json", "jitter"]);
     assert!(r.json().get("notice").is_none(), "{}", r.stdout());
+    // Words too common to search by, alone, are searched, and said to be that.
+    let r = b.ok(&["search", "--mode", "bm25", "--json", "what is the"]);
+    assert!(
+        r.json()["notice"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("every word of the query is too common")),
+        "{}",
+        r.stdout()
+    );
     // A query past 10,000 bytes is cut, and says so too.
     let long = format!("{} jitter", "a".repeat(10_000));
     let r = b.ok(&["search", "--mode", "bm25", "--json", &long]);
