@@ -216,6 +216,29 @@ impl Config {
         })
     }
 
+    /// The brain folder and data folder a command run with no `--dir`, `BRAIN_DIR` or
+    /// `BRAIN_DATA_DIR` would use: the config file's, else the defaults. `brain install`
+    /// compares them with its own, since the MCP server and the skill's commands start
+    /// without those variables.
+    pub fn unset_locations() -> Result<(PathBuf, PathBuf)> {
+        let named = std::env::var_os("BRAIN_CONFIG").is_some_and(|v| !v.is_empty());
+        let file = match config_file_path() {
+            Some(p) if file_to_read(&p, named)? => read_file_config(&p)?,
+            _ => FileConfig::default(),
+        };
+        let root = file.root.unwrap_or_else(|| PathBuf::from("~/.brain"));
+        let data_dir = match file.data_dir {
+            Some(d) => d,
+            None => dirs::data_dir()
+                .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))?
+                .join("brain"),
+        };
+        Ok((
+            absolute(&expand_tilde(&root))?,
+            absolute(&expand_tilde(&data_dir))?,
+        ))
+    }
+
     /// A config for `root` with every other setting at its default and data under `data_dir`:
     /// what tests and embedders of the library use.
     pub fn for_root(root: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Config {

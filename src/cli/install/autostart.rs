@@ -22,7 +22,7 @@ pub struct Autostart {
     pub start: String,
     /// What the person is told once it is written: when it starts, and what to run.
     pub next: String,
-    /// What to run to stop a running one.
+    /// What to run to stop a running one once its file is removed.
     pub stop: String,
     /// Left behind by the start command and worth removing with the file.
     pub leftovers: Vec<PathBuf>,
@@ -37,11 +37,25 @@ pub struct ServeCommand<'a> {
     pub root: &'a Path,
     /// `BRAIN_DATA_DIR`, when it was set for the install (else the default applies).
     pub data_dir_env: Option<&'a Path>,
+    /// `BRAIN_CONFIG`, when it was set for the install: the backend must read the same
+    /// settings (the model above all) as the commands that ask it, or it refuses them.
+    pub config_env: Option<&'a Path>,
     /// Where launchd writes the process's stderr.
     pub log_dir: &'a Path,
 }
 
 impl ServeCommand<'_> {
+    /// The variables the login item sets, as the install had them.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        [
+            ("BRAIN_DATA_DIR", self.data_dir_env),
+            ("BRAIN_CONFIG", self.config_env),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, lossy(v))))
+        .collect()
+    }
+
     fn argv(&self) -> Vec<String> {
         vec![
             lossy(self.exe),
@@ -79,12 +93,16 @@ pub fn launch_agent(home: &Path, cmd: &ServeCommand) -> Autostart {
         p += &format!("    <string>{}</string>\n", xml(&arg));
     }
     p += "  </array>\n";
-    if let Some(data) = cmd.data_dir_env {
+    let env = cmd.env();
+    if !env.is_empty() {
         p += "  <key>EnvironmentVariables</key>\n  <dict>\n";
-        p += &format!(
-            "    <key>BRAIN_DATA_DIR</key>\n    <string>{}</string>\n  </dict>\n",
-            xml(&lossy(data))
-        );
+        for (key, value) in &env {
+            p += &format!(
+                "    <key>{key}</key>\n    <string>{}</string>\n",
+                xml(value)
+            );
+        }
+        p += "  </dict>\n";
     }
     // Started at login, not restarted: `brain serve` exits at once when the app (or another
     // serve) already holds this brain, and KeepAlive would retry that forever.
@@ -125,11 +143,8 @@ pub fn systemd_unit(config_dir: &Path, cmd: &ServeCommand) -> Autostart {
         systemd_escape(&lossy(cmd.root)),
         exec.join(" ")
     );
-    if let Some(data) = cmd.data_dir_env {
-        u += &format!(
-            "Environment={}\n",
-            systemd_word(&format!("BRAIN_DATA_DIR={}", lossy(data)))
-        );
+    for (key, value) in cmd.env() {
+        u += &format!("Environment={}\n", systemd_word(&format!("{key}={value}")));
     }
     // on-failure, not always: a clean exit (another backend already serves) is final.
     u += "Restart=on-failure\nRestartSec=5\n\n[Install]\nWantedBy=default.target\n";
@@ -139,7 +154,9 @@ pub fn systemd_unit(config_dir: &Path, cmd: &ServeCommand) -> Autostart {
         start: format!(
             "systemctl --user daemon-reload && systemctl --user enable --now {SYSTEMD_UNIT}"
         ),
-        stop: format!("systemctl --user disable --now {SYSTEMD_UNIT}"),
+        // Said once the file and its `wants` link are gone, which `disable` needs: `stop`
+        // works on the unit systemd still has loaded, and the reload forgets it.
+        stop: format!("systemctl --user stop {SYSTEMD_UNIT}; systemctl --user daemon-reload"),
         leftovers: vec![dir.join("default.target.wants").join(SYSTEMD_UNIT)],
         next: String::new(),
     }
@@ -179,6 +196,7 @@ mod tests {
             exe,
             root,
             data_dir_env: data,
+            config_env: data.map(|_| Path::new("/c/brain.toml")),
             log_dir: Path::new("/d/logs"),
         }
     }
@@ -200,9 +218,9 @@ mod tests {
         assert!(a.content.contains(
             "    <string>/opt/brain &amp; co/brain</string>\n    <string>--dir</string>\n    <string>/Users/me/.brain</string>\n    <string>serve</string>\n"
         ), "{}", a.content);
-        assert!(a
-            .content
-            .contains("<key>BRAIN_DATA_DIR</key>\n    <string>/d</string>"));
+        assert!(a.content.contains(
+            "<key>BRAIN_DATA_DIR</key>\n    <string>/d</string>\n    <key>BRAIN_CONFIG</key>\n    <string>/c/brain.toml</string>\n  </dict>"
+        ), "{}", a.content);
         assert!(a.content.contains("<key>RunAtLoad</key>\n  <true/>"));
         assert_eq!(
             a.content.matches("<dict>").count(),
@@ -231,5 +249,20 @@ mod tests {
         );
         assert!(!a.content.contains("Environment="));
         assert!(a.content.ends_with("[Install]\nWantedBy=default.target\n"));
+        let a = systemd_unit(
+            Path::new("/home/me/.config"),
+            &cmd(
+                Path::new("/bin/brain"),
+                Path::new("/n"),
+                Some(Path::new("/d")),
+            ),
+        );
+        assert!(
+            a.content.contains(
+                "Environment=\"BRAIN_DATA_DIR=/d\"\nEnvironment=\"BRAIN_CONFIG=/c/brain.toml\"\n"
+            ),
+            "{}",
+            a.content
+        );
     }
 }

@@ -55,10 +55,15 @@ impl Setup {
         let data_dir_env = std::env::var_os("BRAIN_DATA_DIR")
             .filter(|v| !v.is_empty())
             .map(|_| config.data_dir.clone());
+        let config_env = std::env::var_os("BRAIN_CONFIG")
+            .filter(|v| !v.is_empty())
+            .and_then(|_| brain::config::config_file_path())
+            .map(|p| std::path::absolute(&p).unwrap_or(p));
         let autostart = autostart::for_this_os(&ServeCommand {
             exe: &exe,
             root: &config.root,
             data_dir_env: data_dir_env.as_deref(),
+            config_env: config_env.as_deref(),
             log_dir: &config.log_dir(),
         });
         let record = Record::load(config.data_dir.join("install.json"));
@@ -236,20 +241,75 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     let Some(path) = s.config_file.clone() else {
         return Ok(());
     };
+    // The MCP server Claude Code starts, and the skill's commands, have no --dir and may
+    // have no BRAIN_DIR or BRAIN_DATA_DIR: what this install was told must be in the file,
+    // or they look for another brain (and another data dir, without the model).
+    let (root, data_dir) = Config::unset_locations()?;
+    let pins: Vec<(&str, &Path)> = [
+        ("root", s.config.root.as_path(), root),
+        ("data_dir", s.config.data_dir.as_path(), data_dir),
+    ]
+    .into_iter()
+    .filter(|(_, ours, unset)| ours != unset)
+    .map(|(key, ours, _)| (key, ours))
+    .collect();
     // A symlink counts, dangling too (a dotfiles checkout not there yet): never replaced.
     if path.symlink_metadata().is_ok() {
-        return Ok(line(out, "config", "exists", path.display().to_string())?);
+        line(out, "config", "exists", path.display().to_string())?;
+        if !pins.is_empty() {
+            let set: Vec<String> = pins.iter().map(|(k, v)| setting(k, v)).collect();
+            line(
+                out,
+                "config",
+                "to do",
+                format!(
+                    "set {} in {}: the MCP server and the skill's commands start without \
+                     --dir, BRAIN_DIR or BRAIN_DATA_DIR",
+                    set.join(" and "),
+                    path.display()
+                ),
+            )?;
+        }
+        return Ok(());
+    }
+    let mut text = brain::config::EXAMPLE_CONFIG.to_string();
+    for (key, value) in &pins {
+        text = text
+            .lines()
+            .map(|l| match l.starts_with(&format!("# {key} = ")) {
+                true => setting(key, value),
+                false => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
     }
     if !s.dry_run {
-        managed::write(&path, brain::config::EXAMPLE_CONFIG)?;
+        managed::write(&path, &text)?;
     }
+    let said = match pins.is_empty() {
+        true => "every setting commented out".to_string(),
+        false => format!(
+            "{} set to this brain's, the rest commented out",
+            pins.iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+    };
     line(
         out,
         "config",
         &s.did("write", "wrote"),
-        format!("{} (every setting commented out)", path.display()),
+        format!("{} ({said})", path.display()),
     )?;
     Ok(())
+}
+
+/// `key = "value"`, the value a TOML string.
+fn setting(key: &str, value: &Path) -> String {
+    let value = toml::Value::String(value.to_string_lossy().into_owned());
+    format!("{key} = {value}")
 }
 
 fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {

@@ -122,14 +122,38 @@ fn install_sets_everything_up_once_and_check_agrees() {
     for folder in ["lore", "idea", "research-link"] {
         assert!(b.root.join(folder).is_dir(), "{folder}");
     }
+    // The brain and data folders this install was given (here by BRAIN_DIR and
+    // BRAIN_DATA_DIR) are pinned in the config: the MCP server and the skill's commands
+    // start without them. Every other setting stays commented out.
     let config = std::fs::read_to_string(b.config_file()).unwrap();
-    assert!(
-        config
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .all(|l| l.starts_with('#')),
+    let set: Vec<&str> = config
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .collect();
+    let data = b.config().data_dir;
+    assert_eq!(
+        set,
+        [
+            format!("root = {:?}", b.root.display().to_string()),
+            format!("data_dir = {:?}", data.display().to_string())
+        ],
         "{config}"
     );
+    assert!(
+        row(&out, "config")
+            .ends_with("(root and data_dir set to this brain's, the rest commented out)"),
+        "{out}"
+    );
+    let without = b
+        .command()
+        .env_remove("BRAIN_DIR")
+        .env_remove("BRAIN_DATA_DIR")
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let without = Run(without);
+    assert_eq!(without.code(), 0, "{}", without.stderr());
+    assert_eq!(without.json()["root"], b.root.display().to_string());
 
     let check = ok(brain(&b, &["install", "--check"]));
     for (what, state) in [
@@ -154,6 +178,21 @@ fn install_sets_everything_up_once_and_check_agrees() {
     assert!(row(&again, "brain").starts_with("exists "), "{again}");
     assert_eq!(
         std::fs::read_to_string(b.root.join("lore/mine.md")).unwrap(),
+        "# mine\n"
+    );
+    assert!(!again.contains("to do     set root"), "{again}");
+    // A config of the person's own that names another brain is kept, and said to need it.
+    std::fs::write(b.config_file(), "# mine\n").unwrap();
+    let mine = ok(brain(&b, &["install"]));
+    assert!(
+        mine.contains(&format!(
+            "to do         set root = {:?} and data_dir = ",
+            b.root.display().to_string()
+        )),
+        "{mine}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.config_file()).unwrap(),
         "# mine\n"
     );
     // and the brain it made is searchable at once
@@ -333,7 +372,7 @@ fn uninstall_reverses_install_and_leaves_the_notes_alone() {
             "{out}"
         );
         assert!(
-            out.contains("systemctl --user disable --now brain.service"),
+            out.contains("systemctl --user stop brain.service; systemctl --user daemon-reload"),
             "{out}"
         );
     }
