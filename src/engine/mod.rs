@@ -20,7 +20,7 @@ use crate::index::sync::{self, SyncOptions, SyncReport};
 use crate::index::walk::Scope;
 use crate::index::{rebuild, recall, Index, Salvage};
 use crate::passage::{NoteRef, Passage};
-use crate::search::{self, Found, Fusion, Hit, Mode, SearchRequest, SearchResponse, Semantic};
+use crate::search::{self, Found, Fusion, Mode, SearchRequest, SearchResponse, Semantic};
 
 pub use embedding::EmbedReport;
 use semantic::SemanticCache;
@@ -257,13 +257,13 @@ impl Engine {
         notices.extend(unsynced.as_deref().map(behind_notice));
         self.check_conditions(&req.filters)?;
         let started = Instant::now();
-        let found = self.find(req, fusion, &mut notices)?;
-        notices.extend(found.notices);
+        let mut found = self.find(req, fusion, &mut notices)?;
+        notices.extend(std::mem::take(&mut found.notices));
         // Logged after the read transaction: a read cannot become a write once another
         // writer has committed.
         // The results stand without their log row: a full disk or a read-only data dir
         // costs the search its line in `brain stats`, not its answer.
-        let recall_id = match self.record(req, text, found.mode, &found.results, started) {
+        let recall_id = match self.record(req, text, &found, started) {
             Ok(id) => Some(id),
             Err(e) if e.is_unwritable() => {
                 tracing::warn!(error = %e, "search not logged");
@@ -411,21 +411,21 @@ impl Engine {
         &self,
         req: &SearchRequest,
         text: &str,
-        mode: Mode,
-        results: &[Hit],
+        found: &Found,
         started: Instant,
     ) -> Result<i64> {
         let conn = self.index.conn()?;
-        let paths: Vec<&str> = results.iter().map(|h| h.path.as_str()).collect();
+        let paths: Vec<&str> = found.results.iter().map(|h| h.path.as_str()).collect();
         let filters = serde_json::to_value(&req.filters).unwrap_or_default();
         let took = started.elapsed().as_micros() as u64;
         let entry = recall::Entry {
             query: text,
-            mode: mode.as_str(),
+            mode: found.mode.as_str(),
             filters: &filters,
             paths: &paths,
             took_us: took,
             as_you_type: req.as_you_type,
+            keywords: found.keywords.map(|n| n as u64),
         };
         let id = recall::record(&conn, &entry).map_err(|e| self.index.err(e))?;
         drop(conn);

@@ -35,6 +35,8 @@ pub struct Entry<'a> {
     pub took_us: u64,
     /// Sent by search as you type ([`crate::search::SearchRequest::as_you_type`]).
     pub as_you_type: bool,
+    /// How many notes the keyword list found, when one ran (not in semantic mode).
+    pub keywords: Option<u64>,
 }
 
 /// Appends one search to the log and returns its `recall_id`.
@@ -46,6 +48,7 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
     let results = serde_json::to_string(e.paths).unwrap_or_else(|_| "[]".into());
     let filters = e.filters.to_string();
     let (query, mode, took_us) = (e.query, e.mode, e.took_us);
+    let keywords = e.keywords.map(|n| n as i64);
     // Search as you type sends "r", "re", "ret"... within moments: the same search being
     // typed (or backspaced) is one row, ending with what the person settled on, so the
     // history and `brain stats` see queries, not keystrokes. The same text again is a
@@ -71,16 +74,27 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
             && (query.starts_with(before.as_str()) || before.starts_with(query));
         if typing {
             conn.prepare_cached(
-                "UPDATE recalls SET ts = ?2, query = ?3, results = ?4, took_us = ?5 WHERE id = ?1",
+                "UPDATE recalls SET ts = ?2, query = ?3, results = ?4, took_us = ?5, keywords = ?6
+                 WHERE id = ?1",
             )?
-            .execute(params![id, ts, query, results, took_us as i64])?;
+            .execute(params![id, ts, query, results, took_us as i64, keywords])?;
             return Ok(id);
         }
     }
     conn.prepare_cached(
-        "INSERT INTO recalls(ts, query, mode, filters, results, took_us, typed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO recalls(ts, query, mode, filters, results, took_us, typed, keywords)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
-    .execute(params![ts, query, mode, filters, results, took_us as i64, e.as_you_type])?;
+    .execute(params![
+        ts,
+        query,
+        mode,
+        filters,
+        results,
+        took_us as i64,
+        e.as_you_type,
+        keywords
+    ])?;
     Ok(conn.last_insert_rowid())
 }
 
@@ -132,6 +146,7 @@ mod tests {
                 paths: &[],
                 took_us: 1,
                 as_you_type: typed,
+                keywords: None,
             }
         }
         let log = |q: &str, mode: &str| record(&conn, &entry(q, mode, &none, true)).unwrap();

@@ -165,6 +165,13 @@ const MIGRATIONS: &[&str] = &[
                    WHERE title || ' ' || tags || ' ' || body GLOB '*[A-Za-z]++*'
                       OR title || ' ' || tags || ' ' || body GLOB '*[A-Za-z]#*');
     "#,
+    // 10: how many notes a search's keyword list found (NULL where none ran: semantic
+    // mode, and rows logged before). A hybrid search always has results, the notes nearest
+    // in meaning; `brain stats` needs this to tell a query no note holds a word of (a hole
+    // in the brain) from one that was answered.
+    r#"
+    ALTER TABLE recalls ADD COLUMN keywords INTEGER;
+    "#,
 ];
 
 /// The schema version this build writes.

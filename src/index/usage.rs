@@ -54,7 +54,7 @@ pub struct Totals {
     pub notes_surfaced: u64,
     /// Distinct notes opened.
     pub notes_read: u64,
-    /// Searches that found nothing.
+    /// Searches no note held a word of: nothing found, or (hybrid) no keyword hit.
     pub dead_searches: u64,
 }
 
@@ -87,8 +87,9 @@ pub struct Window {
     pub totals: Totals,
     /// Most asked queries.
     pub top_queries: Vec<QueryCount>,
-    /// Queries over the whole brain (no filter) that found nothing, and that no keyword
-    /// search has answered since, by how often they found nothing: holes in the brain.
+    /// Queries over the whole brain (no filter) that no note held a word of (no result, or
+    /// in hybrid no keyword hit), and that no keyword list has answered since, by how
+    /// often: holes in the brain.
     pub dead_queries: Vec<QueryCount>,
     /// Most surfaced notes.
     pub top_surfaced: Vec<NoteUsage>,
@@ -120,21 +121,28 @@ pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
              WHERE r.ts >= ?1 AND j.key < {SURFACED_TOP}"
         ))?,
         notes_read: one("SELECT COUNT(DISTINCT path) FROM reads WHERE ts >= ?1")?,
-        dead_searches: one("SELECT COUNT(*) FROM recalls WHERE ts >= ?1 AND results = '[]'")?,
+        dead_searches: one(
+            "SELECT COUNT(*) FROM recalls WHERE ts >= ?1 AND (results = '[]' OR keywords = 0)",
+        )?,
     };
-    // A hole is a query over the whole brain that found nothing, and found nothing since:
-    // a search under a filter (`--type idea`) that finds nothing says that of the filter,
-    // and a keyword search that found notes since (with or without a filter) shows the
-    // hole filled. A search by meaning always has nearest notes, so it says neither.
+    // A hole is a query over the whole brain that found nothing by its words, and found
+    // nothing since: no result at all, or (hybrid, which always has the notes nearest in
+    // meaning) no keyword hit. A search under a filter (`--type idea`) that finds nothing
+    // says that of the filter, and a keyword list that found notes since (with or without a
+    // filter) shows the hole filled. A search by meaning alone says neither.
     let queries = |dead: bool| -> rusqlite::Result<Vec<QueryCount>> {
         let sql = match dead {
             true => format!(
-                "WITH g AS (SELECT lower(trim(query)) AS q,
-                                   SUM(filters = '{{}}' AND results = '[]') AS n,
-                                   MAX(CASE WHEN filters = '{{}}' AND results = '[]' THEN id END) AS hole,
-                                   MAX(CASE WHEN mode = 'bm25' AND results != '[]' THEN id END) AS filled,
+                "WITH r AS (SELECT id, ts, lower(trim(query)) AS q,
+                                   filters = '{{}}' AND (results = '[]' OR keywords = 0) AS missed,
+                                   COALESCE(keywords > 0,
+                                            mode = 'bm25' AND results != '[]') AS answered
+                            FROM recalls WHERE ts >= ?1),
+                      g AS (SELECT q, SUM(missed) AS n,
+                                   MAX(CASE WHEN missed THEN id END) AS hole,
+                                   MAX(CASE WHEN answered THEN id END) AS filled,
                                    MAX(ts) AS at
-                            FROM recalls WHERE ts >= ?1 GROUP BY q)
+                            FROM r GROUP BY q)
                  SELECT q, n, 0 FROM g WHERE hole IS NOT NULL AND (filled IS NULL OR filled < hole)
                  ORDER BY n DESC, at DESC, q LIMIT {LIST}"
             ),
@@ -231,37 +239,46 @@ pub fn recent_queries(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<S
 mod tests {
     use super::*;
 
-    /// Logs one search: `(query, mode, filters, results)`.
-    fn log(conn: &Connection, rows: &[(&str, &str, &str, &str)]) {
-        for (i, (query, mode, filters, results)) in rows.iter().enumerate() {
+    /// Logs one search: `(query, mode, filters, results, keyword hits)`.
+    fn log(conn: &Connection, rows: &[(&str, &str, &str, &str, Option<i64>)]) {
+        for (i, (query, mode, filters, results, keywords)) in rows.iter().enumerate() {
             conn.execute(
-                "INSERT INTO recalls(ts, query, mode, filters, results, took_us) VALUES (?1, ?2, ?3, ?4, ?5, 1)",
-                rusqlite::params![1000 + i as i64, query, mode, filters, results],
+                "INSERT INTO recalls(ts, query, mode, filters, results, took_us, keywords)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
+                rusqlite::params![1000 + i as i64, query, mode, filters, results, keywords],
             )
             .unwrap();
         }
     }
 
     #[test]
-    fn a_hole_is_an_unfiltered_miss_no_keyword_search_answered_since() {
+    fn a_hole_is_an_unfiltered_miss_no_keyword_list_answered_since() {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&mut conn).unwrap();
         let found = r#"["a.md"]"#;
+        let idea = r#"{"type":"idea"}"#;
         log(
             &conn,
             &[
-                // Missed twice, then a search by meaning had nearest notes: still a hole.
-                ("zqx", "bm25", "{}", "[]"),
-                ("ZQX ", "bm25", "{}", "[]"),
-                ("zqx", "hybrid", "{}", found),
+                // Missed twice by keywords, then a search by meaning alone: still a hole.
+                ("zqx", "bm25", "{}", "[]", Some(0)),
+                ("ZQX ", "bm25", "{}", "[]", Some(0)),
+                ("zqx", "semantic", "{}", found, None),
+                // Hybrid's nearest notes, no note holding a word: a hole all the same.
+                ("blorp", "hybrid", "{}", found, Some(0)),
                 // Missed, then found under a filter: filled.
-                ("flurb", "bm25", "{}", "[]"),
-                ("flurb", "bm25", r#"{"type":"idea"}"#, found),
+                ("flurb", "bm25", "{}", "[]", Some(0)),
+                ("flurb", "bm25", idea, found, Some(1)),
+                // Missed, then hybrid with keyword hits: filled.
+                ("wal", "hybrid", "{}", found, Some(0)),
+                ("wal", "hybrid", "{}", found, Some(3)),
                 // Found, then missed: a hole again (the note went away).
-                ("gone", "bm25", "{}", found),
-                ("gone", "bm25", "{}", "[]"),
+                ("gone", "bm25", "{}", found, Some(1)),
+                ("gone", "bm25", "{}", "[]", Some(0)),
                 // Only missed under a filter: the filter's doing, not a hole.
-                ("jitter", "bm25", r#"{"type":"idea"}"#, "[]"),
+                ("jitter", "bm25", idea, "[]", Some(0)),
+                // A row from before the keyword count: nothing found is a miss.
+                ("old", "bm25", "{}", "[]", None),
             ],
         );
         let w = window(&conn, 0).unwrap();
@@ -270,7 +287,7 @@ mod tests {
             .iter()
             .map(|q| (q.query.as_str(), q.count))
             .collect();
-        assert_eq!(holes, [("zqx", 2), ("gone", 1)]);
-        assert_eq!(w.totals.dead_searches, 5);
+        assert_eq!(holes, [("zqx", 2), ("old", 1), ("gone", 1), ("blorp", 1)]);
+        assert_eq!(w.totals.dead_searches, 8);
     }
 }

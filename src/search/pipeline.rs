@@ -44,6 +44,8 @@ pub(crate) struct Found {
     pub candidates: Vec<Candidate>,
     /// The query as parsed (flags resolved).
     pub query: Query,
+    /// How many notes the keyword list found, when one ran (not in semantic mode).
+    pub keywords: Option<usize>,
 }
 
 /// The query as parsed (flags resolved against the index), and the notes its excluded
@@ -410,6 +412,7 @@ pub(crate) fn run(
         false => None,
     };
     Ok(Found {
+        keywords: (mode != Mode::Semantic).then_some(bm25_hits.len()),
         mode,
         results,
         explain,

@@ -53,6 +53,16 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         "{j}"
     );
 
+    // Hybrid has its nearest notes, yet no note held a word: a hole in the brain for
+    // `brain stats`, as a keyword search finding nothing is.
+    let stats = b.json(&["stats"]);
+    assert!(
+        stats["dead_queries"]
+            .as_array()
+            .is_some_and(|q| q.iter().any(|q| q["query"] == "qwzxv plorfkt")),
+        "{stats}"
+    );
+
     // A phrase whose words notes hold apart, only not together as written, is said to be
     // that: not a typo, and the quotes are what to drop.
     let phrase = "no note holds the phrase \"retry jitter\"";
