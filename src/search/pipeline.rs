@@ -224,6 +224,54 @@ fn phrase_notice(
     )))
 }
 
+/// What a hybrid search whose keyword list came back empty says of its results, the notes
+/// nearest in meaning: that no note holds a word of the query (a typo?) only when that is
+/// so; else why keywords found nothing here: a phrase not held as written, the filters, or
+/// the excluded words. One FTS5 lookup (two with a phrase), on this path only.
+fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> Result<String> {
+    // The query's words, a phrase's apart: is any of them in some note at all?
+    let terms = query
+        .terms
+        .iter()
+        .flat_map(|t| match t.quoted {
+            true => t
+                .text
+                .split_whitespace()
+                .map(|w| Term {
+                    text: w.to_string(),
+                    quoted: false,
+                    prefix: false,
+                    maybe_flag: false,
+                    part_of: None,
+                })
+                .collect(),
+            false => vec![t.clone()],
+        })
+        .collect();
+    let words = Query {
+        terms,
+        ..Default::default()
+    };
+    let held = match words.to_match() {
+        Some(expr) => reader.fts_any(&expr)?,
+        None => false,
+    };
+    if !held {
+        return Ok(NO_KEYWORD_MATCH.to_string());
+    }
+    if let Some(phrase) = phrase_notice(reader, query, filters, false)? {
+        return Ok(phrase);
+    }
+    let nearest = "these are only the notes nearest in meaning";
+    Ok(match (filters.is_empty(), query.excludes.is_empty()) {
+        (false, _) => format!("no note the filters keep matches the query's words: {nearest}"),
+        (true, false) => {
+            format!("no note matches the query's words without an excluded one: {nearest}")
+        }
+        (true, true) => NO_KEYWORD_MATCH.to_string(),
+    })
+}
+
 /// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
 /// dropped (they add time, not ranking), and the person should know.
 pub(crate) fn capped_notice() -> String {
@@ -393,10 +441,7 @@ pub(crate) fn run(
     // Meaning always has nearest notes, even for a typo or words no note uses: say that
     // these are only that, or the first of them reads as the answer.
     if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() && !typing {
-        notices.push(
-            phrase_notice(reader, &query, &req.filters, false)?
-                .unwrap_or_else(|| NO_KEYWORD_MATCH.to_string()),
-        );
+        notices.push(no_keyword_notice(reader, &query, &req.filters)?);
     }
     if mode == Mode::Bm25 && results.is_empty() {
         notices.extend(phrase_notice(reader, &query, &req.filters, true)?);

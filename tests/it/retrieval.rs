@@ -103,7 +103,29 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             "{args:?}: {}",
             r.stderr()
         );
+        assert!(!r.stderr().contains("a typo?"), "{args:?}: {}", r.stderr());
     }
+    // In hybrid, the nearest notes are said to be that, with the reason keywords gave none.
+    let r = b.ok(&["search", "\"thundering herd\"", "--type", "idea"]);
+    assert!(
+        r.stderr()
+            .starts_with("no note the filters keep matches the query's words: "),
+        "{}",
+        r.stderr()
+    );
+    let r = b.ok(&["search", "thundering -jitter"]);
+    assert!(
+        r.stderr()
+            .starts_with("no note matches the query's words without an excluded one: "),
+        "{}",
+        r.stderr()
+    );
+    let r = b.ok(&["search", "qwzxv plorfkt", "--type", "idea"]);
+    assert!(
+        r.stderr().contains(said),
+        "a typo under a filter: {}",
+        r.stderr()
+    );
     // A phrase of words no note holds, even apart, is a typo as before.
     let r = b.ok(&["search", "\"retyr jittr\""]);
     assert!(r.stderr().contains(said), "{}", r.stderr());
