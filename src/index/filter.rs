@@ -82,6 +82,16 @@ impl Filters {
                 *spec = day.to_string();
             }
         }
+        // From `since` on, before `before`: the same day or a later one left nothing, and
+        // "(no results)" would read as nothing written then.
+        if let (Some(since), Some(before)) = (&self.since, &self.before) {
+            if since >= before {
+                return Err(Error::InvalidInput(format!(
+                    "--since {since} is not before --before {before}: no day is in that range \
+                     (--since includes its day, --before does not)"
+                )));
+            }
+        }
         Ok(())
     }
 

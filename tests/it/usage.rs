@@ -370,6 +370,18 @@ fn notes_carry_dates_and_since_and_before_filter_on_them() {
         "{recent:?}"
     );
 
+    // A range with no day in it is refused, not answered "(no results)".
+    for (since, before) in [("2024-03-01", "2024-02-01"), ("2024-03-01", "2024-03-01")] {
+        let r = b.run(&["search", "retry", "--since", since, "--before", before]);
+        assert_eq!(r.code(), 2, "{}", r.stderr());
+        assert_eq!(
+            r.stderr(),
+            format!(
+                "error: --since {since} is not before --before {before}: no day is in that \
+                 range (--since includes its day, --before does not)\n"
+            )
+        );
+    }
     for bad in ["yesterday", "2026-02-30", "-3d", "3m"] {
         let r = b.run(&["search", "retry", &format!("--since={bad}")]);
         assert_eq!(r.code(), 2, "{bad}");
