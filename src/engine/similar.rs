@@ -149,7 +149,9 @@ impl Engine {
         if sync {
             notices.extend(self.sync_or_say_why()?.as_deref().map(super::behind_notice));
         }
-        let semantic = self.semantic_ready(false, &mut notices)?;
+        // As a search does: a note saved a moment ago (a few passages) is embedded first,
+        // so a copy just made is in the clusters; the rest of the matrix is reused.
+        let semantic = self.semantic_ready(sync, &mut notices)?;
         let reader = self.index.read()?;
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
         let clusters = similar::find_clusters(&reader, matrix)?;

@@ -231,7 +231,7 @@ fn all_finds_a_copied_note_and_nothing_else_in_the_examples() {
         "idea/busy-timeout-again.md",
         original.replace("title:", "title: Again,"),
     );
-    b.ok(&["index"]);
+    // No `brain index` between: as a search does, --all embeds a note saved a moment ago.
     let j = b.ok(&["similar", "--all", "--json"]).json();
     let clusters = j["clusters"].as_array().unwrap();
     assert_eq!(clusters.len(), 1, "{j}");
