@@ -220,8 +220,8 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// Only this set (repeatable): tldr, cranfield-new, notes-mix, jaebradley-notes,
-    /// notes-mix-hard, jaebradley-hard, cranfield, tldr-keyword, tldr-paraphrase [default:
-    /// every set whose corpus is found].
+    /// notes-mix-hard, jaebradley-hard, til-mix, cranfield, tldr-keyword, tldr-paraphrase
+    /// [default: every set whose corpus is found].
     #[arg(long = "set", value_name = "NAME")]
     pub sets: Vec<String>,
 
@@ -724,6 +724,24 @@ mod tests {
                 err.kind(),
                 clap::error::ErrorKind::UnknownArgument,
                 "{typo}"
+            );
+        }
+    }
+
+    #[test]
+    fn eval_help_names_every_set() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let eval = cli.find_subcommand("eval").expect("eval");
+        let set = eval
+            .get_arguments()
+            .find(|a| a.get_id() == "sets")
+            .expect("--set");
+        let help = set.get_help().map(|h| h.to_string()).unwrap_or_default();
+        for name in brain::eval::sets::names() {
+            assert!(
+                help.contains(name),
+                "--set's help leaves out {name}: {help}"
             );
         }
     }

@@ -213,6 +213,11 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
             format!("bm25={:.2}{}", v.score, exact(v.exact)),
         )
     })?;
+    // A list the mode did not run is said to be that, not "(empty)", which reads as
+    // "searched, found nothing".
+    if e.mode == Mode::Bm25 {
+        return writeln!(out, "semantic list:\n  (not run: keywords only)\n");
+    }
     list(out, "semantic list:", &e.semantic, |v| {
         (
             v.rank,

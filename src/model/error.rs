@@ -50,16 +50,19 @@ pub enum ModelError {
         remedy: String,
     },
     /// A file's SHA-256 is not the pinned one.
-    #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]
+    #[error("{}: sha256 {actual}, expected {expected} (pinned in audit/{model}.toml); refusing to use it: {remedy}", file.display())]
     Mismatch {
         /// The model.
         model: String,
-        /// The file.
+        /// The file (or the address it came from).
         file: PathBuf,
         /// Pinned hash.
         expected: String,
         /// Hash of the bytes on disk.
         actual: String,
+        /// What to do: fetch again for a file on disk; for bytes a hub or a folder gave,
+        /// where to get the pinned ones instead (the same source would give the same).
+        remedy: String,
     },
     /// A loaded file was written to after it was verified (see `verify::Bytes::unchanged`).
     #[error(
@@ -100,6 +103,11 @@ pub enum ModelError {
     /// A request that cannot be met as asked (bad folder, bad dimension, ...).
     #[error("{0}")]
     Invalid(String),
+}
+
+/// What to do about a model file on disk whose bytes are not the pinned ones.
+pub fn refetch(model: &str) -> String {
+    format!("'brain model fetch {model}' downloads it again")
 }
 
 impl ModelError {
@@ -149,6 +157,7 @@ mod tests {
             file: "/d/models/m/model.safetensors".into(),
             expected: "aa".into(),
             actual: "bb".into(),
+            remedy: refetch("m"),
         };
         let msg = e.to_string();
         assert!(!msg.contains('\n'));

@@ -199,10 +199,7 @@ fn fetch_file(
         if let Some(served) = declared_size(&response) {
             if served != spec.size {
                 remove(dest)?;
-                let remedy = match url.starts_with(DEFAULT_HUB_URL) {
-                    true => "; 'brain model import' takes the pinned files from a folder".into(),
-                    false => "; set BRAIN_HUB_URL to a mirror of the pinned revision, or unset it to fetch from the Hugging Face hub".into(),
-                };
+                let remedy = format!("; {}", other_source(url));
                 return Err(ModelError::ServedOtherSize {
                     model: manifest.name.clone(),
                     url: url.to_string(),
@@ -268,9 +265,21 @@ fn fetch_file(
             file: Path::new(url).to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
+            remedy: format!(
+                "the server sent other bytes, and fetching again would get the same; {}",
+                other_source(url)
+            ),
         });
     }
     Ok(downloaded)
+}
+
+/// Where the pinned bytes can come from when `url`'s server gives others.
+fn other_source(url: &str) -> &'static str {
+    match url.starts_with(DEFAULT_HUB_URL) {
+        true => "'brain model import' takes the pinned files from a folder",
+        false => "set BRAIN_HUB_URL to a mirror of the pinned revision, or unset it to fetch from the Hugging Face hub",
+    }
 }
 
 /// The whole file's size as the server declares it: `Content-Range`'s total for a resumed

@@ -183,6 +183,11 @@ fn copy_verified(
             file: from.to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
+            remedy: format!(
+                "the folder holds another revision of this file, or another model's: import \
+                 from a folder of {}'s pinned files, or 'brain model fetch {}'",
+                manifest.name, manifest.name
+            ),
         });
     }
     Ok(total)

@@ -296,6 +296,7 @@ fn check_hash(
             file: path.to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
+            remedy: super::error::refetch(&manifest.name),
         });
     }
     Ok(())

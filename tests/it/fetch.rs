@@ -271,6 +271,11 @@ fn wrong_bytes_are_refused_and_nothing_is_installed() {
             && err.contains("be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
         "{err}"
     );
+    // Not "fetch again", which would get the same bytes from the same server.
+    assert!(
+        err.contains("fetching again would get the same; set BRAIN_HUB_URL to a mirror"),
+        "{err}"
+    );
     assert!(!b.models_dir().join(MODEL).exists());
 
     // The bad file is not kept: a fetch from an honest server completes, re-downloading only it.
