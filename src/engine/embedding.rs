@@ -111,8 +111,13 @@ impl Engine {
                 let want = PENDING_WINDOW.min(max - done as usize);
                 expected = version()?;
                 window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
-                // A sync during the pass may have added passages.
-                total = total.max(done + window.len() as u64);
+                // A sync during the pass may have added passages (or removed some): counted
+                // again when the window is full, as at the start, so the status line's
+                // "N to embed" does not climb window by window after a large add.
+                total = match window.len() == PENDING_WINDOW {
+                    true => done + vectors::pending_count(&conn).map_err(|e| index.err(e))?,
+                    false => total.max(done + window.len() as u64),
+                };
             }
             if window.is_empty() {
                 finished = true;
@@ -392,6 +397,53 @@ mod tests {
         assert_eq!(engine.embed_pending().unwrap().pending, 1);
         assert_eq!(vectors::recorded(&conn).unwrap(), Some(1));
         assert_eq!(engine.embed_pending().unwrap().pending, 1);
+    }
+
+    /// Passages added during a pass past a whole window are counted when the next window is
+    /// read, so the total the status line shows is the real one, not the previous count
+    /// climbing a window at a time.
+    #[test]
+    fn a_large_add_during_a_pass_is_counted_at_the_next_full_window() {
+        use super::{EMBED_BATCH, PENDING_WINDOW};
+        let (_dir, root, engine) = engine("stand-in-hash-64");
+        let write = |from: usize, to: usize| {
+            for i in from..to {
+                std::fs::write(
+                    root.join(format!("lore/n{i}.md")),
+                    format!("# N{i}\n\nw{i}\n"),
+                )
+                .unwrap();
+            }
+        };
+        write(0, PENDING_WINDOW + 10);
+        engine.sync().unwrap();
+        let added = 2 * PENDING_WINDOW;
+        let mut totals = Vec::new();
+        let report = engine
+            .embed_pending_with(usize::MAX, &mut |done, total| {
+                if done == EMBED_BATCH as u64 {
+                    write(PENDING_WINDOW + 10, PENDING_WINDOW + 10 + added);
+                    engine.sync().unwrap();
+                }
+                totals.push(total);
+                true
+            })
+            .unwrap();
+        let all = (1 + PENDING_WINDOW + 10 + added) as u64;
+        assert_eq!(report.embedded, all);
+        assert_eq!(
+            totals.last(),
+            Some(&all),
+            "the last total is what was embedded"
+        );
+        // From the second window on, the total is the real one at once.
+        let second = totals[PENDING_WINDOW / EMBED_BATCH + 1];
+        assert_eq!(
+            second,
+            all,
+            "{:?}",
+            &totals[..PENDING_WINDOW / EMBED_BATCH + 3]
+        );
     }
 
     /// A search during a long embedding pass keeps the matrix it has (each batch moves the
