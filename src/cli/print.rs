@@ -206,13 +206,17 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         Exact::Identifier => "  literal identifier",
         Exact::None => "",
     };
-    list(out, "keyword list (bm25):", &e.bm25, |v| {
-        (
-            v.rank,
-            &v.path,
-            format!("bm25={:.2}{}", v.score, exact(v.exact)),
-        )
-    })?;
+    if e.mode == Mode::Semantic {
+        writeln!(out, "keyword list (bm25):\n  (not run: meaning only)")?;
+    } else {
+        list(out, "keyword list (bm25):", &e.bm25, |v| {
+            (
+                v.rank,
+                &v.path,
+                format!("bm25={:.2}{}", v.score, exact(v.exact)),
+            )
+        })?;
+    }
     // A list the mode did not run is said to be that, not "(empty)", which reads as
     // "searched, found nothing".
     if e.mode == Mode::Bm25 {

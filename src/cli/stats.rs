@@ -110,7 +110,7 @@ fn print(out: &mut impl Write, s: &Stats) -> io::Result<()> {
     writeln!(out, "the last {} days (since {})", s.days, s.since)?;
     writeln!(
         out,
-        "  {}, {} found nothing; {}; {} surfaced, {} read",
+        "  {}, {} found no note by their words; {}; {} surfaced, {} read",
         searches(t.searches),
         t.dead_searches,
         reads(t.reads),

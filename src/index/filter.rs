@@ -86,9 +86,10 @@ impl Filters {
         // "(no results)" would read as nothing written then.
         if let (Some(since), Some(before)) = (&self.since, &self.before) {
             if since >= before {
+                // One flag named, first: over MCP it becomes the argument's name.
                 return Err(Error::InvalidInput(format!(
-                    "--since {since} is not before --before {before}: no day is in that range \
-                     (--since includes its day, --before does not)"
+                    "--since {since} is not before the range's end, {before}: no day is in it \
+                     (the start's day is included, the end's is not)"
                 )));
             }
         }

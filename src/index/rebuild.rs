@@ -125,11 +125,19 @@ pub fn salvage(old: &Path, index: &Index) -> Result<Salvage> {
     };
     let mut w = index.writer()?;
     let tx = w.conn.transaction().map_err(|e| index.err(e))?;
+    // Columns later schemas added (6: typed, 10: keywords) are kept where the old index
+    // has them: `brain stats` reads its holes from `keywords`.
+    let recall_columns = with_columns_of(
+        &source,
+        "recalls",
+        "id, ts, query, mode, filters, results, took_us",
+        &["typed", "keywords"],
+    );
     out.recalls = copy_rows(
         &source,
         &tx,
         "recalls",
-        "id, ts, query, mode, filters, results, took_us",
+        &recall_columns,
         "id",
         &mut out.lost,
     )
@@ -175,6 +183,24 @@ fn open_old(path: &Path) -> rusqlite::Result<Connection> {
 /// Copies `columns` of `table` from `source` into the same table of `tx`, scanning by `key`
 /// forwards and, if a damaged page stops it, backwards from the other end. Returns the rows
 /// copied; a scan that stopped adds its cause to `lost`. Errors are the new index's own.
+/// `base`, then those of `later` that `table` of `source` has (an index an older brain
+/// wrote lacks them; where its columns cannot be read, `base` alone).
+fn with_columns_of(source: &Connection, table: &str, base: &str, later: &[&str]) -> String {
+    let has: Vec<String> = source
+        .prepare("SELECT name FROM pragma_table_info(?1)")
+        .and_then(|mut stmt| {
+            stmt.query_map([table], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .unwrap_or_default();
+    let mut columns = base.to_string();
+    for c in later.iter().filter(|c| has.iter().any(|h| h == *c)) {
+        columns.push_str(", ");
+        columns.push_str(c);
+    }
+    columns
+}
+
 fn copy_rows(
     source: &Connection,
     tx: &Connection,
@@ -266,8 +292,8 @@ mod tests {
             .write(|tx| {
                 for i in 0..500 {
                     tx.execute(
-                        "INSERT INTO recalls(ts, query, mode, filters, results, took_us)
-                         VALUES (?1, ?2, 'bm25', '{}', '[]', 5)",
+                        "INSERT INTO recalls(ts, query, mode, filters, results, took_us, typed, keywords)
+                         VALUES (?1, ?2, 'bm25', '{}', '[]', 5, ?1 % 2, ?1 % 3)",
                         rusqlite::params![i, format!("query number {i} {}", "x".repeat(200))],
                     )?;
                 }
@@ -303,10 +329,42 @@ mod tests {
         assert_eq!((s.recalls, s.reads, s.vectors), (500, 1, 1), "{s:?}");
         assert!(s.lost.is_empty(), "{s:?}");
         let conn = fresh.conn().unwrap();
+        // The columns later schemas added come along (stats reads its holes from them).
+        let sums: (i64, i64) = conn
+            .query_row("SELECT SUM(typed), SUM(keywords) FROM recalls", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(sums, (250, (0..500).map(|i| i % 3).sum::<i64>()));
         assert_eq!(
             super::super::vectors::stored_model(&conn).unwrap(),
             Some(("m".into(), 2))
         );
+    }
+
+    #[test]
+    fn an_older_index_without_the_later_columns_keeps_its_searches() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = index_with_logs(dir.path());
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("ALTER TABLE recalls DROP COLUMN keywords;")
+            .unwrap();
+        drop(conn);
+        let backup = set_aside(&path).unwrap().unwrap();
+        let fresh = Index::open(&path).unwrap();
+        let s = salvage(&backup, &fresh).unwrap();
+        assert_eq!(s.recalls, 500, "{s:?}");
+        assert!(s.lost.is_empty(), "{s:?}");
+        let nulls: i64 = fresh
+            .conn()
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM recalls WHERE keywords IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(nulls, 500);
     }
 
     #[test]

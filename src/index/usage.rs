@@ -54,7 +54,8 @@ pub struct Totals {
     pub notes_surfaced: u64,
     /// Distinct notes opened.
     pub notes_read: u64,
-    /// Searches no note held a word of: nothing found, or (hybrid) no keyword hit.
+    /// Searches whose words found no note: nothing at all, or (hybrid) no keyword hit, the
+    /// misses under a filter or beside an excluded word included.
     pub dead_searches: u64,
 }
 

@@ -234,17 +234,8 @@ fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> R
         .terms
         .iter()
         .flat_map(|t| match t.quoted {
-            true => t
-                .text
-                .split_whitespace()
-                .map(|w| Term {
-                    text: w.to_string(),
-                    quoted: false,
-                    prefix: false,
-                    maybe_flag: false,
-                    part_of: None,
-                })
-                .collect(),
+            // Read again unquoted: its words, and a CJK run's character pairs.
+            true => Query::parse(&t.text).terms,
             false => vec![t.clone()],
         })
         .collect();
@@ -425,7 +416,7 @@ pub(crate) fn run(
     if query.capped {
         notices.push(capped_notice());
     }
-    if query.only_stopwords() && !req.as_you_type {
+    if query.only_stopwords() && !req.as_you_type && mode != Mode::Semantic {
         notices.push(
             "every word of the query is too common to search by (the, of, how...): add one \
              that says what the note is about"

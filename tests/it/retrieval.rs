@@ -126,6 +126,14 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         "a typo under a filter: {}",
         r.stderr()
     );
+    // `--explain` says which list a mode did not run, rather than "(empty)".
+    let r = b.ok(&["search", "retry", "--mode", "semantic", "--explain"]);
+    assert!(
+        r.stdout()
+            .contains("keyword list (bm25):\n  (not run: meaning only)\n"),
+        "{}",
+        r.stdout()
+    );
     // A phrase of words no note holds, even apart, is a typo as before.
     let r = b.ok(&["search", "\"retyr jittr\""]);
     assert!(r.stderr().contains(said), "{}", r.stderr());

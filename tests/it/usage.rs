@@ -169,7 +169,7 @@ fn stats_over_a_seeded_log_give_the_known_answers() {
 
     let human = b.ok(&["stats"]).stdout();
     for line in [
-        "10 searches, 4 found nothing",
+        "10 searches, 4 found no note by their words",
         "dead queries",
         "2x  zqxjkv",
         "read but never surfaced",
@@ -377,8 +377,8 @@ fn notes_carry_dates_and_since_and_before_filter_on_them() {
         assert_eq!(
             r.stderr(),
             format!(
-                "error: --since {since} is not before --before {before}: no day is in that \
-                 range (--since includes its day, --before does not)\n"
+                "error: --since {since} is not before the range's end, {before}: no day is in \
+                 it (the start's day is included, the end's is not)\n"
             )
         );
     }

@@ -75,9 +75,21 @@ pub fn registration() -> Registration {
 /// The command line that registers `brain mcp` with Claude Code for every project: a brain
 /// is personal, not per project. `program` is `brain` when that finds this binary on PATH,
 /// else this binary's absolute path.
-pub fn mcp_add_line(program: &str) -> String {
+///
+/// With `config` (the install's `BRAIN_CONFIG`), the server is given it too: Claude Code
+/// starts it without this shell's variables, and the default config may name another
+/// brain. `-e` comes after the name: its values run on to the `--`.
+pub fn mcp_add_line(program: &str, config: Option<&Path>) -> String {
+    let env = config
+        .map(|c| {
+            format!(
+                " -e {}",
+                shell_word(&format!("BRAIN_CONFIG={}", c.to_string_lossy()))
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "claude mcp add --scope user {NAME} -- {} mcp",
+        "claude mcp add --scope user {NAME}{env} -- {} mcp",
         shell_word(program)
     )
 }
@@ -232,12 +244,16 @@ mod tests {
     #[test]
     fn command_lines_quote_odd_paths() {
         assert_eq!(
-            mcp_add_line("brain"),
+            mcp_add_line("brain", None),
             "claude mcp add --scope user brain -- brain mcp"
         );
         assert_eq!(
-            mcp_add_line("/Users/me/My Apps/brain"),
+            mcp_add_line("/Users/me/My Apps/brain", None),
             "claude mcp add --scope user brain -- '/Users/me/My Apps/brain' mcp"
+        );
+        assert_eq!(
+            mcp_add_line("brain", Some(Path::new("/c/my brain.toml"))),
+            "claude mcp add --scope user brain -e 'BRAIN_CONFIG=/c/my brain.toml' -- brain mcp"
         );
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(

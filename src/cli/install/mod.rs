@@ -32,6 +32,9 @@ struct Setup {
     on_path: Option<PathBuf>,
     skill: PathBuf,
     config_file: Option<PathBuf>,
+    /// `BRAIN_CONFIG` as this install had it (absolute): what the MCP server and the login
+    /// item must be given, since neither starts with this shell's variables.
+    config_env: Option<PathBuf>,
     autostart: Option<Autostart>,
     record: Record,
     /// Nothing is changed; lines say "would".
@@ -73,6 +76,7 @@ impl Setup {
             on_path,
             skill,
             config_file: brain::config::config_file_path(),
+            config_env,
             autostart,
             record,
             config,
@@ -143,6 +147,19 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
             )?;
         }
         report_mcp(&setup, &mut out)?;
+        if let Some(c) = &setup.config_env {
+            // The MCP line carries it; the skill's commands run in Claude Code's shell.
+            line(
+                &mut out,
+                "env",
+                "to do",
+                format!(
+                    "the skill's commands run with Claude Code's environment: export \
+                     BRAIN_CONFIG={} in your shell profile",
+                    claude::shell_word(&c.to_string_lossy())
+                ),
+            )?;
+        }
         report_hook(&setup, &mut out)?;
         if !setup.dry_run {
             setup.record.save()?;
@@ -378,7 +395,11 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
                 "to do",
                 "register the MCP server with Claude Code, once:",
             )?;
-            writeln!(out, "\n    {}\n", claude::mcp_add_line(&s.program))?;
+            writeln!(
+                out,
+                "\n    {}\n",
+                claude::mcp_add_line(&s.program, s.config_env.as_deref())
+            )?;
         }
         Registration::User => line(
             out,
@@ -552,7 +573,10 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             out,
             "mcp",
             "off",
-            format!("optional: {}", claude::mcp_add_line(&s.program)),
+            format!(
+                "optional: {}",
+                claude::mcp_add_line(&s.program, s.config_env.as_deref())
+            ),
         )?,
     }
     if !hook_ok(out)? {

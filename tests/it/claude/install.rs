@@ -78,6 +78,39 @@ fn failed(r: Run) -> String {
     r.stdout()
 }
 
+/// A config named by BRAIN_CONFIG is what the MCP server must read too: its line carries
+/// it, and the skill's commands are said to need it in the shell.
+#[test]
+fn a_config_named_by_brain_config_reaches_the_mcp_line() {
+    let b = fresh();
+    let config = b.path("cfg/my brain.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "").unwrap();
+    let mut cmd: Command = b.command();
+    let path = std::env::join_paths([bin_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")])
+        .unwrap();
+    cmd.env("PATH", path)
+        .env("BRAIN_CONFIG", &config)
+        .args(["install"]);
+    let out = ok(Run(cmd.output().unwrap()));
+    let shown = format!("'BRAIN_CONFIG={}'", config.display());
+    assert!(
+        out.contains(&format!(
+            "claude mcp add --scope user brain -e {shown} -- brain mcp"
+        )),
+        "{out}"
+    );
+    assert!(
+        row(&out, "env").contains(&format!("export BRAIN_CONFIG='{}'", config.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("set root = "),
+        "the file is the person's, and named: {out}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "");
+}
+
 #[test]
 fn dry_run_says_what_it_would_do_and_changes_nothing() {
     let b = fresh();
@@ -180,7 +213,7 @@ fn install_sets_everything_up_once_and_check_agrees() {
         std::fs::read_to_string(b.root.join("lore/mine.md")).unwrap(),
         "# mine\n"
     );
-    assert!(!again.contains("to do     set root"), "{again}");
+    assert!(!again.contains("set root ="), "{again}");
     // A config of the person's own that names another brain is kept, and said to need it.
     std::fs::write(b.config_file(), "# mine\n").unwrap();
     let mine = ok(brain(&b, &["install"]));
