@@ -81,6 +81,12 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         }
     });
     tracing::info!(signal, "stopping on signal");
+    // Said where the start was said: a stop can take seconds (the batch in hand finishes).
+    let _ = writeln!(
+        io::stderr(),
+        "brain serve: {signal}: stopping after the work in hand"
+    );
     backend.shutdown();
+    let _ = writeln!(io::stderr(), "brain serve: stopped");
     Ok(ExitCode::SUCCESS)
 }

@@ -615,6 +615,14 @@ fn sigterm_stops_cleanly() {
         log.contains("stopping on signal") && log.contains("backend stopped"),
         "{log}"
     );
+    // And on its own stderr, where it said it started.
+    let said = std::fs::read_to_string(brain.path("serve.stderr")).unwrap();
+    assert!(
+        said.ends_with(
+            "brain serve: SIGTERM: stopping after the work in hand\nbrain serve: stopped\n"
+        ),
+        "{said}"
+    );
     drop(brain.serve(&[]));
 }
 
