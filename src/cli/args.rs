@@ -613,6 +613,19 @@ fn mistyped(given: &str, known: &str) -> bool {
     distance == 1 || (distance == 2 && known.len() >= 2 + 7)
 }
 
+/// A line for a query holding `-n N` (as `head -n 5` takes it): searched for as words, as
+/// every flag in a query is, when the person most likely meant how many results.
+pub fn count_hint(query: &str) -> Option<String> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    words.windows(2).find_map(|w| match w {
+        ["-n", n] if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(format!(
+            "note: \"-n {n}\" was searched for as words, as a flag in a query is; --top {n} \
+             (or --limit {n}) sets how many results"
+        )),
+        _ => None,
+    })
+}
+
 /// Joins the query words and turns [`EXCLUDE_MARK`] back into `-`.
 pub fn restore_query(words: &[String]) -> String {
     words.join(" ").replace(EXCLUDE_MARK, "-")
@@ -725,6 +738,20 @@ mod tests {
                 clap::error::ErrorKind::UnknownArgument,
                 "{typo}"
             );
+        }
+    }
+
+    #[test]
+    fn a_count_typed_as_head_takes_it_gets_a_hint() {
+        assert!(count_hint("retry -n 2").is_some_and(|h| h.contains("--top 2 (or --limit 2)")));
+        for none in [
+            "retry -n",
+            "grep -n pattern",
+            "retry n 2",
+            "-n2",
+            "retry -n -2",
+        ] {
+            assert_eq!(count_hint(none), None, "{none}");
         }
     }
 

@@ -22,8 +22,11 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
     // Refused here, before any backend is asked: "30d" means 30 days before today here.
     filters.resolve()?;
     filters.parsed_conditions()?;
+    let query = args::restore_query(&args.query);
+    // Said once the search ran: a refused one says only why.
+    let hint = args::count_hint(&query);
     let request = SearchRequest {
-        query: args::restore_query(&args.query),
+        query,
         mode: args.mode,
         top: args::top(args.top, brain::search::MAX_TOP)?,
         filters,
@@ -32,6 +35,9 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         as_you_type: false,
     };
     let response = shim::answerer(config, &args.daemon).search(&request)?;
+    if let Some(hint) = hint {
+        writeln!(io::stderr(), "{hint}")?;
+    }
     if let Some(notice) = &response.notice {
         writeln!(io::stderr(), "{notice}")?;
     }

@@ -543,6 +543,14 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
     assert_eq!(r.json()["notice"], said);
     let r = b.ok(&["search", "--mode", "bm25", "--json", "jitter"]);
     assert!(r.json().get("notice").is_none(), "{}", r.stdout());
+    // `-n 2`, as `head` takes it, is searched for, and the way to ask for two results said.
+    let r = b.ok(&["search", "jitter", "-n", "2", "--mode", "bm25"]);
+    assert!(
+        r.stderr()
+            .starts_with("note: \"-n 2\" was searched for as words"),
+        "{}",
+        r.stderr()
+    );
     // Words too common to search by, alone, are searched, and said to be that.
     let r = b.ok(&["search", "--mode", "bm25", "--json", "what is the"]);
     assert!(
