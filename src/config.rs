@@ -128,27 +128,16 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let named = env("BRAIN_CONFIG").is_some();
-        let config_file = match config_file_path() {
-            Some(p) if file_to_read(&p, named)? => Some(p),
-            _ => None,
-        };
-        let file = match &config_file {
-            Some(p) => read_file_config(p)?,
-            None => FileConfig::default(),
-        };
+        let (config_file, file) = the_file()?;
 
         let root = overrides
             .root
             .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
             .or(file.root)
-            .unwrap_or_else(|| PathBuf::from("~/.brain"));
-        let data_dir = env("BRAIN_DATA_DIR").map(PathBuf::from).or(file.data_dir);
-        let data_dir = match data_dir {
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
+        let data_dir = match env("BRAIN_DATA_DIR").map(PathBuf::from).or(file.data_dir) {
             Some(d) => d,
-            None => dirs::data_dir()
-                .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))?
-                .join("brain"),
+            None => default_data_dir()?,
         };
         let model = overrides
             .model
@@ -221,17 +210,11 @@ impl Config {
     /// compares them with its own, since the MCP server and the skill's commands start
     /// without those variables.
     pub fn unset_locations() -> Result<(PathBuf, PathBuf)> {
-        let named = std::env::var_os("BRAIN_CONFIG").is_some_and(|v| !v.is_empty());
-        let file = match config_file_path() {
-            Some(p) if file_to_read(&p, named)? => read_file_config(&p)?,
-            _ => FileConfig::default(),
-        };
-        let root = file.root.unwrap_or_else(|| PathBuf::from("~/.brain"));
+        let (_, file) = the_file()?;
+        let root = file.root.unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
         let data_dir = match file.data_dir {
             Some(d) => d,
-            None => dirs::data_dir()
-                .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))?
-                .join("brain"),
+            None => default_data_dir()?,
         };
         Ok((
             absolute(&expand_tilde(&root))?,
@@ -292,6 +275,28 @@ impl Config {
     /// Where log files go.
     pub fn log_dir(&self) -> PathBuf {
         self.data_dir.join("logs")
+    }
+}
+
+/// The brain folder when nothing names one.
+const DEFAULT_ROOT: &str = "~/.brain";
+
+/// The data folder when nothing names one: the platform data dir's `brain/`.
+fn default_data_dir() -> Result<PathBuf> {
+    dirs::data_dir()
+        .map(|d| d.join("brain"))
+        .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))
+}
+
+/// The config file read (`None` when there is none to read) and its settings.
+fn the_file() -> Result<(Option<PathBuf>, FileConfig)> {
+    let named = std::env::var_os("BRAIN_CONFIG").is_some_and(|v| !v.is_empty());
+    match config_file_path() {
+        Some(p) if file_to_read(&p, named)? => {
+            let file = read_file_config(&p)?;
+            Ok((Some(p), file))
+        }
+        _ => Ok((None, FileConfig::default())),
     }
 }
 

@@ -203,11 +203,7 @@ fn phrase_notice(
     let Some(phrase) = first_phrase(query) else {
         return Ok(None);
     };
-    let apart = match Query::parse(phrase).to_match() {
-        Some(expr) => reader.fts_any(&expr)?,
-        None => false,
-    };
-    if !apart {
+    if !held_anywhere(reader, &Query::parse(phrase))? {
         return Ok(None);
     }
     let others = match query.terms.len() {
@@ -243,11 +239,7 @@ fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> R
         terms,
         ..Default::default()
     };
-    let held = match words.to_match() {
-        Some(expr) => reader.fts_any(&expr)?,
-        None => false,
-    };
-    if !held {
+    if !held_anywhere(reader, &words)? {
         return Ok(NO_KEYWORD_MATCH.to_string());
     }
     if let Some(phrase) = phrase_notice(reader, query, filters, false)? {
@@ -580,7 +572,12 @@ fn matches_any(reader: &Reader<'_>, term: Term) -> Result<bool> {
         terms: vec![term],
         ..Default::default()
     };
-    match probe.to_match() {
+    held_anywhere(reader, &probe)
+}
+
+/// Whether some note, whatever the filters, matches any term of `query`: one FTS5 lookup.
+fn held_anywhere(reader: &Reader<'_>, query: &Query) -> Result<bool> {
+    match query.to_match() {
         Some(expr) => reader.fts_any(&expr),
         None => Ok(false),
     }
