@@ -475,7 +475,8 @@ pub struct ServeArgs {
     pub client_timeout: f64,
 }
 
-/// `--top N` checked against `max`, as one line of bad input. The flag is read as a signed
+/// `--top N` (or its alias `--limit N`, which clap does not tell apart here) checked
+/// against `max`, as one line of bad input. The flag is read as a signed
 /// number (`allow_negative_numbers`) so that `--top -1` reaches this check: clap would
 /// otherwise take `-1` for an unknown option and suggest `-- -1`, which makes it a query word.
 pub fn top(n: i64, max: usize) -> brain::Result<usize> {
@@ -484,7 +485,7 @@ pub fn top(n: i64, max: usize) -> brain::Result<usize> {
         .filter(|n| (1..=max).contains(n))
         .ok_or_else(|| {
             brain::Error::InvalidInput(format!(
-                "--top must be a whole number from 1 to {max}, got {n}"
+                "--top (or --limit) must be a whole number from 1 to {max}, got {n}"
             ))
         })
 }
@@ -659,7 +660,7 @@ mod tests {
             assert_eq!(err.exit_code(), 2);
             assert_eq!(
                 err.to_string(),
-                format!("--top must be a whole number from 1 to {max}, got {bad}")
+                format!("--top (or --limit) must be a whole number from 1 to {max}, got {bad}")
             );
         }
         assert_eq!(top(7, max).unwrap(), 7);

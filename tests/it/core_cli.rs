@@ -525,7 +525,7 @@ fn hostile_queries_never_break_search() {
         assert_eq!(r.code(), 2);
         assert_eq!(
             r.stderr(),
-            format!("error: --top must be a whole number from 1 to 1000, got {top}\n")
+            format!("error: --top (or --limit) must be a whole number from 1 to 1000, got {top}\n")
         );
     }
 }
