@@ -270,6 +270,26 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     .filter(|(_, ours, unset)| ours != unset)
     .map(|(key, ours, _)| (key, ours))
     .collect();
+    // A TOML file holds text: a path that is not UTF-8 (possible on Linux, never on APFS)
+    // would be pinned as another path, so it is left out and said.
+    let (pins, unwritable): (Vec<_>, Vec<_>) =
+        pins.into_iter().partition(|(_, p)| p.to_str().is_some());
+    for (key, p) in &unwritable {
+        let env = match *key {
+            "root" => "BRAIN_DIR",
+            _ => "BRAIN_DATA_DIR",
+        };
+        line(
+            out,
+            "config",
+            "to do",
+            format!(
+                "{key} {} is not UTF-8, which a config file cannot hold: set {env} to it \
+                 where brain runs, or rename the folder",
+                p.display()
+            ),
+        )?;
+    }
     // A symlink counts, dangling too (a dotfiles checkout not there yet): never replaced.
     if path.symlink_metadata().is_ok() {
         line(out, "config", "exists", path.display().to_string())?;

@@ -234,6 +234,40 @@ fn install_sets_everything_up_once_and_check_agrees() {
         .contains("lore/mine.md"));
 }
 
+/// A TOML config holds text: a brain folder whose path is not UTF-8 (Linux allows it) is not
+/// pinned as some other path; the install says how to reach it instead.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_brain_folder_path_that_is_not_utf8_is_said_not_pinned_as_another() {
+    use std::os::unix::ffi::OsStrExt;
+    let b = fresh();
+    let odd = b
+        .root
+        .with_file_name(std::ffi::OsStr::from_bytes(b"brain-\xff"));
+    let r = Run(b
+        .command()
+        .env("BRAIN_DIR", &odd)
+        .arg("install")
+        .output()
+        .unwrap());
+    let out = r.stdout();
+    assert_eq!(r.code(), 0, "{out}{}", r.stderr());
+    assert!(
+        out.contains("is not UTF-8, which a config file cannot hold: set BRAIN_DIR to it"),
+        "{out}"
+    );
+    assert!(odd.join("lore").is_dir(), "{out}");
+    let config = std::fs::read_to_string(b.config_file()).unwrap();
+    assert!(
+        !config.lines().any(|l| l.starts_with("root = ")),
+        "{config}"
+    );
+    assert!(
+        config.lines().any(|l| l.starts_with("data_dir = ")),
+        "{config}"
+    );
+}
+
 #[test]
 fn an_empty_brain_folder_gets_the_default_types_and_a_used_one_is_left_alone() {
     // `mkdir ~/.brain` (or an empty clone) before the install: the same types as a new
