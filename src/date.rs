@@ -30,10 +30,75 @@ pub fn leading_date(text: &str) -> Option<Date> {
     head.parse().ok()
 }
 
-/// A frontmatter value as a date: a string (or YAML timestamp, read as a string) that
-/// starts with a real `YYYY-MM-DD`.
+/// A frontmatter value as a date: a string (or YAML timestamp, read as a string) that is
+/// a real `YYYY-MM-DD`, alone or followed by a time of day that is one.
 pub fn field_date(value: &Value) -> Option<Date> {
-    value.as_str().and_then(leading_date)
+    value.as_str().and_then(value_date)
+}
+
+/// `text` as a date field's value: a real `YYYY-MM-DD`, alone or followed by a real time
+/// (`T09:30`, ` 09:30:00.5`, with `Z` or an offset such as `+02:00` or YAML's `-5`).
+/// `2026-01-01T25:00` or `2026-01-01garbage` is not a date: taken as its first ten
+/// characters, it would be filed under a day its writer never meant.
+pub fn value_date(text: &str) -> Option<Date> {
+    let text = text.trim();
+    let day = leading_date(text)?;
+    let rest = &text[10..];
+    (rest.is_empty() || is_time(rest)).then_some(day)
+}
+
+/// Whether `s` is `[T ]HH:MM[:SS[.frac]][ ][Z|±H[H][[:]MM]]` with the numbers in range.
+fn is_time(s: &str) -> bool {
+    let Some(s) = s.strip_prefix(['T', 't', ' ']) else {
+        return false;
+    };
+    // Two digits, at most `max`, and what follows.
+    fn two(s: &str, max: u32) -> Option<&str> {
+        // Digits only: `parse` alone would take "+1".
+        let d = s
+            .get(..2)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?;
+        let n: u32 = d.parse().ok()?;
+        (n <= max).then(|| &s[2..])
+    }
+    let Some(s) = two(s, 23)
+        .and_then(|s| s.strip_prefix(':'))
+        .and_then(|s| two(s, 59))
+    else {
+        return false;
+    };
+    let mut s = s;
+    if let Some(sec) = s.strip_prefix(':') {
+        // 60: a leap second.
+        let Some(rest) = two(sec, 60) else {
+            return false;
+        };
+        s = rest;
+        if let Some(frac) = s.strip_prefix('.') {
+            s = frac.trim_start_matches(|c: char| c.is_ascii_digit());
+            if s.len() == frac.len() {
+                return false;
+            }
+        }
+    }
+    let s = s.trim_start();
+    if s.is_empty() || s == "Z" || s == "z" {
+        return true;
+    }
+    let Some(offset) = s.strip_prefix(['+', '-']) else {
+        return false;
+    };
+    let hours = offset.bytes().take_while(u8::is_ascii_digit).count();
+    match hours {
+        1 => offset[1..].is_empty(),
+        2 => match two(offset, 23) {
+            Some("") => true,
+            Some(m) => two(m.strip_prefix(':').unwrap_or(m), 59) == Some(""),
+            None => false,
+        },
+        4 => two(offset, 23).and_then(|m| two(m, 59)) == Some(""),
+        _ => false,
+    }
 }
 
 /// The date a note's own text gives it: `updated`, else `created`, else a date leading its
@@ -91,6 +156,30 @@ mod tests {
             Some(date(2026, 10, 1))
         );
         assert_eq!(note_date(&none, "lore/2026-13-01.md"), None, "no month 13");
+        for good in [
+            "2026-01-01",
+            "2026-01-01T09:30",
+            "2026-01-01t09:30:00Z",
+            "2026-01-01 23:59:60.25 -5",
+            "2026-01-01T09:30:00+02:00",
+            "2026-01-01T09:30:00-0230",
+            "2026-01-01T09:30:00.123+02",
+        ] {
+            assert_eq!(value_date(good), Some(date(2026, 1, 1)), "{good}");
+        }
+        for bad in [
+            "2026-01-01T25:00:00",
+            "2026-01-01T09:60",
+            "2026-01-01garbage",
+            "2026-01-01T",
+            "2026-01-01T9:30",
+            "2026-01-01T09:30:00.",
+            "2026-01-01T09:30:00+25:00",
+            "2026-01-01T09:30:00 UTC",
+            "2026-01-01 soon",
+        ] {
+            assert_eq!(value_date(bad), None, "{bad}");
+        }
         assert_eq!(note_date(&none, "lore/20261001.md"), None);
         assert_eq!(
             note_date(&none, "lore/2026-10-011.md"),

@@ -155,7 +155,9 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     } else {
         root.join(rel)
     };
-    let real = match std::fs::canonicalize(&candidate) {
+    let real = match std::fs::canonicalize(&candidate)
+        .or_else(|e| other_unicode_form(&candidate).ok_or(e))
+    {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // `x.md:abc`, `x.md:1:-1`, `x.md:1:2:3`: a note named, with a line spec that is
@@ -187,6 +189,40 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
+}
+
+/// The file `path` names when its name was typed in one Unicode form and is held in the
+/// other (`café` typed, `cafe` and a combining accent on disk, as macOS wrote names for
+/// years; APFS itself matches either, Linux's file systems do not): each missing part is
+/// looked for among its folder's entries, compared in NFC. `None` when there is none, or
+/// the path is ASCII (one form only).
+fn other_unicode_form(path: &Path) -> Option<PathBuf> {
+    use crate::text::unicode_form::nfc;
+    let text = path.to_str()?;
+    if text.is_ascii() {
+        return None;
+    }
+    let mut found = PathBuf::new();
+    for part in path.components() {
+        let next = found.join(part);
+        if next.symlink_metadata().is_ok() {
+            found = next;
+            continue;
+        }
+        let want = nfc(part.as_os_str().to_str()?).into_owned();
+        let dir = if found.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &found
+        };
+        let name = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.file_name())
+            .find(|n| n.to_str().is_some_and(|n| nfc(n) == want))?;
+        found.push(name);
+    }
+    std::fs::canonicalize(found).ok()
 }
 
 /// Reads the lines `note` asks for.
@@ -245,6 +281,19 @@ mod tests {
         for inside in ["lore/x.md", "..x.md", "lore/..hidden/x.md", "./x.md"] {
             assert!(!climbs_out(inside), "{inside}");
         }
+    }
+
+    #[test]
+    fn a_name_typed_in_the_other_unicode_form_is_the_same_note() {
+        let root = tempfile::tempdir().unwrap();
+        // Folder and file both named in NFD on disk, typed in NFC.
+        let dir = root.path().join("re\u{301}sume\u{301}s");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("cafe\u{301}.md"), "# caf\u{e9}\n").unwrap();
+        let real = resolve(root.path(), "r\u{e9}sum\u{e9}s/caf\u{e9}.md").unwrap();
+        assert_eq!(real, dir.join("cafe\u{301}.md").canonicalize().unwrap());
+        let err = resolve(root.path(), "r\u{e9}sum\u{e9}s/th\u{e9}.md").unwrap_err();
+        assert!(err.to_string().contains("no such note"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use brain::kb::{self, CheckReport, LinksReport};
+use brain::kb::{self, CheckReport, LinksReport, ProblemKind};
 use brain::service::capture;
 use brain::Config;
 
@@ -106,10 +106,12 @@ pub fn check(config: Config, args: CheckArgs) -> Result<ExitCode> {
 
 pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<()> {
     if r.types.is_empty() {
-        writeln!(
-            out,
-            "no type schemas (<type>/SCHEMA.md): only links and frontmatter were checked"
-        )?;
+        // Schemas that are there but broken are listed below, each with its fault.
+        let what = match r.problems.iter().any(|p| p.kind == ProblemKind::Schema) {
+            true => "no usable type schemas (the broken ones are listed below)",
+            false => "no type schemas (<type>/SCHEMA.md)",
+        };
+        writeln!(out, "{what}: only links and frontmatter were checked")?;
     }
     let mut kind = None;
     for p in &r.problems {
@@ -162,7 +164,11 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
         let changed = f.changed();
         let mut error = None;
         if changed && args.write {
-            if let Err(e) = kb::write_atomic(&root.join(&f.path), &f.generated, false) {
+            if let Err(e) = kb::write_atomic(
+                &root.join(&f.path),
+                &f.generated,
+                kb::WriteMode::Replace { brain: &root },
+            ) {
                 error = Some(format!("{e:#}"));
                 failed.push(e);
             }
@@ -190,9 +196,24 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
         }
         rows.push(serde_json::json!({"path": f.path, "changed": changed, "written": changed && args.write}));
     }
+    // A type whose SCHEMA.md cannot be used has no INDEX.md made: said as a failure, as
+    // `check` and `new` say it, rather than left out of the list unnoticed.
+    for e in kb::Schemas::load(&root)
+        .map(|s| s.errors)
+        .unwrap_or_default()
+    {
+        if let brain::Error::Schema { path, .. } | brain::Error::Io { path, .. } = &e {
+            let kind = path.parent().and_then(|p| p.file_name());
+            let index = format!("{}/INDEX.md", kind.unwrap_or_default().to_string_lossy());
+            rows.push(serde_json::json!({"path": index, "changed": false, "written": false, "error": format!("{e:#}")}));
+        }
+        failed.push(e);
+    }
     let changed = files.iter().filter(|f| f.changed()).count();
     if args.json {
         writeln!(out, "{}", serde_json::json!({ "files": rows }))?;
+    } else if files.is_empty() && !failed.is_empty() {
+        // Every schema is broken: the error lines below say which.
     } else if files.is_empty() {
         writeln!(
             out,

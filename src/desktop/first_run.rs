@@ -23,7 +23,7 @@ pub fn create_brain(root: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         if let Some((_, schema)) = crate::kb::schema::DEFAULTS.iter().find(|(k, _)| k == kind) {
             let file = dir.join(crate::kb::schema::SCHEMA_FILE);
-            crate::kb::write_atomic(&file, schema, true)?;
+            crate::kb::write_atomic(&file, schema, crate::kb::WriteMode::CreateNew)?;
         }
         created.push(dir);
     }

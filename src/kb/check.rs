@@ -14,7 +14,7 @@ use super::links::{canonical, Resolution, Resolver};
 use super::schema::Schemas;
 use super::slug::is_kebab;
 use super::Entry;
-use crate::date::leading_date;
+use crate::date::{leading_date, value_date};
 use crate::error::Error;
 
 /// What kind of problem; the names are a contract with `--json` readers.
@@ -255,7 +255,7 @@ pub fn check(
                 return None;
             }
             let text = scalar(v);
-            Some(leading_date(&text).ok_or(text))
+            Some(value_date(&text).ok_or(text))
         };
         let created = date("created");
         let updated = date("updated");

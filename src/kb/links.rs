@@ -4,9 +4,11 @@
 //! `lore/retries/retries.md`. `[[retries]]` is the short form: it resolves when exactly one
 //! note has that name, and `brain check` asks for the `type/slug` form.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::text::unicode_form::nfc;
 
 /// A wikilink as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,9 +122,11 @@ pub enum Resolution {
     },
 }
 
-/// Resolves link targets against the notes of one brain.
+/// Resolves link targets against the notes of one brain. Names are compared in NFC, so a
+/// link typed `café` finds a file named in NFD (as macOS wrote names for years).
 pub struct Resolver {
-    paths: HashSet<String>,
+    /// Each note's path in NFC -> the path as the index holds it.
+    paths: HashMap<String, String>,
     /// Short name (file stem, or a folder entry's folder) -> the notes so named.
     by_name: HashMap<String, Vec<String>>,
 }
@@ -131,12 +135,17 @@ impl Resolver {
     /// A resolver over `paths` (relative, `/`-separated).
     pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Resolver {
         let mut r = Resolver {
-            paths: HashSet::new(),
+            paths: HashMap::new(),
             by_name: HashMap::new(),
         };
         for p in paths {
-            r.paths.insert(p.to_string());
-            let stem = p.rsplit('/').next().unwrap_or(p).trim_end_matches(".md");
+            let same = nfc(p);
+            r.paths.insert(same.to_string(), p.to_string());
+            let stem = same
+                .rsplit('/')
+                .next()
+                .unwrap_or(&same)
+                .trim_end_matches(".md");
             r.by_name
                 .entry(stem.to_lowercase())
                 .or_default()
@@ -151,18 +160,19 @@ impl Resolver {
 
     /// Where `target` points.
     pub fn resolve(&self, target: &str) -> Resolution {
+        let same = nfc(target);
         if target.contains('/') {
-            let last = target.rsplit('/').next().unwrap_or(target);
-            for candidate in [format!("{target}.md"), format!("{target}/{last}.md")] {
-                if self.paths.contains(&candidate) {
-                    return Resolution::Note { path: candidate };
+            let last = same.rsplit('/').next().unwrap_or(&same);
+            for candidate in [format!("{same}.md"), format!("{same}/{last}.md")] {
+                if let Some(path) = self.paths.get(&candidate) {
+                    return Resolution::Note { path: path.clone() };
                 }
             }
             return Resolution::Broken {
                 why: format!("no note {target}.md (or {target}/{last}.md)"),
             };
         }
-        match self.by_name.get(&target.to_lowercase()).map(Vec::as_slice) {
+        match self.by_name.get(&same.to_lowercase()).map(Vec::as_slice) {
             Some([one]) => Resolution::Short { path: one.clone() },
             Some(many) if many.len() > 1 => Resolution::Broken {
                 why: format!(
@@ -270,6 +280,20 @@ mod tests {
             panic!()
         };
         assert!(why.contains("2 notes are called dup"), "{why}");
+        // A file named in NFD, linked in NFC (and the other way): the path as it is held.
+        let r = Resolver::new(["lore/cafe\u{301}-nfd.md", "lore/na\u{ef}ve.md"]);
+        for (link, path) in [
+            ("lore/caf\u{e9}-nfd", "lore/cafe\u{301}-nfd.md"),
+            ("lore/nai\u{308}ve", "lore/na\u{ef}ve.md"),
+        ] {
+            assert_eq!(r.resolve(link), Resolution::Note { path: path.into() });
+        }
+        assert_eq!(
+            r.resolve("caf\u{e9}-nfd"),
+            Resolution::Short {
+                path: "lore/cafe\u{301}-nfd.md".into()
+            }
+        );
         assert_eq!(canonical("idea/capture/capture.md"), "idea/capture");
         assert_eq!(canonical("lore/retries.md"), "lore/retries");
         assert_eq!(

@@ -109,7 +109,14 @@ pub struct InLink {
 
 /// The links from and to `path` among `entries`; `None` when `path` is not among them.
 pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
-    let me = entries.iter().find(|e| e.path == path)?;
+    // Typed in one Unicode form, held in the other (a name with an accent): the same note.
+    let me = entries.iter().find(|e| e.path == path).or_else(|| {
+        let want = crate::text::unicode_form::nfc(path);
+        entries
+            .iter()
+            .find(|e| crate::text::unicode_form::nfc(&e.path) == want)
+    })?;
+    let path = me.path.as_str();
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str()));
     let outgoing = me
         .links
@@ -160,19 +167,57 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
     })
 }
 
+/// How [`write_atomic`] treats a file already at the path.
+#[derive(Debug, Clone, Copy)]
+pub enum WriteMode<'a> {
+    /// Fail, leaving it alone (a link too, even one to nowhere).
+    CreateNew,
+    /// Replace it; a link is followed only to a file inside `brain` (the brain folder):
+    /// brain writes nowhere else.
+    Replace {
+        /// The brain folder.
+        brain: &'a std::path::Path,
+    },
+}
+
 /// Writes `text` to `path` through a temp file in the same folder, renamed into place: a
-/// crash leaves the old file or the new one, never half of either. With `create_new`, an
-/// existing file is left alone and the write fails.
-pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> crate::Result<()> {
+/// crash leaves the old file or the new one, never half of either.
+pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crate::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
-    // A symlinked file (an INDEX.md kept elsewhere) is replaced where it lives: a rename
-    // onto the link would put a plain file in its place and leave the target stale.
+    let refuse = |why: String| crate::Error::InvalidInput(format!("{}: {why}", path.display()));
+    // A symlinked file (an INDEX.md kept elsewhere in the brain) is replaced where it
+    // lives: a rename onto the link would put a plain file in its place and leave the
+    // target stale.
     let resolved;
     let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            resolved = std::fs::canonicalize(path).map_err(|e| crate::Error::io(path, e))?;
+        Ok(m) if m.file_type().is_symlink() && matches!(mode, WriteMode::Replace { .. }) => {
+            let target = std::fs::read_link(path).unwrap_or_default();
+            resolved = std::fs::canonicalize(path).map_err(|_| {
+                refuse(format!(
+                    "a link to {}, which does not exist: remove the link, or make the file it names",
+                    target.display()
+                ))
+            })?;
+            let inside = match mode {
+                WriteMode::Replace { brain } => {
+                    std::fs::canonicalize(brain).is_ok_and(|b| resolved.starts_with(b))
+                }
+                WriteMode::CreateNew => true,
+            };
+            if !inside {
+                return Err(refuse(format!(
+                    "a link to {}, outside the brain folder, where brain does not write: \
+                     remove the link, or move the file into the brain",
+                    resolved.display()
+                )));
+            }
             resolved.as_path()
+        }
+        Ok(m) if m.is_dir() => {
+            return Err(refuse(
+                "a folder, not a file: move it away so that the file can be written".into(),
+            ))
         }
         _ => path,
     };
@@ -207,9 +252,9 @@ pub fn write_atomic(path: &std::path::Path, text: &str, create_new: bool) -> cra
     file.write_all(text.as_bytes())
         .and_then(|_| file.sync_all())
         .map_err(|e| crate::Error::io(path, e))?;
-    let persisted = match create_new {
-        true => tmp.persist_noclobber(path),
-        false => tmp.persist(path),
+    let persisted = match mode {
+        WriteMode::CreateNew => tmp.persist_noclobber(path),
+        WriteMode::Replace { .. } => tmp.persist(path),
     };
     persisted.map_err(|e| crate::Error::io(path, e.error))?;
     Ok(())
@@ -224,7 +269,7 @@ mod tests {
     fn a_folder_that_cannot_take_the_file_is_named_without_the_temp_file() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("no-such-type");
-        let err = write_atomic(&gone.join("x.md"), "x", true)
+        let err = write_atomic(&gone.join("x.md"), "x", WriteMode::CreateNew)
             .unwrap_err()
             .to_string();
         assert!(err.starts_with(&gone.display().to_string()), "{err}");
@@ -238,14 +283,19 @@ mod tests {
         std::fs::write(&file, "old").unwrap();
         // Group-writable: a umask of 022 would cut it to 0644 if it were applied again.
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
-        write_atomic(&file, "new", false).unwrap();
+        write_atomic(&file, "new", WriteMode::Replace { brain: dir.path() }).unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o664);
 
         let link = dir.path().join("link.md");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        write_atomic(&link, "through the link", false).unwrap();
+        write_atomic(
+            &link,
+            "through the link",
+            WriteMode::Replace { brain: dir.path() },
+        )
+        .unwrap();
         assert!(std::fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
@@ -256,5 +306,60 @@ mod tests {
             .file_name()
             .to_string_lossy()
             .ends_with(".tmp")));
+    }
+
+    #[test]
+    fn a_link_out_of_the_brain_a_link_to_nowhere_and_a_folder_are_refused_untouched() {
+        let outside = tempfile::tempdir().unwrap();
+        let precious = outside.path().join("precious.md");
+        std::fs::write(&precious, "mine").unwrap();
+        let brain = tempfile::tempdir().unwrap();
+        let out_link = brain.path().join("INDEX.md");
+        std::os::unix::fs::symlink(&precious, &out_link).unwrap();
+        let err = write_atomic(
+            &out_link,
+            "generated",
+            WriteMode::Replace {
+                brain: brain.path(),
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outside the brain folder"), "{err}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "mine");
+
+        let nowhere = brain.path().join("dangling.md");
+        std::os::unix::fs::symlink(brain.path().join("gone.md"), &nowhere).unwrap();
+        let err = write_atomic(
+            &nowhere,
+            "x",
+            WriteMode::Replace {
+                brain: brain.path(),
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("gone.md, which does not exist"), "{err}");
+        assert!(!brain.path().join("gone.md").exists());
+        // Creating, any link is a file that exists.
+        let err = write_atomic(&nowhere, "x", WriteMode::CreateNew).unwrap_err();
+        assert!(
+            matches!(&err, crate::Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::AlreadyExists),
+            "{err}"
+        );
+
+        let folder = brain.path().join("folder.md");
+        std::fs::create_dir(&folder).unwrap();
+        let err = write_atomic(
+            &folder,
+            "x",
+            WriteMode::Replace {
+                brain: brain.path(),
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("a folder, not a file"), "{err}");
+        assert_eq!(err.lines().count(), 1);
     }
 }

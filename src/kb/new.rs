@@ -123,7 +123,8 @@ pub fn plan(
         format!("{kind}/{slug}.md"),
         format!("{kind}/{slug}/{slug}.md"),
     ] {
-        if root.join(&taken).exists() {
+        // A link counts, to nowhere too: `exists` would follow it and say no.
+        if root.join(&taken).symlink_metadata().is_ok() {
             return Err(Error::InvalidInput(format!(
                 "{taken} already exists: edit it, or choose another title"
             )));
@@ -139,7 +140,7 @@ pub fn plan(
         s.required
             .iter()
             .filter(|f| !super::schema::BASE_FIELDS.contains(&f.as_str()))
-            .filter(|f| s.default_value(f).unwrap_or("").is_empty())
+            .filter(|f| s.default_value(f).is_none_or(|d| d.text.is_empty()))
             .cloned()
             .collect()
     });
@@ -187,16 +188,18 @@ fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
 pub fn write(planned: &Planned) -> Result<()> {
     let dir = planned.file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    super::write_atomic(&planned.file, &planned.text, true).map_err(|e| match e {
-        // Another `brain new` of the same title won the race since the plan was checked:
-        // the same answer as when it came first.
-        Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::AlreadyExists => {
-            Error::InvalidInput(format!(
-                "{} already exists: edit it, or choose another title",
-                planned.entry.path
-            ))
+    super::write_atomic(&planned.file, &planned.text, super::WriteMode::CreateNew).map_err(|e| {
+        match e {
+            // Another `brain new` of the same title won the race since the plan was checked:
+            // the same answer as when it came first.
+            Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::AlreadyExists => {
+                Error::InvalidInput(format!(
+                    "{} already exists: edit it, or choose another title",
+                    planned.entry.path
+                ))
+            }
+            other => other,
         }
-        other => other,
     })
 }
 
@@ -220,11 +223,12 @@ fn render(kind: &str, title: &str, schema: Option<&Schema>, today: Date) -> Stri
             if super::schema::BASE_FIELDS.contains(&name.as_str()) {
                 continue;
             }
-            fm.push_str(&format!(
-                "{}: {}\n",
-                q(name),
-                q(schema.default_value(name).unwrap_or(""))
-            ));
+            let value = match schema.default_value(name) {
+                Some(d) if d.bare => d.text.clone(),
+                Some(d) => q(&d.text),
+                None => q(""),
+            };
+            fm.push_str(&format!("{}: {value}\n", q(name)));
         }
         template = schema.template.clone();
     }
@@ -390,6 +394,29 @@ mod tests {
         .unwrap();
         assert_eq!(p.entry.to_fill, ["owner"]);
         assert!(p.text.contains("\nowner: \"\"\n"), "{}", p.text);
+        // Numbers and booleans are written back as YAML typed them, not as strings.
+        std::fs::create_dir_all(dir.path().join("chore")).unwrap();
+        std::fs::write(
+            dir.path().join("chore/SCHEMA.md"),
+            "---\ntype: chore\nfields:\n  private:\n    default: true\n  priority:\n    values: [1, 2, 3]\n  size:\n    values: [\"10\", \"20\"]\n---\n# chore\n",
+        )
+        .unwrap();
+        let schemas = Schemas::load(dir.path()).unwrap();
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "chore",
+            "Water plants",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        for line in ["\nprivate: true\n", "\npriority: 1\n", "\nsize: \"10\"\n"] {
+            assert!(p.text.contains(line), "{line:?} in {}", p.text);
+        }
+        let (parsed, _) = crate::note::parse("chore/water-plants.md", p.text.as_bytes());
+        assert_eq!(parsed.fields["private"], serde_json::json!(true));
+        assert_eq!(parsed.fields["priority"], serde_json::json!(1));
         // Folders that differ only in case: the one named as typed, and no guess between
         // them for a third spelling.
         for f in ["Journal", "journal"] {

@@ -44,8 +44,20 @@ pub struct Field {
     pub values: Vec<String>,
     /// Entries must carry it.
     pub required: bool,
-    /// What `brain new` writes.
-    pub default: Option<String>,
+    /// What `brain new` writes: the schema's `default`, else its first value.
+    pub default: Option<Scalar>,
+}
+
+/// One value as a schema's YAML gives it: its text, and whether YAML read it as a number or
+/// a boolean, so that `brain new` writes `priority: 3` and `private: true` back as they
+/// were written instead of as the strings `"3"` and `"true"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalar {
+    /// The value as text, as `brain check` compares it with a note's (a number or a boolean
+    /// in YAML's own spelling).
+    pub text: String,
+    /// A number or a boolean: written bare.
+    pub bare: bool,
 }
 
 /// What one type's entries must carry.
@@ -90,11 +102,30 @@ struct RawSchema {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawField {
+    // Read as YAML values, not strings, to keep what kind of scalar each one is.
     #[serde(default)]
-    values: Vec<String>,
+    values: Vec<serde_yaml_ng::Value>,
     #[serde(default)]
     required: bool,
-    default: Option<String>,
+    default: Option<serde_yaml_ng::Value>,
+}
+
+/// A field's value as a [`Scalar`]; `None` for YAML's null (no value); an error naming
+/// the field for a list or a map, which no entry's field could equal.
+fn scalar_of(field: &str, v: serde_yaml_ng::Value) -> std::result::Result<Option<Scalar>, String> {
+    use serde_yaml_ng::Value;
+    let (text, bare) = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) => (s, false),
+        Value::Bool(b) => (b.to_string(), true),
+        Value::Number(n) => (n.to_string(), true),
+        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => {
+            return Err(format!(
+                "field {field}: a value or default must be one word, number or true/false, not a list or a map"
+            ))
+        }
+    };
+    Ok(Some(Scalar { text, bare }))
 }
 
 impl Schema {
@@ -149,21 +180,38 @@ impl Schema {
         }
         let mut fields = BTreeMap::new();
         for (name, f) in raw.fields {
-            if let Some(d) = f
-                .default
-                .as_deref()
-                .filter(|d| !f.values.is_empty() && !f.values.iter().any(|v| v == d))
+            let mut values = Vec::with_capacity(f.values.len());
+            for v in f.values {
+                match scalar_of(&name, v).map_err(|m| bad(None, m))? {
+                    Some(v) => values.push(v),
+                    None => {
+                        return Err(bad(
+                            None,
+                            format!("field {name}: a value is empty (~ or null): leave it out"),
+                        ))
+                    }
+                }
+            }
+            let default = match f.default {
+                Some(d) => scalar_of(&name, d).map_err(|m| bad(None, m))?,
+                None => None,
+            };
+            let texts: Vec<String> = values.iter().map(|v| v.text.clone()).collect();
+            if let Some(d) = default
+                .as_ref()
+                .map(|d| d.text.as_str())
+                .filter(|d| !texts.is_empty() && !texts.iter().any(|v| v == d))
             {
                 return Err(bad(
                     None,
                     format!(
                         "field {name}: default {d:?} is not one of its values ({})",
-                        f.values.join(", ")
+                        texts.join(", ")
                     ),
                 ));
             }
             let mut seen = std::collections::HashSet::new();
-            if let Some(v) = f.values.iter().find(|v| !seen.insert(v.as_str())) {
+            if let Some(v) = texts.iter().find(|v| !seen.insert(v.as_str())) {
                 return Err(bad(
                     None,
                     format!("field {name}: value {v:?} is listed twice"),
@@ -172,9 +220,9 @@ impl Schema {
             fields.insert(
                 name,
                 Field {
-                    values: f.values,
+                    default: default.or_else(|| values.into_iter().next()),
+                    values: texts,
                     required: f.required,
-                    default: f.default,
                 },
             );
         }
@@ -213,11 +261,8 @@ impl Schema {
     }
 
     /// The value `brain new` writes for `field`: its default, else its first allowed value.
-    pub fn default_value(&self, field: &str) -> Option<&str> {
-        let f = self.fields.get(field)?;
-        f.default
-            .as_deref()
-            .or(f.values.first().map(String::as_str))
+    pub fn default_value(&self, field: &str) -> Option<&Scalar> {
+        self.fields.get(field)?.default.as_ref()
     }
 }
 
@@ -328,9 +373,26 @@ mod tests {
             s.required,
             ["type", "title", "created", "updated", "tags", "category"]
         );
-        assert_eq!(s.default_value("category"), Some("lesson"));
+        assert_eq!(
+            s.default_value("category").map(|d| d.text.as_str()),
+            Some("lesson")
+        );
         assert_eq!(s.group_by.as_deref(), Some("category"));
         assert_eq!(s.template, "## Context\n");
+    }
+
+    #[test]
+    fn numbers_and_booleans_keep_their_kind() {
+        let s = parse(
+            "---\nfields:\n  private:\n    default: true\n  priority:\n    values: [1, 2, 3]\n  size:\n    values: [\"1\", \"2\"]\n  note:\n    default: ~\n---\n",
+        )
+        .unwrap();
+        let d = |f| s.default_value(f).map(|d| (d.text.as_str(), d.bare));
+        assert_eq!(d("private"), Some(("true", true)));
+        assert_eq!(d("priority"), Some(("1", true)));
+        assert_eq!(d("size"), Some(("1", false)));
+        assert_eq!(d("note"), None);
+        assert_eq!(s.fields["priority"].values, ["1", "2", "3"]);
     }
 
     #[test]
@@ -362,6 +424,14 @@ mod tests {
                 "value \"a\" is listed twice",
             ),
             ("---\ncolour: red\n---\n", "unknown field `colour`"),
+            (
+                "---\nfields:\n  c:\n    default: [a, b]\n---\n",
+                "field c: a value or default must be one word",
+            ),
+            (
+                "---\nfields:\n  c:\n    values: [a, ~]\n---\n",
+                "field c: a value is empty",
+            ),
             (
                 "---\nstale_after_days: 0\n---\n",
                 "stale_after_days must be at least 1",

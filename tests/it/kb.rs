@@ -327,6 +327,49 @@ fn a_broken_schema_is_reported_with_its_line_and_stops_only_its_own_type() {
     assert!(r.stderr().contains("idea/SCHEMA.md:"), "{}", r.stderr());
     assert!(!b.root.join("idea/anything.md").exists());
     b.ok(&["new", "lore", "A lesson about nothing in particular"]);
+    // index-md makes the other types' INDEX.md and says which it could not make.
+    b.write("lore/INDEX.md", "stale\n");
+    let run = b.run(&["index-md", "--write"]);
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    assert!(
+        run.stdout().contains("wrote lore/INDEX.md"),
+        "{}",
+        run.stdout()
+    );
+    let err = run.stderr();
+    assert!(
+        err.starts_with("error: ") && err.contains("idea/SCHEMA.md:"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let run = b.run(&["index-md", "--json"]);
+    assert_eq!(run.code(), 1);
+    let files = run.json()["files"].clone();
+    let idea: Vec<_> = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == "idea/INDEX.md")
+        .collect();
+    assert_eq!(idea.len(), 1, "{files}");
+    assert!(
+        idea[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("idea/SCHEMA.md"),
+        "{files}"
+    );
+    // With every schema broken, check does not say there are none.
+    for t in ["lore", "research-link"] {
+        b.write(&format!("{t}/SCHEMA.md"), "prose only\n");
+    }
+    let r = b.run(&["check"]);
+    assert!(
+        r.stdout()
+            .starts_with("no usable type schemas (the broken ones are listed below)"),
+        "{}",
+        r.stdout()
+    );
 }
 
 #[test]
