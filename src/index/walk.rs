@@ -11,6 +11,15 @@ use ignore::WalkBuilder;
 use crate::config::Config;
 use crate::error::{Error, Result};
 
+/// brain's own ignore file, read like `.gitignore` (for what git should keep but brain
+/// should not search).
+const BRAINIGNORE: &str = ".brainignore";
+
+/// The files whose rules decide which files are notes: the walk honours all three (the
+/// `ignore` crate reads `.ignore` as ripgrep does), so whatever watches the folder must
+/// treat a change to any of them as a change to the set of notes.
+pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", BRAINIGNORE];
+
 /// A note file as seen by `stat`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStat {
@@ -265,7 +274,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         .require_git(false)
         // Symlinks are judged by the filter above, by what they point at, never walked.
         .follow_links(false)
-        .add_custom_ignore_filename(".brainignore")
+        .add_custom_ignore_filename(BRAINIGNORE)
         .overrides(overrides);
     // Two or more threads: at 100k notes a walk is mostly `stat` calls, which the kernel
     // answers in parallel, and every `brain search` without a backend walks first.

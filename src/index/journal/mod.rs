@@ -36,6 +36,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+// A change to an ignore file alters which files are notes: the walk reads them, so a
+// walk decides.
+use crate::index::walk::IGNORE_FILES;
 
 /// The `meta` key of the journal's [`Mark`].
 pub(crate) const MARK_KEY: &str = "journal_mark";
@@ -46,9 +49,6 @@ pub(crate) const WALK_EVERY: i64 = 600;
 /// More changed paths than this and a walk is cheaper than a scoped sync (each walked entry
 /// is checked against every path of a scope).
 const MAX_PATHS: usize = 256;
-
-/// Files whose change alters which files are notes: the walk reads them, so a walk decides.
-const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".brainignore"];
 
 /// Where the journal stood when a sync that can be trusted began, and what that sync assumed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
