@@ -37,6 +37,10 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         ))
         .into());
     }
+    // As every other command: a mistyped --dir is refused and leaves no data behind. A
+    // folder gone from under an index it has (an unmounted disk) is waited for, as the
+    // app waits.
+    brain::Engine::check_named(&config)?;
     let log_dir = config.log_dir();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let log_path = log_dir.join("serve.log");

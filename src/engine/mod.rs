@@ -104,10 +104,18 @@ impl Engine {
     /// still opens, for `status` to say so. The backend opens with [`Engine::open`]: it
     /// waits for a missing folder to appear.
     pub fn open_named(config: Config) -> Result<Engine> {
+        Engine::check_named(&config)?;
+        Engine::open(config)
+    }
+
+    /// The check [`Engine::open_named`] makes, for a command that opens the engine
+    /// otherwise (`brain serve`, which starts a backend): the brain folder must exist and
+    /// be a folder, unless an index for it exists already.
+    pub fn check_named(config: &Config) -> Result<()> {
         if !config.index_path().exists() {
             crate::index::walk::check_root(&config.root)?;
         }
-        Engine::open(config)
+        Ok(())
     }
 
     /// The same engine, reading the matrix cache file (`matrix.bin`) but never writing it:

@@ -437,8 +437,32 @@ fn missing_root_is_one_line_and_exit_2() {
         assert_eq!(r.stderr().lines().count(), 1, "{args:?}: {}", r.stderr());
         assert!(r.stderr().contains("does not exist"), "{}", r.stderr());
     }
+    // `serve` too (it once served the missing folder, waiting for it): spawned, so that a
+    // backend that does start is killed instead of hanging the suite.
+    let mut serve = b
+        .command()
+        .args(["--dir", "/no/such/brain", "serve"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = serve.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            serve.kill().unwrap();
+            panic!("brain serve ran for a brain folder that does not exist");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut serve.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
     // A mistyped folder leaves no index behind.
     assert!(!b.data.join("indexes").exists());
+    assert!(!b.data.join("logs").exists(), "serve wrote no log either");
 }
 
 #[test]
