@@ -138,6 +138,45 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// A note named as a person or an assistant names it, as the index holds it (relative to
+/// `root`): an absolute path inside the brain, a relative one through `..` or a symlinked
+/// folder of the brain (what it leads to), or a search hit's `path:LINE` (the path). A
+/// path that leads nowhere is given back as it is, for the caller's "not a note" to
+/// quote; only one that leads out of the brain is refused.
+pub fn note_rel(root: &Path, path: &str) -> Result<String> {
+    // `lore/x.md:37` or `lore/x.md:37:5`, copied from a hit: the note, unless a file is
+    // really named so.
+    let path = match path.split_once(".md:") {
+        Some((note, spec))
+            if !spec.is_empty()
+                && spec.split(':').count() <= 2
+                && spec
+                    .split(':')
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                && !root.join(path).exists()
+                && !Path::new(path).exists() =>
+        {
+            &path[..note.len() + 3]
+        }
+        _ => path,
+    };
+    let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let p = Path::new(path);
+    let real = std::fs::canonicalize(root.join(p)).ok();
+    match real.as_deref().map(|r| r.strip_prefix(&root_real)) {
+        Some(Ok(rel)) if !rel.as_os_str().is_empty() => Ok(rel.to_string_lossy().into_owned()),
+        Some(Err(_)) => Err(Error::InvalidInput(format!(
+            "{path} is outside the brain folder {}",
+            root.display()
+        ))),
+        // Not there (deleted, never synced, mistyped): as given, relative to the root.
+        _ => Ok(match p.strip_prefix(root) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => path.to_string(),
+        }),
+    }
+}
+
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     check_path(rel)?;
@@ -294,6 +333,35 @@ mod tests {
         assert_eq!(real, dir.join("cafe\u{301}.md").canonicalize().unwrap());
         let err = resolve(root.path(), "r\u{e9}sum\u{e9}s/th\u{e9}.md").unwrap_err();
         assert!(err.to_string().contains("no such note"), "{err}");
+    }
+
+    #[test]
+    fn a_note_is_named_relative_to_the_brain_however_it_was_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap().join("brain");
+        std::fs::create_dir_all(root.join("lore")).unwrap();
+        std::fs::write(root.join("lore/x.md"), "# x\n").unwrap();
+        std::fs::write(tmp.path().join("outside.md"), "# out\n").unwrap();
+        std::os::unix::fs::symlink(root.join("lore"), root.join("alias")).unwrap();
+        let abs = root.join("lore/x.md");
+        for given in [
+            "lore/x.md",
+            abs.to_str().unwrap(),
+            "lore/../lore/x.md",
+            "alias/x.md",
+            "lore/x.md:37",
+            "lore/x.md:37:5",
+        ] {
+            assert_eq!(note_rel(&root, given).unwrap(), "lore/x.md", "{given}");
+        }
+        // Nowhere: as given, for the caller to say so.
+        assert_eq!(note_rel(&root, "lore/gone.md").unwrap(), "lore/gone.md");
+        assert_eq!(note_rel(&root, "lore/x.md:abc").unwrap(), "lore/x.md:abc");
+        let outside = tmp.path().join("outside.md");
+        for out in ["../outside.md", outside.to_str().unwrap()] {
+            let err = note_rel(&root, out).unwrap_err().to_string();
+            assert!(err.contains("is outside the brain folder"), "{err}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! that write (`new`, `index-md --write`) write here, each file atomically.
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -255,44 +256,20 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `path` relative to the root: as given, or an absolute path inside the root; a path
-/// through a symlink of the brain (an alias, which the index does not hold) as the note
-/// it names, as `get` and `similar` read it.
+/// `path` relative to the root, as [`brain::passage::note_rel`] reads it; first, as `get`
+/// reads it, a path that names no note of the brain but a file of the current folder is
+/// that file (`cd lore; brain links x.md`).
 fn relative(config: &Config, path: &str) -> Result<String> {
-    let mut p = std::path::PathBuf::from(path);
-    let root = std::fs::canonicalize(&config.root).unwrap_or_else(|_| config.root.clone());
-    // As `get` reads it: a path that names no note of the brain but a file of the current
-    // folder is that file (`cd lore; brain links x.md`).
-    if p.is_relative() && !config.root.join(&p).exists() {
-        if let Some(here) = std::env::current_dir().ok().map(|d| d.join(&p)) {
+    if Path::new(path).is_relative() && !config.root.join(path).exists() {
+        if let Some(here) = std::env::current_dir().ok().map(|d| d.join(path)) {
             if here.is_file() {
-                p = here;
+                if let Some(here) = here.to_str() {
+                    return Ok(brain::passage::note_rel(&config.root, here)?);
+                }
             }
         }
     }
-    if !p.is_absolute() {
-        let aliased = std::fs::canonicalize(config.root.join(&p))
-            .ok()
-            .and_then(|real| {
-                Some(
-                    real.strip_prefix(&root)
-                        .ok()?
-                        .to_string_lossy()
-                        .into_owned(),
-                )
-            })
-            .filter(|rel| !rel.is_empty() && rel != path);
-        return Ok(aliased.unwrap_or_else(|| path.to_string()));
-    }
-    let real = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
-    match real.strip_prefix(&root) {
-        Ok(rel) => Ok(rel.to_string_lossy().into_owned()),
-        Err(_) => Err(brain::Error::InvalidInput(format!(
-            "{path} is outside the brain folder {}",
-            config.root.display()
-        ))
-        .into()),
-    }
+    Ok(brain::passage::note_rel(&config.root, path)?)
 }
 
 pub(crate) fn print_links(out: &mut impl Write, r: &LinksReport) -> io::Result<()> {

@@ -12,11 +12,26 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use brain::Config;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
 use super::args::McpArgs;
 use tools::BrainTools;
+
+/// The longest request line read. The protocol library drops a longer one with no reply
+/// (it cannot know the id to answer), so the client waits out its own timeout; its 16 MiB
+/// default would drop a draft the `similar` tool accepts (a 10 MB draft of accented or
+/// CJK text, each character escaped as `\uXXXX`, is 20 MB of JSON). Room for a draft as
+/// long as a note may be (`max_file_mb`), every byte escaped six times over, and the
+/// request around it: the tool then refuses a draft over the limit in words.
+fn max_line(max_file_bytes: u64) -> usize {
+    usize::try_from(max_file_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(6)
+        .saturating_add(1 << 20)
+        .max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH)
+}
 
 /// Runs `brain mcp` until the client hangs up.
 pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
@@ -39,12 +54,13 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the MCP server's runtime")?;
+    let max_line = max_line(config.max_file_bytes);
     let served = runtime.block_on(async {
         let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
-        let service = tools
-            .serve((stdin::repaired(tokio::io::stdin()), tokio::io::stdout()))
-            .await
-            .context("MCP handshake")?;
+        let transport =
+            AsyncRwTransport::new_server(stdin::repaired(tokio::io::stdin()), tokio::io::stdout())
+                .with_max_line_length(max_line);
+        let service = tools.serve(transport).await.context("MCP handshake")?;
         service.waiting().await.context("MCP session")?;
         Ok::<(), anyhow::Error>(())
     });

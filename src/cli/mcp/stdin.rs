@@ -13,8 +13,9 @@ use std::borrow::Cow;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 
-/// Lines longer than this are passed through unread: the protocol library refuses lines
-/// over 16 MiB itself, and holding one whole here would only cost memory.
+/// Lines longer than this are passed through unread: a request that long is a draft as
+/// big as a note may be, which a JSON encoder writes right, and holding it whole here as
+/// well would only cost memory.
 const REPAIR_MAX: usize = 16 << 20;
 
 /// A reader of `input`'s lines, repaired, for the protocol library; the copying runs as a

@@ -296,19 +296,10 @@ impl BrainTools {
         let root = self.brain.config().root.clone();
         let source = match (args.text, args.path) {
             (Some(text), None) => Source::Text(text),
-            (None, Some(path)) => {
-                let rel = match std::path::Path::new(&path).strip_prefix(&root) {
-                    Ok(rel) => rel.to_string_lossy().into_owned(),
-                    Err(_) if std::path::Path::new(&path).is_absolute() => {
-                        return failure(format!(
-                            "{path} is outside the brain folder {}: pass its text as `text`",
-                            root.display()
-                        ))
-                    }
-                    Err(_) => path,
-                };
-                Source::Path(rel)
-            }
+            (None, Some(path)) => match brain::passage::note_rel(&root, &path) {
+                Ok(rel) => Source::Path(rel),
+                Err(e) => return failure(format!("{e}: pass its text as `text`")),
+            },
             _ => return failure("pass exactly one of `text` (a draft) or `path` (a note)".into()),
         };
         let request = SimilarRequest {
@@ -349,7 +340,11 @@ impl BrainTools {
         annotations(title = "Links of a note", read_only_hint = true, open_world_hint = false)
     )]
     async fn links(&self, Parameters(args): Parameters<LinksArgs>) -> CallToolResult {
-        let path = args.path.clone();
+        // As `similar` and the CLI take it: an absolute path, `..`, a hit's `path:LINE`.
+        let path = match brain::passage::note_rel(&self.brain.config().root, &args.path) {
+            Ok(rel) => rel,
+            Err(e) => return failure(e.to_string()),
+        };
         match self.blocking(move |b| b.links(&path)).await {
             Ok(report) if args.json => json(&report),
             Ok(report) => success(render::links(&report)),

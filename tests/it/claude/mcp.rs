@@ -220,6 +220,26 @@ async fn a_client_session_lists_and_calls_the_tools() {
         j["incoming"][0]["path"],
         "research-link/hnsw-malkov-yashunin.md"
     );
+    // The same note named as the other tools take it: its absolute path, through `..`, or
+    // as a search hit prints it (`path:LINE`).
+    let abs = b.root.join("research-link/dense-passage-retrieval.md");
+    for path in [
+        abs.to_str().unwrap(),
+        "lore/../research-link/dense-passage-retrieval.md",
+        "research-link/dense-passage-retrieval.md:3",
+    ] {
+        for tool in ["links", "similar"] {
+            let r = client
+                .call_tool(call(tool, json!({"path": path, "json": true})))
+                .await
+                .unwrap();
+            assert_eq!(r.is_error, Some(false), "{tool} {path}: {}", text(&r));
+            let j: Value = serde_json::from_str(&text(&r)).expect("json");
+            if tool == "links" {
+                assert_eq!(j["path"], "research-link/dense-passage-retrieval.md", "{j}");
+            }
+        }
+    }
 
     let r = client.call_tool(call("status", json!({}))).await.unwrap();
     assert_eq!(r.is_error, Some(false));
