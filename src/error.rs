@@ -103,6 +103,13 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
             "the index {} is not a file: move it away, or run 'brain index --rebuild' to build the index again from the notes",
             path.display()
         ),
+        // The index is gone from under the process that holds it (its data folder deleted
+        // or moved while the backend ran): no permission is missing, and the backend's
+        // handle stays on the deleted file until it restarts.
+        (Some(C::ReadOnly | C::CannotOpen), msg) if path.parent().is_some_and(|p| !p.exists()) => format!(
+            "the index {} is gone ({msg}): its folder was deleted or moved while brain had it open; stop the backend (brain serve, or quit the app) and run brain index to build it again from the notes (they are safe)",
+            path.display()
+        ),
         (Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied), msg) => format!(
             "cannot write the index {} ({msg}): make {folder} writable, or set BRAIN_DATA_DIR to a writable folder",
             path.display()
@@ -218,6 +225,12 @@ mod tests {
         assert!(corrupt.contains("damaged (malformed)"), "{corrupt}");
         let full = failure(rusqlite::ffi::SQLITE_FULL, "full").to_string();
         assert!(full.contains("is full"), "{full}");
+        // The test index's folder does not exist: a data folder deleted under a backend.
+        let gone = failure(rusqlite::ffi::SQLITE_READONLY, "readonly").to_string();
+        assert!(
+            gone.contains("is gone (") && gone.contains("stop the backend") && !gone.contains("writable"),
+            "{gone}"
+        );
         for message in [io, corrupt, full] {
             assert!(!message.contains('\n'), "{message}");
         }
