@@ -228,7 +228,9 @@ mod tests {
         // The test index's folder does not exist: a data folder deleted under a backend.
         let gone = failure(rusqlite::ffi::SQLITE_READONLY, "readonly").to_string();
         assert!(
-            gone.contains("is gone (") && gone.contains("stop the backend") && !gone.contains("writable"),
+            gone.contains("is gone (")
+                && gone.contains("stop the backend")
+                && !gone.contains("writable"),
             "{gone}"
         );
         for message in [io, corrupt, full] {
