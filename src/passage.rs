@@ -138,6 +138,17 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// The note of a search hit's `path:LINE` (or `path:LINE:COUNT`): `lore/x.md` of
+/// `lore/x.md:37`; `None` when `path` has no such ending.
+pub fn without_line(path: &str) -> Option<&str> {
+    let (note, spec) = path.rsplit_once(".md:")?;
+    let numbers = spec.split(':').count() <= 2
+        && spec
+            .split(':')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    numbers.then(|| &path[..note.len() + 3])
+}
+
 /// A note named as a person or an assistant names it, as the index holds it (relative to
 /// `root`): an absolute path inside the brain, a relative one through `..` or a symlinked
 /// folder of the brain (what it leads to), or a search hit's `path:LINE` (the path). A
@@ -146,18 +157,8 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
 pub fn note_rel(root: &Path, path: &str) -> Result<String> {
     // `lore/x.md:37` or `lore/x.md:37:5`, copied from a hit: the note, unless a file is
     // really named so.
-    let path = match path.split_once(".md:") {
-        Some((note, spec))
-            if !spec.is_empty()
-                && spec.split(':').count() <= 2
-                && spec
-                    .split(':')
-                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                && !root.join(path).exists()
-                && !Path::new(path).exists() =>
-        {
-            &path[..note.len() + 3]
-        }
+    let path = match without_line(path) {
+        Some(note) if !root.join(path).exists() && !Path::new(path).exists() => note,
         _ => path,
     };
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());

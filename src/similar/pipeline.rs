@@ -66,7 +66,14 @@ pub(crate) fn run(
             ids.push(id);
         }
     }
-    if let Some(expr) = terms::any_of(&rare) {
+    // The notes holding most rare words; and without vectors, those whose titles hold the
+    // draft's title words: nothing else finds a note whose title says the draft's in
+    // common words, and its title likeness would never be measured.
+    let title_words = match vectors {
+        None => terms::title_words(&draft.title),
+        Some(_) => None,
+    };
+    for expr in [terms::any_of(&rare), title_words].into_iter().flatten() {
         let q = FtsQuery {
             expr: &expr,
             weights: BM25_WEIGHTS,
@@ -120,7 +127,11 @@ pub(crate) fn run(
             // Judged as shown: a likeness printed as 0.500 is a duplicate.
             score: round(score),
             likeness: Some(round(likeness)),
-            verdict: verdict::judge((round(score), t), round(likeness)),
+            verdict: match exclude {
+                // A note of the brain: its duplicates are what `--all` would merge.
+                Some(_) => verdict::judge_between_notes((round(score), t), round(likeness)),
+                None => verdict::judge((round(score), t), round(likeness)),
+            },
             reason: verdict::reason(&ev),
             line,
             evidence: explain.then_some(ev),

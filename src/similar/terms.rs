@@ -121,3 +121,17 @@ pub(crate) fn any_of(terms: &[RareTerm]) -> Option<String> {
             .join(" OR ")
     })
 }
+
+/// The words of a title (two letters or more, stop words left out) as one OR query on the
+/// notes' titles: without vectors, the only way to a note whose title says what the
+/// draft's does in words too common to be rare (`How a file is ignored in Git`).
+pub(crate) fn title_words(title: &str) -> Option<String> {
+    let words: Vec<String> = title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() > 1)
+        .map(str::to_lowercase)
+        .filter(|w| !crate::search::is_stopword(w))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| format!("title : ({})", words.join(" OR ")))
+}

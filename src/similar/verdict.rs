@@ -98,7 +98,10 @@ pub(crate) fn with_lead(raw: &[f64]) -> Vec<f64> {
     }
 }
 
-/// The verdict for a pair of this score and likeness.
+/// The verdict for a pair of this score and likeness. A draft may be a duplicate below
+/// the related score: a lesson written again in the same words whose passages the model
+/// aligns poorly (a `drafts-jaebradley` duplicate aligns at 0.40 but shares a third of
+/// its words). Two notes of the brain are judged by [`judge_between_notes`].
 pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
     if likeness >= t.duplicate {
         Verdict::Duplicate
@@ -106,6 +109,26 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
         Verdict::Related
     } else {
         Verdict::New
+    }
+}
+
+/// The verdict for a note of the brain against another: a duplicate only when the pair
+/// is one `brain similar --all` would merge ([`CLUSTER_AT`]), so that the two never
+/// disagree. The draft thresholds were calibrated on drafts written apart from the notes;
+/// two notes of one brain share their author's templates and phrasing, which the word
+/// overlap reads as sameness (on 60 random notes of the notes-mix corpus, 24 were called
+/// duplicates of a neighbour under the draft rule: `set.md` of `arrays.md`, positional of
+/// keyword arguments), while the score, which reads what the passages are about, keeps
+/// to pairs that are plainly the same note.
+///
+/// [`CLUSTER_AT`]: super::clusters::CLUSTER_AT
+pub(crate) fn judge_between_notes((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
+    match judge((score, t), likeness) {
+        Verdict::Duplicate if score < super::clusters::CLUSTER_AT => match score >= t.related {
+            true => Verdict::Related,
+            false => Verdict::New,
+        },
+        v => v,
     }
 }
 
@@ -179,6 +202,18 @@ mod tests {
             judge((0.0, SEMANTIC), SEMANTIC.duplicate),
             Verdict::Duplicate
         );
+        // Two notes of the brain: a duplicate is a pair `--all` would merge.
+        let merged = super::super::clusters::CLUSTER_AT;
+        assert_eq!(
+            judge_between_notes((merged - 0.01, SEMANTIC), 0.9),
+            Verdict::Related
+        );
+        assert_eq!(
+            judge_between_notes((merged, SEMANTIC), 0.9),
+            Verdict::Duplicate
+        );
+        // Alike in words only (one site's boilerplate): not even related.
+        assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9), Verdict::New);
         let keywords = PairEvidence {
             best: None,
             draft_covered: None,

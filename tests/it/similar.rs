@@ -99,6 +99,8 @@ fn a_note_of_the_brain_is_never_its_own_result() {
     for arg in [
         note.to_string(),
         b.root.join(note).to_string_lossy().into_owned(),
+        // As a hit prints it.
+        format!("{note}:12"),
     ] {
         let j = b.ok(&["similar", &arg, "--json", "--top", "10"]).json();
         let paths = crate::harness::paths(&j);
@@ -121,6 +123,18 @@ fn a_note_of_the_brain_is_never_its_own_result() {
         r.stderr()
     );
     assert_eq!(r.json()["verdict"], "new");
+    std::fs::remove_file(&here).unwrap();
+
+    // Two notes of the brain are duplicates only where `--all` would merge them, which it
+    // does for none of these: each has neighbours on its topic, none is written twice.
+    for note in [
+        "lore/sqlite-busy-timeout.md",
+        "research-link/dense-passage-retrieval.md",
+        "lore/expand-contract-migrations.md",
+    ] {
+        let j = b.ok(&["similar", note, "--json"]).json();
+        assert_ne!(verdict(&j), "duplicate", "{note}: {j}");
+    }
 }
 
 #[test]
@@ -218,6 +232,35 @@ fn without_a_model_verdicts_come_from_words_and_say_so() {
         .run_stdin(&["similar", "-", "--json"], NEW.as_bytes())
         .json();
     assert_eq!(verdict(&j), "new", "{j}");
+}
+
+/// Without vectors a title of common words (none of them rare) still reaches the note that
+/// has it: once nothing did, and `brain new` wrote a duplicate beside it.
+#[test]
+fn without_a_model_a_title_of_common_words_still_finds_its_note() {
+    let b = Brain::new();
+    for i in 0..12 {
+        b.write(
+            &format!("git/note-{i}.md"),
+            format!("# Git note {i}\n\nShow how a file is ignored, or not, in git: topic {i}.\n"),
+        );
+    }
+    let note = "git/show-how-a-file-is-ignored-in-git.md";
+    b.write(
+        note,
+        "# Show how a file is ignored in Git\n\ngit check-ignore -v path/to/file\n",
+    );
+    b.ok(&["index"]);
+    let j = b
+        .ok(&[
+            "similar",
+            "--text",
+            "# How a file is ignored in Git",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["results"][0]["path"], note, "{j}");
+    assert_ne!(verdict(&j), "new", "{j}");
 }
 
 #[test]
