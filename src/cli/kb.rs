@@ -22,6 +22,19 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
     let done = capture::capture(&answerer, &args.kind, &title, args.folder, args.force)?;
     let mut err = io::stderr().lock();
     if !done.written {
+        if args.json {
+            // A script that asked for JSON gets it on a refusal too: what would have been
+            // written, and the notes that stopped it.
+            let duplicates: Vec<serde_json::Value> = done
+                .duplicates
+                .iter()
+                .map(|h| serde_json::json!({"path": h.path, "title": h.title, "reason": h.reason}))
+                .collect();
+            let mut refused = serde_json::to_value(&done.entry)?;
+            refused["written"] = false.into();
+            refused["duplicates"] = duplicates.into();
+            writeln!(io::stdout().lock(), "{refused}")?;
+        }
         writeln!(err, "not written: the brain has it already")?;
         for hit in &done.duplicates {
             // A file name may hold a newline or an escape: one printable line per note.
@@ -47,14 +60,17 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             shown(&alike.path)
         )?;
     }
-    if done.related.is_empty() && done.duplicates.is_empty() {
+    // Written anyway, the alike notes are the first to link from it.
+    let to_link: Vec<_> = done.duplicates.iter().chain(&done.related).collect();
+    if to_link.is_empty() {
         writeln!(err, "checked for duplicates: nothing like it")?;
-    } else if !done.related.is_empty() {
-        writeln!(
-            err,
-            "checked for duplicates: none; related, to link from it:"
-        )?;
-        for hit in &done.related {
+    } else {
+        let head = match done.duplicates.is_empty() {
+            true => "checked for duplicates: none; related, to link from it:",
+            false => "to link from it:",
+        };
+        writeln!(err, "{head}")?;
+        for hit in to_link {
             writeln!(
                 err,
                 "  [[{}]]  {}",

@@ -7,13 +7,20 @@ use crate::kb::new::{self, NewEntry};
 use crate::kb::Schemas;
 use crate::similar::{SimilarHit, SimilarRequest, Source, Verdict};
 
-/// How alike (0..1, the similar-notes title measure) a note's title must be to the new
-/// entry's to stop the write. The draft is only a title, too short for the word overlap
+/// How alike (0..1, the similar-notes title measure: the words both titles hold over the
+/// words either holds) a note's title must be to the new entry's to stop the write. The draft is only a title, too short for the word overlap
 /// that tells a duplicate from a related note, so the titles decide among the notes about
 /// the same thing (related or duplicate): "Retries need jitter" against "Retries need
 /// jitter, or they become a thundering herd" is 0.5; unrelated titles sharing a word,
 /// ~0.1; entries of a series ("Standup 2026-12-03", "Q3 review"), 0.
 pub const TITLE_ALIKE: f64 = 0.5;
+
+/// Notes the title is compared with: enough that an entry of the same type is among them
+/// when other types hold notes of that title too.
+const CANDIDATES: usize = 10;
+
+/// Related notes listed to link from a new entry.
+const RELATED_LISTED: usize = 3;
 
 /// What a capture did.
 #[derive(Debug, Clone)]
@@ -49,18 +56,24 @@ pub fn capture(
     let planned = new::plan(root, &schemas, kind, title, folder, crate::date::today())?;
     let similar = brain.similar(&SimilarRequest {
         source: Source::Text(format!("# {}\n", planned.entry.title)),
-        top: 3,
+        top: CANDIDATES,
         explain: true,
         sync: true,
     })?;
+    // Only an entry of the same type stops the write: `terraform/variables.md` is not a
+    // second `jekyll/liquid/variables.md`, however alike the titles (it is listed to link).
+    let folder = format!("{}/", planned.entry.kind);
     let alike = |h: &SimilarHit| {
-        h.verdict != Verdict::New && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
+        h.verdict != Verdict::New
+            && h.path.starts_with(&folder)
+            && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
     };
     let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) =
         similar.results.into_iter().partition(alike);
     let related = others
         .into_iter()
         .filter(|h| h.verdict != Verdict::New)
+        .take(RELATED_LISTED)
         .collect();
     let written = duplicates.is_empty() || force;
     let mut excluded = false;

@@ -285,11 +285,30 @@ fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
     );
     let slug = "lore/database-is-locked-means-you-forgot-busy-timeout.md";
     assert!(!b.root.join(slug).exists(), "written despite the duplicate");
-    let r = b.ok(&["new", "lore", title, "--force"]);
+    // Asked for JSON, a refusal is JSON too: what was not written, and why.
+    let r = b.run(&["new", "lore", title, "--json"]);
+    assert_eq!(r.code(), 1);
+    let refused = r.json();
+    assert_eq!(refused["written"], false, "{refused}");
+    assert_eq!(refused["path"], slug, "{refused}");
+    assert_eq!(
+        refused["duplicates"][0]["path"], "lore/sqlite-busy-timeout.md",
+        "{refused}"
+    );
+    // An entry of another type is not a duplicate of it: written, the lore note to link.
+    let r = b.ok(&["new", "idea", title]);
     assert!(
-        r.stderr().contains("written anyway (--force)"),
+        r.stderr().contains("[[lore/sqlite-busy-timeout]]"),
         "{}",
         r.stderr()
+    );
+    let r = b.ok(&["new", "lore", title, "--force"]);
+    let err = r.stderr();
+    assert!(err.contains("written anyway (--force)"), "{err}");
+    // The alike note is offered to link, and nothing says there was none.
+    assert!(
+        err.contains("to link from it:\n  [[lore/sqlite-busy-timeout]]") && !err.contains("none"),
+        "{err}"
     );
     assert!(b.root.join(slug).is_file());
 
