@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// No manifest of that name is compiled in.
-    #[error("unknown model {0:?}; see 'brain model list'")]
+    #[error("{}", unknown(.0))]
     Unknown(String),
     /// The model is not installed in the data dir.
     #[error(
@@ -146,9 +146,47 @@ impl ModelError {
     }
 }
 
+/// The line for a model name brain does not know: the closest known name when one is near
+/// (a version typed without its dot), and where names are set.
+fn unknown(name: &str) -> String {
+    let known = super::manifest::all();
+    let set = "set BRAIN_MODEL, or model in the config file, to one of 'brain model list'";
+    if name.trim().is_empty() {
+        return format!("the model name is empty: {set}, or remove it");
+    }
+    let near = known
+        .iter()
+        .map(|m| {
+            (
+                strsim::normalized_damerau_levenshtein(name, &m.name),
+                &m.name,
+            )
+        })
+        .filter(|(likeness, _)| *likeness >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match near {
+        Some((_, close)) => format!("unknown model {name:?} (did you mean {close}?): {set}"),
+        None => format!("unknown model {name:?}: {set}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_says_the_closest_one_and_where_names_are_set() {
+        let typo = ModelError::Unknown("nomic-embed-text-v15".into()).to_string();
+        assert_eq!(
+            typo,
+            "unknown model \"nomic-embed-text-v15\" (did you mean nomic-embed-text-v1.5?): \
+             set BRAIN_MODEL, or model in the config file, to one of 'brain model list'"
+        );
+        let far = ModelError::Unknown("gpt".into()).to_string();
+        assert!(!far.contains("did you mean"), "{far}");
+        let empty = ModelError::Unknown(" ".into()).to_string();
+        assert!(empty.starts_with("the model name is empty"), "{empty}");
+    }
 
     #[test]
     fn mismatch_is_one_line_naming_file_and_both_hashes_and_exits_2() {

@@ -177,7 +177,17 @@ fn fetch_file(
         if have > 0 {
             request = request.header("Range", format!("bytes={have}-"));
         }
-        let response = request.call().map_err(|e| fail(e.to_string()))?;
+        let response = request.call().map_err(|e| {
+            // Unreachable (no network, a firewall, a proxy): the files can come another way.
+            let offline = match e {
+                ureq::Error::StatusCode(_) => String::new(),
+                _ => format!(
+                    "; without a network, 'brain model import {} DIR' installs it from a folder of its files",
+                    manifest.name
+                ),
+            };
+            fail(format!("{e}{offline}"))
+        })?;
         let status = response.status().as_u16();
         let resumed = match status {
             206 if have > 0 && content_range(&response).map(|r| r.0) == Some(have) => true,
@@ -260,15 +270,24 @@ fn fetch_file(
     if actual != spec.sha256 {
         // Wrong bytes are never kept: the next fetch starts this file over.
         remove(dest)?;
+        // Bytes kept from an earlier, broken fetch may be the wrong ones (a disk fault, a
+        // file written over): the server is blamed only for a file it sent whole.
+        let earlier = spec.size.saturating_sub(downloaded);
+        let remedy = match earlier {
+            0 => format!(
+                "the server sent other bytes, and fetching again would get the same; {}",
+                other_source(url)
+            ),
+            kept => format!(
+                "{kept} of its bytes were kept from an earlier fetch and may be the bad ones: run the fetch again, which starts this file over"
+            ),
+        };
         return Err(ModelError::Mismatch {
             model: manifest.name.clone(),
             file: Path::new(url).to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
-            remedy: format!(
-                "the server sent other bytes, and fetching again would get the same; {}",
-                other_source(url)
-            ),
+            remedy,
         });
     }
     Ok(downloaded)

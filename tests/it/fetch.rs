@@ -240,11 +240,30 @@ fn an_interrupted_download_leaves_nothing_loadable_and_resumes_with_range() {
         describe(&load)
     );
 
+    // The kept bytes go bad (a disk fault): the resumed file fails its hash, and the line
+    // says the earlier bytes may be at fault, not the server, and that a fetch starts over.
+    let partial = b
+        .models_dir()
+        .join(format!(".{MODEL}.partial/model.safetensors"));
+    let mut kept = std::fs::read(&partial).unwrap();
+    kept[..4096].fill(0xAB);
+    std::fs::write(&partial, kept).unwrap();
+    hub.behaviour.lock().unwrap().cut = None;
+    let out = fetch(&b, &hub);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("10000000 of its bytes were kept from an earlier fetch")
+            && err.contains("starts this file over")
+            && !err.contains("BRAIN_HUB_URL"),
+        "{err}"
+    );
+
     let out = fetch(&b, &hub);
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(
         hub.ranges_for("model.safetensors"),
-        vec![None, Some("bytes=10000000-".to_string())]
+        vec![None, Some("bytes=10000000-".to_string()), None]
     );
     b.ok(&["model", "verify", MODEL]);
     let hidden: Vec<_> = std::fs::read_dir(b.models_dir())
@@ -356,6 +375,10 @@ fn an_unreachable_hub_is_a_one_line_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("error: fetching http://127.0.0.1:1/") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    assert!(
+        err.contains("without a network, 'brain model import all-minilm-l6-v2 DIR'"),
         "{err}"
     );
     assert!(!b.models_dir().join(MODEL).exists());
