@@ -60,7 +60,14 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             }
             let name = name.unwrap_or_else(|| config.model.clone());
             let started = Instant::now();
-            let embedder = embed::load_with(&config, &name, &LoadOptions { dims })?;
+            let embedder = embed::load_with(
+                &config,
+                &name,
+                &LoadOptions {
+                    dims,
+                    dims_from: embed::DimsFrom::Flag,
+                },
+            )?;
             let loaded = started.elapsed();
             let started = Instant::now();
             let v = if query {

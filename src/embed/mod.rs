@@ -113,6 +113,18 @@ pub struct LoadOptions {
     /// Matryoshka dimension: shorter vectors from a model trained for it (nomic: 512, 256,
     /// 128, 64). `None`: the model's full width.
     pub dims: Option<usize>,
+    /// Where `dims` was given, for the error when the model does not make that width.
+    pub dims_from: DimsFrom,
+}
+
+/// Where a vector width was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DimsFrom {
+    /// `model_dims` in the config file.
+    #[default]
+    Config,
+    /// `brain model embed --dims`.
+    Flag,
 }
 
 /// Verifies and loads the configured model (`config.model`).
@@ -120,6 +132,7 @@ pub struct LoadOptions {
 pub fn load(config: &Config) -> Result<Arc<dyn Embedder>> {
     let options = LoadOptions {
         dims: config.model_dims,
+        dims_from: DimsFrom::Config,
     };
     load_with(config, &config.model, &options)
 }
@@ -130,7 +143,7 @@ pub fn load_with(config: &Config, name: &str, options: &LoadOptions) -> Result<A
         return Ok(Arc::new(stand_in));
     }
     let manifest = model::manifest(name)?;
-    check_dims(name, manifest, options.dims)?;
+    check_dims(name, manifest, options.dims, options.dims_from)?;
     let store = config.models();
     // Present but wrong files are reported by verification below, not as "not installed".
     if !store.is_installed(name) && !store.install_dir(name).is_dir() {
@@ -189,13 +202,18 @@ pub fn check_model_name(config: &Config) -> Result<()> {
     if stand_in::StandIn::parse(&config.model).is_none() {
         let manifest = model::manifest(&config.model)?;
         // A width the model does not make is as much a settings mistake as the name.
-        check_dims(&config.model, manifest, config.model_dims)?;
+        check_dims(&config.model, manifest, config.model_dims, DimsFrom::Config)?;
     }
     Ok(())
 }
 
 /// Refuses a `model_dims` that `name` (whose pins are `manifest`) does not make.
-fn check_dims(name: &str, manifest: &model::Manifest, dims: Option<usize>) -> Result<()> {
+fn check_dims(
+    name: &str,
+    manifest: &model::Manifest,
+    dims: Option<usize>,
+    from: DimsFrom,
+) -> Result<()> {
     let Some(d) = dims else {
         return Ok(());
     };
@@ -214,9 +232,14 @@ fn check_dims(name: &str, manifest: &model::Manifest, dims: Option<usize>) -> Re
                 .join(", ")
         ),
     };
-    Err(Error::InvalidInput(format!(
-        "model_dims = {d}: {name} makes {widths}; set model_dims in the config to one of them, or remove it"
-    )))
+    Err(Error::InvalidInput(match from {
+        DimsFrom::Config => format!(
+            "model_dims = {d}: {name} makes {widths}; set model_dims in the config to one of them, or remove it"
+        ),
+        DimsFrom::Flag => format!(
+            "--dims {d}: {name} makes {widths}; give one of them, or leave --dims out"
+        ),
+    }))
 }
 
 /// The device a model loaded now would run on (`cpu`, `metal`, `cuda:0`), without loading.

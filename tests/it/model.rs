@@ -305,11 +305,26 @@ fn odd_input_never_panics_and_always_gives_a_unit_vector() {
 fn matryoshka_dims_are_refused_for_a_model_not_trained_for_them() {
     let b = Brain::new();
     b.import_model();
-    let err = embed::load_with(&b.config(), MODEL, &LoadOptions { dims: Some(128) })
-        .err()
-        .unwrap();
-    assert!(err.to_string().contains("128"), "{err}");
+    let err = embed::load_with(
+        &b.config(),
+        MODEL,
+        &LoadOptions {
+            dims: Some(128),
+            dims_from: brain::embed::DimsFrom::Config,
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("model_dims = 128"), "{err}");
     assert_eq!(err.exit_code(), 2);
+    // Asked on the command line, the flag is named, not the config.
+    let r = b.run(&["model", "embed", "--model", MODEL, "--dims", "128", "hi"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("--dims 128: ") && !r.stderr().contains("model_dims"),
+        "{}",
+        r.stderr()
+    );
 }
 
 /// Embedding works with no network at all: the process runs in a fresh network namespace
