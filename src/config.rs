@@ -190,14 +190,18 @@ impl Config {
         let root = absolute(&expand_tilde(&root))?;
         let data_dir = absolute(&expand_tilde(&data_dir))?;
         check_data_outside_root(&data_dir, &root)?;
+        let exclude = file
+            .exclude
+            .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect());
+        // Refused here, with the other settings, so that every command says it: `status`
+        // and `get`, which walk nothing, once answered as if the patterns were fine.
+        exclude_overrides(&root, &exclude)?;
         Ok(Config {
             root,
             data_dir,
             model,
             model_dims: file.model_dims,
-            exclude: file
-                .exclude
-                .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect()),
+            exclude,
             max_file_bytes,
             log_keep_days,
             app: file.app.unwrap_or_default(),
@@ -438,6 +442,29 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 
 /// Counts of anything keyed by name, sorted for stable output.
 pub type Counts = BTreeMap<String, u64>;
+
+/// The exclude patterns as the walk applies them (each a gitignore-style glob, relative to
+/// `root`, that leaves matching paths out); a pattern that is no glob is an
+/// [`Error::Config`] naming it.
+pub(crate) fn exclude_overrides(
+    root: &Path,
+    patterns: &[String],
+) -> Result<ignore::overrides::Override> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for pattern in patterns {
+        overrides.add(&format!("!{pattern}")).map_err(|e| {
+            // The glob's own complaint, without the `!` it was given here.
+            let why = match e {
+                ignore::Error::Glob { err, .. } => err,
+                other => other.to_string(),
+            };
+            Error::Config(format!("exclude pattern {pattern:?}: {why}"))
+        })?;
+    }
+    overrides
+        .build()
+        .map_err(|e| Error::Config(format!("exclude patterns: {e}")))
+}
 
 #[cfg(test)]
 mod tests {

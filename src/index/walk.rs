@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
 
 use crate::config::Config;
@@ -206,20 +205,7 @@ pub fn walk(config: &Config) -> Result<Walk> {
 pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     let root = &config.root;
     check_root(root)?;
-    let mut overrides = OverrideBuilder::new(root);
-    for pattern in &config.exclude {
-        overrides.add(&format!("!{pattern}")).map_err(|e| {
-            // The glob's own complaint, without the `!` it was given here.
-            let why = match e {
-                ignore::Error::Glob { err, .. } => err,
-                other => other.to_string(),
-            };
-            Error::Config(format!("exclude pattern {pattern:?}: {why}"))
-        })?;
-    }
-    let overrides = overrides
-        .build()
-        .map_err(|e| Error::Config(format!("exclude patterns: {e}")))?;
+    let overrides = crate::config::exclude_overrides(root, &config.exclude)?;
 
     // A symlink is never followed. One to outside the brain: `brain get` refuses what lies
     // outside, so the index must not show it in snippets either (said once per sync). One

@@ -787,6 +787,10 @@ fn bad_settings_are_one_line_and_exit_2() {
     let r = b.run(&["index"]);
     refused("a bad exclude glob", r, "exclude pattern \"[\"");
     assert!(!b.run(&["index"]).stderr().contains("'!["));
+    // Commands that walk nothing say it too (status once answered as if all were well).
+    for args in [&["status"][..], &["get", "lore/sqlite-busy-timeout.md:1:1"]] {
+        refused("a bad exclude glob", b.run(args), "exclude pattern \"[\"");
+    }
     b.write_config("root = \n");
     refused("bad TOML", b.run(&["status"]), "config.toml:1:8");
     std::fs::write(b.config_file(), b"\xff\xfe").unwrap();
