@@ -12,6 +12,7 @@ use super::args::EvalArgs;
 
 /// Runs `brain eval`.
 pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
+    let config_model = config.model.clone();
     let opts = EvalOptions {
         sets: args.sets,
         corpora: args.corpora,
@@ -47,9 +48,10 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
     }
     match &report.model {
         Some(m) => writeln!(out, "model: {m}")?,
+        // The configured model is the one asked for, whatever else is installed.
         None => writeln!(
             out,
-            "model: none installed (bm25 only; run 'brain model fetch')"
+            "model: {config_model} is not installed (bm25 only; run 'brain model fetch {config_model}', or set BRAIN_MODEL to an installed one)"
         )?,
     }
     for set in &report.sets {
