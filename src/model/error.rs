@@ -23,7 +23,7 @@ pub enum ModelError {
         file: PathBuf,
     },
     /// A file has the wrong size: it cannot have the pinned hash.
-    #[error("{}: size {actual} bytes, expected {expected} (pinned in audit/{model}.toml); refusing to use it: 'brain model fetch {model}' downloads it again", file.display())]
+    #[error("{}: size {actual} bytes, expected {expected} (pinned in audit/{model}.toml); refusing to use it: {remedy}", file.display())]
     WrongSize {
         /// The model.
         model: String,
@@ -33,6 +33,8 @@ pub enum ModelError {
         expected: u64,
         /// Size on disk.
         actual: u64,
+        /// What to do about it.
+        remedy: String,
     },
     /// The server says its file has another size than the pinned one: it serves another
     /// revision, or an error page, and a retry would get the same.
@@ -108,6 +110,21 @@ pub enum ModelError {
 /// What to do about a model file on disk whose bytes are not the pinned ones.
 pub fn refetch(model: &str) -> String {
     format!("'brain model fetch {model}' downloads it again")
+}
+
+/// What to do about the installed file `spec` of `model` when its bytes are not the
+/// pinned ones: fetch it again, unless the hub does not serve it (a licence kept beside
+/// the weights), which only an import brings back; an optional one may simply go.
+pub fn on_disk_remedy(model: &str, spec: &super::manifest::FileSpec) -> String {
+    match (spec.hub, spec.required) {
+        (true, _) => refetch(model),
+        (false, true) => format!(
+            "'brain model fetch' does not bring this file: import the model again from a folder that has it ('brain model import {model} DIR')"
+        ),
+        (false, false) => format!(
+            "it is optional (loading never reads it) and 'brain model fetch' does not bring it: remove it, or import the model again from a folder that has it ('brain model import {model} DIR')"
+        ),
+    }
 }
 
 impl ModelError {

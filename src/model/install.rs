@@ -155,6 +155,7 @@ fn copy_verified(
             file: from.to_path_buf(),
             expected: spec.size,
             actual: actual_size,
+            remedy: other_revision(manifest),
         });
     }
     if let Some(parent) = to.parent() {
@@ -183,14 +184,19 @@ fn copy_verified(
             file: from.to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
-            remedy: format!(
-                "the folder holds another revision of this file, or another model's: import \
-                 from a folder of {}'s pinned files, or 'brain model fetch {}'",
-                manifest.name, manifest.name
-            ),
+            remedy: other_revision(manifest),
         });
     }
     Ok(total)
+}
+
+/// What to do about a file of the import's folder that is not the pinned one.
+fn other_revision(manifest: &Manifest) -> String {
+    format!(
+        "the folder holds another revision of this file, or another model's: import from a \
+         folder of {}'s pinned files, or 'brain model fetch {}'",
+        manifest.name, manifest.name
+    )
 }
 
 /// A staging folder for `name` inside `models_dir`: hidden, so it is never mistaken for an

@@ -254,6 +254,7 @@ fn open_checked_with(
             file: path.to_path_buf(),
             expected: spec.size,
             actual: meta.len(),
+            remedy: super::error::on_disk_remedy(&manifest.name, spec),
         });
     }
     let identity = super::stamp::Identity::of(&meta);
@@ -296,7 +297,7 @@ fn check_hash(
             file: path.to_path_buf(),
             expected: spec.sha256.clone(),
             actual,
-            remedy: super::error::refetch(&manifest.name),
+            remedy: super::error::on_disk_remedy(&manifest.name, spec),
         });
     }
     Ok(())

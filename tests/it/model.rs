@@ -131,6 +131,23 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     }
     // The cheap check only looks at sizes, so it still says installed; loading is what refuses.
     assert!(embed::is_installed(&b.config()));
+
+    // A file the hub does not serve (the licence shipped with the wheel) is not promised
+    // back by a fetch: its line says to import again, or, optional, to remove it.
+    let b = Brain::new();
+    b.import_model();
+    let licence = b.models_dir().join(MODEL).join("LICENSE");
+    flip_byte(&licence, 100);
+    let out = b.run(&["model", "verify", MODEL]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("LICENSE")
+            && err.contains("it is optional (loading never reads it)")
+            && err.contains("'brain model import all-minilm-l6-v2 DIR'")
+            && !err.contains("downloads it again"),
+        "{err}"
+    );
 }
 
 /// A loaded model reads its token table from the mapped file, and a private mapping shows
