@@ -41,6 +41,8 @@ pub struct Planned {
     pub file: PathBuf,
     /// Its text.
     pub text: String,
+    /// The brain folder it goes in.
+    pub brain: PathBuf,
 }
 
 /// Plans the entry `title` of type `kind` in `root`: `kind/slug.md`, or with `folder`
@@ -155,6 +157,7 @@ pub fn plan(
         },
         file,
         text,
+        brain: root.to_path_buf(),
     })
 }
 
@@ -187,6 +190,23 @@ fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
 /// appeared meanwhile.
 pub fn write(planned: &Planned) -> Result<()> {
     let dir = planned.file.parent().unwrap_or(Path::new("."));
+    // A type or entry folder that is a symlink out of the brain would take the entry (and
+    // the folders made for it) elsewhere: brain writes only inside the brain folder. The
+    // deepest folder there already is decides, before anything is made.
+    let there = dir.ancestors().find(|d| d.exists()).unwrap_or(dir);
+    let inside = match (
+        std::fs::canonicalize(there),
+        std::fs::canonicalize(&planned.brain),
+    ) {
+        (Ok(there), Ok(brain)) => there.starts_with(brain),
+        _ => false,
+    };
+    if !inside {
+        return Err(Error::InvalidInput(format!(
+            "{}: its folder leads out of the brain folder (a symlink), where brain does not write: remove the link, or choose another title",
+            planned.entry.path
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     super::write_atomic(&planned.file, &planned.text, super::WriteMode::CreateNew).map_err(|e| {
         match e {
@@ -533,6 +553,25 @@ mod tests {
             "{err}"
         );
         assert!(!flat.path().join("lore").exists());
+    }
+
+    #[test]
+    fn an_entry_folder_linked_out_of_the_brain_is_refused_and_nothing_is_written_there() {
+        let (dir, schemas) = brain();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("lore/linked-out")).unwrap();
+        let p = plan(
+            dir.path(),
+            &schemas,
+            "lore",
+            "Linked out",
+            true,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        let err = write(&p).unwrap_err().to_string();
+        assert!(err.contains("leads out of the brain folder"), "{err}");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 
     #[test]
