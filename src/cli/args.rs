@@ -143,7 +143,8 @@ pub struct NewArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Print JSON: {"path", "abs_path", "type", "title", "link"}.
+    /// Print JSON: {"path", "abs_path", "type", "title", "link", "written"}; a refusal adds
+    /// "duplicates": [{"path", "title", "reason"}].
     #[arg(long)]
     pub json: bool,
 

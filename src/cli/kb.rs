@@ -90,13 +90,16 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
     if done.excluded {
         writeln!(
             err,
-            "warning: {} is excluded from the index (exclude in the config, .gitignore or .brainignore): brain will not find it",
+            "warning: {} is excluded from the index (exclude in the config, .gitignore, .ignore or .brainignore): brain will not find it",
             shown(&done.entry.path)
         )?;
     }
     let mut out = io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&done.entry)?)?;
+        // `written` as on a refusal, so a script reads one field either way.
+        let mut written = serde_json::to_value(&done.entry)?;
+        written["written"] = true.into();
+        writeln!(out, "{written}")?;
     } else {
         writeln!(out, "{}", done.entry.abs_path)?;
     }
@@ -276,6 +279,11 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
 /// reads it, a path that names no note of the brain but a file of the current folder is
 /// that file (`cd lore; brain links x.md`).
 fn relative(config: &Config, path: &str) -> Result<String> {
+    // A hit copied whole (`x.md:3`) names its note here too, from this folder as well.
+    let path = match brain::passage::without_line(path) {
+        Some(note) if !Path::new(path).exists() && !config.root.join(path).exists() => note,
+        _ => path,
+    };
     if Path::new(path).is_relative() && !config.root.join(path).exists() {
         if let Some(here) = std::env::current_dir().ok().map(|d| d.join(path)) {
             if here.is_file() {

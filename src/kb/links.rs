@@ -4,7 +4,7 @@
 //! `lore/retries/retries.md`. `[[retries]]` is the short form: it resolves when exactly one
 //! note has that name, and `brain check` asks for the `type/slug` form.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +125,8 @@ pub enum Resolution {
 /// Resolves link targets against the notes of one brain. Names are compared in NFC, so a
 /// link typed `café` finds a file named in NFD (as macOS wrote names for years).
 pub struct Resolver {
+    /// Each note's path as the index holds it.
+    exact: HashSet<String>,
     /// Each note's path in NFC -> the path as the index holds it.
     paths: HashMap<String, String>,
     /// Short name (file stem, or a folder entry's folder) -> the notes so named.
@@ -135,11 +137,13 @@ impl Resolver {
     /// A resolver over `paths` (relative, `/`-separated).
     pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Resolver {
         let mut r = Resolver {
+            exact: HashSet::new(),
             paths: HashMap::new(),
             by_name: HashMap::new(),
         };
         for p in paths {
             let same = nfc(p);
+            r.exact.insert(p.to_string());
             r.paths.insert(same.to_string(), p.to_string());
             let stem = same
                 .rsplit('/')
@@ -162,14 +166,26 @@ impl Resolver {
     pub fn resolve(&self, target: &str) -> Resolution {
         let same = nfc(target);
         if target.contains('/') {
-            let last = same.rsplit('/').next().unwrap_or(&same);
-            for candidate in [format!("{same}.md"), format!("{same}/{last}.md")] {
-                if let Some(path) = self.paths.get(&candidate) {
-                    return Resolution::Note { path: path.clone() };
+            // As written first: a brain may hold both spellings of a name (Linux allows it),
+            // and a link that names one of them exactly means that one.
+            for spelled in [target, &*same] {
+                let last = spelled.rsplit('/').next().unwrap_or(spelled);
+                for candidate in [format!("{spelled}.md"), format!("{spelled}/{last}.md")] {
+                    if self.exact.contains(&candidate) {
+                        return Resolution::Note { path: candidate };
+                    }
+                    if spelled == &*same {
+                        if let Some(path) = self.paths.get(&candidate) {
+                            return Resolution::Note { path: path.clone() };
+                        }
+                    }
                 }
             }
             return Resolution::Broken {
-                why: format!("no note {target}.md (or {target}/{last}.md)"),
+                why: format!(
+                    "no note {target}.md (or {target}/{}.md)",
+                    target.rsplit('/').next().unwrap_or(target)
+                ),
             };
         }
         match self.by_name.get(&same.to_lowercase()).map(Vec::as_slice) {

@@ -191,29 +191,47 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
     // target stale.
     let resolved;
     let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() && matches!(mode, WriteMode::Replace { .. }) => {
-            let target = std::fs::read_link(path).unwrap_or_default();
-            resolved = std::fs::canonicalize(path).map_err(|_| {
-                refuse(format!(
-                    "a link to {}, which does not exist: remove the link, or make the file it names",
-                    target.display()
-                ))
-            })?;
-            let inside = match mode {
-                WriteMode::Replace { brain } => {
-                    std::fs::canonicalize(brain).is_ok_and(|b| resolved.starts_with(b))
+        Ok(m) if m.file_type().is_symlink() => match mode {
+            // Creating, a link is a file that exists: the write fails below.
+            WriteMode::CreateNew => path,
+            WriteMode::Replace { brain: given } => {
+                let brain = std::fs::canonicalize(given).unwrap_or_else(|_| given.to_path_buf());
+                let target = std::fs::read_link(path).unwrap_or_default();
+                let outside = |shown: &std::path::Path| {
+                    refuse(format!(
+                        "a link to {}, outside the brain folder, where brain does not write: \
+                         remove the link, or move the file into the brain",
+                        shown.display()
+                    ))
+                };
+                resolved = match std::fs::canonicalize(path) {
+                    Ok(resolved) => resolved,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        // Where it points, as written (relative to the link's folder).
+                        let named = path.parent().unwrap_or(path).join(&target);
+                        if !named.starts_with(&brain) && !named.starts_with(given) {
+                            return Err(outside(&target));
+                        }
+                        return Err(refuse(format!(
+                            "a link to {}, which does not exist: remove the link, or make the file it names",
+                            target.display()
+                        )));
+                    }
+                    // A loop, a folder it may not enter: the system's words, for the link.
+                    Err(e) => return Err(crate::Error::io(path, e)),
+                };
+                if !resolved.starts_with(&brain) {
+                    return Err(outside(&resolved));
                 }
-                WriteMode::CreateNew => true,
-            };
-            if !inside {
-                return Err(refuse(format!(
-                    "a link to {}, outside the brain folder, where brain does not write: \
-                     remove the link, or move the file into the brain",
-                    resolved.display()
-                )));
+                if resolved.is_dir() {
+                    return Err(refuse(format!(
+                        "a link to the folder {}, not a file: point it at a file, or remove it",
+                        resolved.display()
+                    )));
+                }
+                resolved.as_path()
             }
-            resolved.as_path()
-        }
+        },
         Ok(m) if m.is_dir() => {
             return Err(refuse(
                 "a folder, not a file: move it away so that the file can be written".into(),

@@ -659,7 +659,7 @@ impl WhyEmpty {
             ),
             WhyEmpty::AllSkipped => format!(
                 "every .md file in {root} is skipped, by the exclude patterns{} or a \
-                 .gitignore or .brainignore: write notes outside them, or change exclude in \
+                 .gitignore, .ignore or .brainignore: write notes outside them, or change exclude in \
                  the config file",
                 match config.exclude.is_empty() {
                     true => String::new(),

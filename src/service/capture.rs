@@ -35,7 +35,7 @@ pub struct Captured {
     /// Notes about the same thing, to link from the new entry.
     pub related: Vec<SimilarHit>,
     /// True when the entry was written where the index does not look (a folder excluded in
-    /// the config, by `.gitignore` or `.brainignore`): brain will not find it.
+    /// the config, by `.gitignore`, `.ignore` or `.brainignore`): brain will not find it.
     pub excluded: bool,
 }
 

@@ -112,9 +112,9 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
     }
 }
 
-/// The verdict for a note of the brain against another: a duplicate only when the pair
-/// is one `brain similar --all` would merge ([`CLUSTER_AT`]), so that the two never
-/// disagree. The draft thresholds were calibrated on drafts written apart from the notes;
+/// The verdict for a note of the brain against another: with a model, a duplicate only
+/// when the pair is one `brain similar --all` would merge ([`CLUSTER_AT`]), so that the two
+/// never disagree. The draft thresholds were calibrated on drafts written apart from the notes;
 /// two notes of one brain share their author's templates and phrasing, which the word
 /// overlap reads as sameness (on 60 random notes of the notes-mix corpus, 24 were called
 /// duplicates of a neighbour under the draft rule: `set.md` of `arrays.md`, positional of
@@ -124,10 +124,15 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
 /// [`CLUSTER_AT`]: super::clusters::CLUSTER_AT
 pub(crate) fn judge_between_notes((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
     match judge((score, t), likeness) {
-        Verdict::Duplicate if score < super::clusters::CLUSTER_AT => match score >= t.related {
-            true => Verdict::Related,
-            false => Verdict::New,
-        },
+        // With a model only: `--all`'s 0.7 is a score of passages; without one the score is
+        // rare words and titles, and a copy renamed (a body the same, a title not) is still
+        // a duplicate by its words.
+        Verdict::Duplicate if t == SEMANTIC && score < super::clusters::CLUSTER_AT => {
+            match score >= t.related {
+                true => Verdict::Related,
+                false => Verdict::New,
+            }
+        }
         v => v,
     }
 }
@@ -214,6 +219,11 @@ mod tests {
         );
         // Alike in words only (one site's boilerplate): not even related.
         assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9), Verdict::New);
+        // Without a model, the words decide, as for a draft: a copy under another title.
+        assert_eq!(
+            judge_between_notes((0.5, KEYWORDS), 0.9),
+            Verdict::Duplicate
+        );
         let keywords = PairEvidence {
             best: None,
             draft_covered: None,

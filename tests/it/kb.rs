@@ -296,7 +296,8 @@ fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
         "{refused}"
     );
     // An entry of another type is not a duplicate of it: written, the lore note to link.
-    let r = b.ok(&["new", "idea", title]);
+    let r = b.ok(&["new", "idea", title, "--json"]);
+    assert_eq!(r.json()["written"], true);
     assert!(
         r.stderr().contains("[[lore/sqlite-busy-timeout]]"),
         "{}",
@@ -439,6 +440,21 @@ fn links_go_both_ways_and_broken_ones_say_why() {
     let here = crate::harness::Run(out);
     assert_eq!(here.code(), 0, "{}", here.stderr());
     assert_eq!(here.json()["incoming"], short["incoming"]);
+    // And as a hit prints it, `path:LINE`, from there too.
+    for (dir, note) in [
+        (b.root.clone(), "idea/recall-from-vocabulary-drift.md:3"),
+        (b.root.join("idea"), "recall-from-vocabulary-drift.md:3"),
+    ] {
+        let out = b
+            .command()
+            .current_dir(dir)
+            .args(["links", note, "--json"])
+            .output()
+            .unwrap();
+        let hit = crate::harness::Run(out);
+        assert_eq!(hit.code(), 0, "{note}: {}", hit.stderr());
+        assert_eq!(hit.json()["incoming"], short["incoming"], "{note}");
+    }
     let r = b.run(&["links", "lore/nope.md"]);
     assert_eq!(r.code(), 2);
     assert!(
