@@ -99,7 +99,13 @@ pub fn run(
     let search = corpus::search_path(&opts.corpora);
     let explicit = !opts.sets.is_empty();
     let names: Vec<String> = if explicit {
-        opts.sets.clone()
+        // A set named twice is measured once, where it was first named.
+        let mut seen = std::collections::HashSet::new();
+        opts.sets
+            .iter()
+            .filter(|s| seen.insert(s.as_str()))
+            .cloned()
+            .collect()
     } else {
         sets::names().into_iter().map(String::from).collect()
     };

@@ -171,6 +171,12 @@ fn unknown(name: &str) -> String {
     if name.trim().is_empty() {
         return format!("the model name is empty: {set}, or remove it");
     }
+    if name.starts_with("stand-in-hash-") {
+        // Accepted by search and `model embed`, which make its vectors from nothing.
+        return format!(
+            "{name} is a stand-in that hashes words (for benchmarks), not a model: it has no files to fetch, import or verify"
+        );
+    }
     let near = known
         .iter()
         .map(|m| {
@@ -203,6 +209,11 @@ mod tests {
         assert!(!far.contains("did you mean"), "{far}");
         let empty = ModelError::Unknown(" ".into()).to_string();
         assert!(empty.starts_with("the model name is empty"), "{empty}");
+        let stand_in = ModelError::Unknown("stand-in-hash-64".into()).to_string();
+        assert!(
+            stand_in.contains("not a model: it has no files"),
+            "{stand_in}"
+        );
     }
 
     #[test]

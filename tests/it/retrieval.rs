@@ -515,6 +515,9 @@ fn eval_slice_hybrid_never_loses() {
             "tldr-keyword",
             "--set",
             "tldr-paraphrase",
+            // Named twice, measured once.
+            "--set",
+            "tldr-keyword",
             "--limit",
             "15",
             "--slice",
@@ -540,6 +543,7 @@ fn eval_slice_hybrid_never_loses() {
         m[metric].as_f64().unwrap()
     };
     assert_eq!(j["model"], "all-minilm-l6-v2");
+    assert_eq!(j["sets"].as_array().unwrap().len(), 2, "{j}");
     assert!(
         score("tldr-keyword", "hybrid", "recall_at_1")
             >= score("tldr-keyword", "bm25", "recall_at_1"),
