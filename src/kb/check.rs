@@ -317,6 +317,11 @@ pub fn check(
     }
     for f in index_files.iter().filter(|f| f.changed()) {
         let message = match &f.current {
+            // Not readable as a file: a folder (or a link to one, or to nowhere) stands there.
+            None if root.join(&f.path).symlink_metadata().is_ok() => {
+                "not a file that can be read: move it away, then brain index-md --write makes it"
+                    .to_string()
+            }
             None => "missing: brain index-md --write creates it".to_string(),
             Some(_) => {
                 "differs from the entries' frontmatter: brain index-md shows how".to_string()

@@ -132,7 +132,10 @@ pub(crate) fn run(
                 Some(_) => verdict::judge_between_notes((round(score), t), round(likeness)),
                 None => verdict::judge((round(score), t), round(likeness)),
             },
-            reason: verdict::reason(&ev),
+            reason: match exclude {
+                Some(_) => verdict::reason_from_note(&ev),
+                None => verdict::reason(&ev),
+            },
             line,
             evidence: explain.then_some(ev),
         })

@@ -142,6 +142,12 @@ pub(crate) fn reason(e: &PairEvidence) -> String {
     reason_as(e, ("draft", "note"))
 }
 
+/// [`reason`] for a note of the brain compared with another (`brain similar NOTE`): "note"
+/// (the one asked about) and "other" where a draft and a note would be named.
+pub(crate) fn reason_from_note(e: &PairEvidence) -> String {
+    reason_as(e, ("note", "other"))
+}
+
 /// [`reason`] for two notes of the brain (`--all`): "first" and "second" where a draft
 /// and a note would be named.
 pub(crate) fn reason_between_notes(e: &PairEvidence) -> String {
@@ -233,6 +239,14 @@ mod tests {
         assert_eq!(score(&keywords), (1.0, KEYWORDS));
         assert_eq!(likeness(&keywords), 0.25);
         assert!(reason(&ev(0.9, 0.8, 0.5, 1.0)).contains("lease"));
+        // A note asked about is not called a draft.
+        let of_note = reason_from_note(&ev(0.9, 0.8, 0.5, 1.0));
+        assert!(
+            of_note.starts_with("passages align 0.90 (note in other) and 0.80 (other in note)")
+                && of_note.contains("of the note's rare words")
+                && !of_note.contains("draft"),
+            "{of_note}"
+        );
     }
 
     #[test]

@@ -168,6 +168,19 @@ fn index_md_write_writes_every_type_it_can_and_names_the_one_it_cannot() {
         "{files}"
     );
     assert_eq!(files[1]["changed"], false, "lore was written: {files}");
+    // check does not call it missing (a --write would not make it): it says what to do.
+    let (_, report) = check_json(&b);
+    let said = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"] == "idea/INDEX.md")
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("not a file that can be read: move it away"),
+        "{report}"
+    );
 }
 
 #[test]
