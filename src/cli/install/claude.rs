@@ -217,11 +217,21 @@ fn runs_log_read(command: &str) -> bool {
                 },
                 _ => segment.split_at(segment.find(char::is_whitespace).unwrap_or(segment.len())),
             };
-            rest.split_whitespace().next() == Some("log-read")
-                && std::path::Path::new(program)
-                    .file_name()
-                    .is_some_and(|n| n == "brain")
+            rest.split_whitespace().next() == Some("log-read") && is_brain(program)
         })
+}
+
+/// Whether `program` runs brain: a program named `brain`, or this very binary by its path
+/// (what install prints for the hook when no `brain` is on PATH).
+fn is_brain(program: &str) -> bool {
+    let path = std::path::Path::new(program);
+    if path.file_name().is_some_and(|n| n == "brain") {
+        return true;
+    }
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    path.is_absolute()
+        && real(path)
+            .is_some_and(|p| std::env::current_exe().ok().and_then(|e| real(&e)) == Some(p))
 }
 
 #[cfg(test)]
@@ -295,5 +305,9 @@ mod tests {
         ] {
             assert!(!runs_log_read(no), "{no:?}");
         }
+        // This binary by its own path, under another name: the line install prints when
+        // no `brain` is on PATH.
+        let me = std::env::current_exe().unwrap();
+        assert!(runs_log_read(&format!("'{}' log-read", me.display())));
     }
 }
