@@ -49,8 +49,19 @@ pub fn value_date(text: &str) -> Option<Date> {
 
 /// Whether `s` is `[T ]HH:MM[:SS[.frac]][ ][Z|±H[H][[:]MM]]` with the numbers in range.
 fn is_time(s: &str) -> bool {
-    let Some(s) = s.strip_prefix(['T', 't', ' ']) else {
-        return false;
+    // YAML's timestamp: `T`, or spaces and tabs, then an hour of one digit or two.
+    let s = match s.strip_prefix(['T', 't']) {
+        Some(s) => s,
+        None if s.starts_with([' ', '\t']) => s.trim_start_matches([' ', '\t']),
+        None => return false,
+    };
+    let one_digit_hour;
+    let s = match s.as_bytes() {
+        [h, b':', ..] if h.is_ascii_digit() => {
+            one_digit_hour = format!("0{s}");
+            one_digit_hour.as_str()
+        }
+        _ => s,
     };
     // Two digits, at most `max`, and what follows.
     fn two(s: &str, max: u32) -> Option<&str> {
@@ -164,6 +175,8 @@ mod tests {
             "2026-01-01T09:30:00+02:00",
             "2026-01-01T09:30:00-0230",
             "2026-01-01T09:30:00.123+02",
+            "2026-01-01T9:30",
+            "2026-01-01\t \t09:30",
         ] {
             assert_eq!(value_date(good), Some(date(2026, 1, 1)), "{good}");
         }
@@ -172,7 +185,7 @@ mod tests {
             "2026-01-01T09:60",
             "2026-01-01garbage",
             "2026-01-01T",
-            "2026-01-01T9:30",
+            "2026-01-01T930",
             "2026-01-01T09:30:00.",
             "2026-01-01T09:30:00+25:00",
             "2026-01-01T09:30:00 UTC",
