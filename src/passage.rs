@@ -138,15 +138,16 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// The note of a search hit's `path:LINE` (or `path:LINE:COUNT`): `lore/x.md` of
-/// `lore/x.md:37`; `None` when `path` has no such ending.
-pub fn without_line(path: &str) -> Option<&str> {
-    let (note, spec) = path.rsplit_once(".md:")?;
-    let numbers = spec.split(':').count() <= 2
-        && spec
-            .split(':')
-            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    numbers.then(|| &path[..note.len() + 3])
+/// The note of a search hit copied whole, `path:LINE` (or `path:LINE:COUNT`): `lore/x.md`
+/// of `lore/x.md:37`. `None` when `path` has no such ending, or when a file is really named
+/// so, in the current folder or in `root`.
+pub fn without_line<'a>(root: &Path, path: &'a str) -> Option<&'a str> {
+    if Path::new(path).exists() || root.join(path).exists() {
+        return None;
+    }
+    // Read as `get` reads it; the note is the head of `path` that the parse kept.
+    let hit = NoteRef::parse(path).ok()?;
+    (hit.line.is_some() && hit.path.ends_with(".md")).then(|| &path[..hit.path.len()])
 }
 
 /// A note named as a person or an assistant names it, as the index holds it (relative to
@@ -157,10 +158,7 @@ pub fn without_line(path: &str) -> Option<&str> {
 pub fn note_rel(root: &Path, path: &str) -> Result<String> {
     // `lore/x.md:37` or `lore/x.md:37:5`, copied from a hit: the note, unless a file is
     // really named so.
-    let path = match without_line(path) {
-        Some(note) if !root.join(path).exists() && !Path::new(path).exists() => note,
-        _ => path,
-    };
+    let path = without_line(root, path).unwrap_or(path);
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let p = Path::new(path);
     let real = std::fs::canonicalize(root.join(p)).ok();

@@ -280,10 +280,7 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
 /// that file (`cd lore; brain links x.md`).
 fn relative(config: &Config, path: &str) -> Result<String> {
     // A hit copied whole (`x.md:3`) names its note here too, from this folder as well.
-    let path = match brain::passage::without_line(path) {
-        Some(note) if !Path::new(path).exists() && !config.root.join(path).exists() => note,
-        _ => path,
-    };
+    let path = brain::passage::without_line(&config.root, path).unwrap_or(path);
     if Path::new(path).is_relative() && !config.root.join(path).exists() {
         if let Some(here) = std::env::current_dir().ok().map(|d| d.join(path)) {
             if here.is_file() {

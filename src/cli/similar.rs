@@ -109,16 +109,9 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
         (Some(arg), None) => {
             // A hit copied whole (`lore/x.md:12`, as similar and search print them): the
             // note, unless a file is named so.
-            let arg = match brain::passage::without_line(arg) {
-                Some(note)
-                    if !Path::new(arg).exists()
-                        && !config.root.join(arg).exists()
-                        && (Path::new(note).is_file() || config.root.join(note).is_file()) =>
-                {
-                    note
-                }
-                _ => arg.as_str(),
-            };
+            let arg = brain::passage::without_line(&config.root, arg)
+                .filter(|note| Path::new(note).is_file() || config.root.join(note).is_file())
+                .unwrap_or(arg);
             let here = PathBuf::from(arg);
             let file = if here.is_file() {
                 let note = config.root.join(arg);
