@@ -54,6 +54,9 @@ pub struct Overrides {
     pub root: Option<PathBuf>,
     /// The model manifest name.
     pub model: Option<String>,
+    /// A `BRAIN_CONFIG` that names no file yet is no config, not an error: `brain
+    /// install` writes its example there.
+    pub config_may_be_new: bool,
 }
 
 /// Settings of the menu-bar app, kept in the same file under `[app]`.
@@ -128,7 +131,11 @@ impl Config {
     /// Resolves the settings from the config file, the environment and `overrides`.
     pub fn load(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let (config_file, file) = the_file()?;
+        let (config_file, file) = the_file(overrides.config_may_be_new)?;
+        let in_file = |what: String| match &config_file {
+            Some(f) => Error::Config(format!("{}: {what}", f.display())),
+            None => Error::Config(what),
+        };
 
         let root = overrides
             .root
@@ -148,15 +155,16 @@ impl Config {
             None => DEFAULT_MAX_FILE_BYTES,
             Some(mb) if (1..=MAX_FILE_MB).contains(&mb) => mb * 1024 * 1024,
             Some(mb) => {
-                return Err(Error::Config(format!(
-                    "max_file_mb must be between 1 and {MAX_FILE_MB}, got {mb}"
+                return Err(in_file(format!(
+                    "max_file_mb = {mb}: give a whole number of MiB from 1 to {MAX_FILE_MB}"
                 )))
             }
         };
         let log_keep_days = file.log_keep_days.unwrap_or(DEFAULT_LOG_KEEP_DAYS);
         if log_keep_days == 0 {
-            return Err(Error::Config(
-                "log_keep_days must be at least 1 (use `brain stats --reset` to empty the logs)"
+            return Err(in_file(
+                "log_keep_days = 0: give a number of days, 1 or more (`brain stats --reset` \
+                 empties the logs)"
                     .into(),
             ));
         }
@@ -195,7 +203,10 @@ impl Config {
             .unwrap_or_else(|| DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect());
         // Refused here, with the other settings, so that every command says it: `status`
         // and `get`, which walk nothing, once answered as if the patterns were fine.
-        exclude_overrides(&root, &exclude)?;
+        exclude_overrides(&root, &exclude).map_err(|e| match e {
+            Error::Config(why) => in_file(format!("{why}: fix or remove it")),
+            other => other,
+        })?;
         Ok(Config {
             root,
             data_dir,
@@ -214,7 +225,7 @@ impl Config {
     /// compares them with its own, since the MCP server and the skill's commands start
     /// without those variables.
     pub fn unset_locations() -> Result<(PathBuf, PathBuf)> {
-        let (_, file) = the_file()?;
+        let (_, file) = the_file(true)?;
         let root = file.root.unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
         let data_dir = match file.data_dir {
             Some(d) => d,
@@ -224,6 +235,40 @@ impl Config {
             absolute(&expand_tilde(&root))?,
             absolute(&expand_tilde(&data_dir))?,
         ))
+    }
+
+    /// Only where the brain and its data are, for the commands that must work when the
+    /// rest of the config file does not (`brain uninstall`, `brain install --check`): the
+    /// file's `root` and `data_dir` are taken when it holds them as strings, whatever else
+    /// is wrong in it; every other setting is its default.
+    pub fn load_locations(overrides: Overrides) -> Result<Config> {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let config_file = config_file_path().filter(|p| p.is_file());
+        let table: toml::Table = config_file
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| text.parse().ok())
+            .unwrap_or_default();
+        let from_file = |key: &str| table.get(key).and_then(|v| v.as_str()).map(PathBuf::from);
+        let root = overrides
+            .root
+            .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
+            .or_else(|| from_file("root"))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
+        let data_dir = match env("BRAIN_DATA_DIR")
+            .map(PathBuf::from)
+            .or_else(|| from_file("data_dir"))
+        {
+            Some(d) => d,
+            None => default_data_dir()?,
+        };
+        Ok(Config {
+            config_file,
+            ..Config::for_root(
+                absolute(&expand_tilde(&root))?,
+                absolute(&expand_tilde(&data_dir))?,
+            )
+        })
     }
 
     /// A config for `root` with every other setting at its default and data under `data_dir`:
@@ -293,9 +338,12 @@ fn default_data_dir() -> Result<PathBuf> {
 }
 
 /// The config file read (`None` when there is none to read) and its settings.
-fn the_file() -> Result<(Option<PathBuf>, FileConfig)> {
+fn the_file(may_be_new: bool) -> Result<(Option<PathBuf>, FileConfig)> {
     let named = std::env::var_os("BRAIN_CONFIG").is_some_and(|v| !v.is_empty());
     match config_file_path() {
+        Some(p) if may_be_new && std::fs::symlink_metadata(&p).is_err() => {
+            Ok((None, FileConfig::default()))
+        }
         Some(p) if file_to_read(&p, named)? => {
             let file = read_file_config(&p)?;
             Ok((Some(p), file))
@@ -328,7 +376,10 @@ fn file_to_read(path: &Path, named: bool) -> Result<bool> {
                 false => "not a regular file",
             };
             Err(Error::Config(match named {
-                true => format!("BRAIN_CONFIG names {}, which is {what}", path.display()),
+                true => format!(
+                    "BRAIN_CONFIG names {}, which is {what}: set it to a config file, or unset it",
+                    path.display()
+                ),
                 false => format!(
                     "{} is {what}, not a config file: move it away, or set BRAIN_CONFIG to a file",
                     path.display()
@@ -381,8 +432,26 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
             .unwrap_or_default();
         // Some messages run over two lines ("invalid string\nexpected ..."): one line here.
         let message: Vec<&str> = e.message().lines().map(str::trim).collect();
-        Error::Config(format!("{}{at}: {}", path.display(), message.join("; ")))
+        Error::Config(format!(
+            "{}{at}: {}: fix it there (the example in the README shows each setting)",
+            path.display(),
+            in_plain_words(&message.join("; "))
+        ))
     })
+}
+
+/// serde's names for the values a setting takes, in the words a person writing TOML uses.
+fn in_plain_words(message: &str) -> String {
+    [
+        ("expected usize", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected u32", "expected a whole number"),
+        ("expected path string", "expected a path in quotes"),
+        ("expected a sequence", "expected a list in brackets"),
+        ("integer `-", "negative number `-"),
+    ]
+    .iter()
+    .fold(message.to_string(), |m, (from, to)| m.replace(from, to))
 }
 
 /// Refuses a data folder that is the brain folder or inside it: the index, its logs and the
@@ -564,7 +633,10 @@ mod tests {
         );
         assert!(msg.contains("BRAIN_CONFIG"), "{msg}");
         let err = file_to_read(&file, true).unwrap_err().to_string();
-        assert!(err.ends_with("which is a folder"), "{err}");
+        assert!(
+            err.contains("which is a folder: set it to a config file"),
+            "{err}"
+        );
         let err = file_to_read(Path::new("/dev/null"), false)
             .unwrap_err()
             .to_string();

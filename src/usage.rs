@@ -185,7 +185,12 @@ fn now_ms() -> i64 {
 
 /// Refuses a brain folder that is missing or not a folder (exit 2), as every command does.
 pub fn check_root(config: &Config) -> Result<()> {
-    crate::index::walk::check_root(&config.root)
+    check_root_at(&config.root)
+}
+
+/// [`check_root`] for a folder given by its path.
+pub fn check_root_at(root: &std::path::Path) -> Result<()> {
+    crate::index::walk::check_root(root)
 }
 
 /// What a Claude Code hook payload says was read: the file of a `Read` tool call, as a

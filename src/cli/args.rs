@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
     max_term_width = 100
 )]
 pub struct Cli {
-    /// The brain folder [default: $BRAIN_DIR, else ~/.brain]
+    /// The brain folder [default: $BRAIN_DIR, else root in the config file, else ~/.brain]
     #[arg(long, global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
 

@@ -97,10 +97,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
         stats::log_read(cli.dir.clone());
         return Ok(ExitCode::SUCCESS);
     }
-    let config = Config::load(brain::config::Overrides {
+    let overrides = brain::config::Overrides {
         root: cli.dir.clone(),
+        // Install writes the config `BRAIN_CONFIG` names when there is none yet.
+        config_may_be_new: matches!(cli.command, Command::Install(_)),
         ..Default::default()
-    })?;
+    };
+    // Taking brain away, or saying what is wrong with an install, must not need the very
+    // settings that may be what is wrong: those two go on from the file's locations.
+    let lenient = match &cli.command {
+        Command::Uninstall(_) => true,
+        Command::Install(args) => args.check,
+        _ => false,
+    };
+    let (config, config_error) = match Config::load(overrides.clone()) {
+        Err(brain::Error::Config(why)) if lenient => {
+            (Config::load_locations(overrides)?, Some(why))
+        }
+        loaded => (loaded?, None),
+    };
     // A model name brain does not know is a setting to fix for every command that may
     // embed (a keyword search never loads the model, and passed it by; through a backend
     // it was told to restart it with that model). The others never read it: `get`, the
@@ -132,7 +147,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Model(cmd) => model::run(config, cmd),
         Command::Serve(args) => serve::run(config, args),
         Command::Mcp(args) => mcp::run(config, args),
-        Command::Install(args) => install::run(config, args),
-        Command::Uninstall(args) => install::uninstall(config, args),
+        Command::Install(args) => install::run(config, config_error, args),
+        Command::Uninstall(args) => install::uninstall(config, config_error, args),
     }
 }

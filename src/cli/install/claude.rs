@@ -7,6 +7,16 @@ use std::path::{Path, PathBuf};
 /// The skill, as shipped in this binary.
 pub const SKILL: &str = include_str!("../../../skill/SKILL.md");
 
+/// The SHA-256 of every skill brain has shipped (`skill/shipped.sha256`, one per line,
+/// `#` comments): an older copy is brain's own whichever data dir recorded it.
+pub fn skills_shipped() -> Vec<&'static str> {
+    include_str!("../../../skill/shipped.sha256")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
 /// The name the skill and the MCP server are registered under.
 pub const NAME: &str = "brain";
 
@@ -35,19 +45,82 @@ fn settings_path() -> Option<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Registration {
     /// For every project (`--scope user`).
-    User,
+    User(Server),
     /// For one project folder (`--scope local`).
-    Local(String),
+    Local(String, Server),
     /// Nowhere that can be seen from here.
     None,
+}
+
+/// How Claude Code starts a registered server: what decides whether it starts this brain.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Server {
+    /// The program (`command`); `None` for a server reached by URL.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// `BRAIN_CONFIG` from its `env`, if given.
+    pub config: Option<String>,
+}
+
+impl Server {
+    fn from_json(v: &serde_json::Value) -> Server {
+        let args = v["args"].as_array().into_iter().flatten();
+        Server {
+            command: v["command"].as_str().map(str::to_string),
+            args: args
+                .filter_map(|a| a.as_str().map(str::to_string))
+                .collect(),
+            config: v["env"]["BRAIN_CONFIG"].as_str().map(str::to_string),
+        }
+    }
+
+    /// Why this server would not start brain's MCP server with `config` (this install's
+    /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
+    /// (a binary since moved, a config since named) is found by name alone, and Claude
+    /// Code would then start nothing, or another brain.
+    pub fn drift(&self, config: Option<&Path>) -> Option<String> {
+        let Some(command) = &self.command else {
+            return Some("it is reached by URL, not started as 'brain mcp'".into());
+        };
+        let found = match command.contains('/') {
+            true => is_executable(Path::new(command)),
+            false => program_on_path(command).is_some(),
+        };
+        if !found {
+            return Some(format!("its program {command} is not there"));
+        }
+        if !self.args.iter().any(|a| a == "mcp") {
+            return Some(format!(
+                "it runs {command} {}, not 'brain mcp'",
+                self.args.join(" ")
+            ));
+        }
+        let want = config.map(|c| c.to_string_lossy().into_owned());
+        if want.is_some() && self.config != want {
+            return Some(format!(
+                "it is not given BRAIN_CONFIG={}, so it reads another config",
+                want.unwrap_or_default()
+            ));
+        }
+        None
+    }
 }
 
 impl Registration {
     /// How `claude mcp remove` names this scope.
     pub fn scope(&self) -> &str {
         match self {
-            Registration::User => "user",
+            Registration::User(_) => "user",
             _ => "local",
+        }
+    }
+
+    /// The registered server, if any.
+    pub fn server(&self) -> Option<&Server> {
+        match self {
+            Registration::User(s) | Registration::Local(_, s) => Some(s),
+            Registration::None => None,
         }
     }
 }
@@ -60,13 +133,13 @@ pub fn registration() -> Registration {
     else {
         return Registration::None;
     };
-    if json["mcpServers"].get(NAME).is_some() {
-        return Registration::User;
+    if let Some(server) = json["mcpServers"].get(NAME) {
+        return Registration::User(Server::from_json(server));
     }
     let projects = json["projects"].as_object().into_iter().flatten();
     for (folder, project) in projects {
-        if project["mcpServers"].get(NAME).is_some() {
-            return Registration::Local(folder.clone());
+        if let Some(server) = project["mcpServers"].get(NAME) {
+            return Registration::Local(folder.clone(), Server::from_json(server));
         }
     }
     Registration::None
@@ -94,16 +167,26 @@ pub fn mcp_add_line(program: &str, config: Option<&Path>) -> String {
     )
 }
 
-/// The command line that undoes [`mcp_add_line`].
+/// The command line that undoes [`mcp_add_line`]. A local registration belongs to its
+/// project folder: `claude mcp remove` run anywhere else removes nothing.
 pub fn mcp_remove_line(registration: &Registration) -> String {
-    format!("claude mcp remove --scope {} {NAME}", registration.scope())
+    let line = format!("claude mcp remove --scope {} {NAME}", registration.scope());
+    match registration {
+        Registration::Local(folder, _) => format!("cd {} && {line}", shell_word(folder)),
+        _ => line,
+    }
 }
 
 /// The first `brain` on PATH.
 pub fn brain_on_path() -> Option<PathBuf> {
+    program_on_path(NAME)
+}
+
+/// The first executable called `name` on PATH.
+fn program_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
-        .map(|dir| dir.join(NAME))
+        .map(|dir| dir.join(name))
         .find(|p| is_executable(p))
 }
 
@@ -161,33 +244,57 @@ pub fn hook_snippet(program: &str) -> String {
     serde_json::to_string_pretty(&snippet).unwrap_or_default()
 }
 
-/// Why Claude Code's settings file, when there is one, is not JSON: no hook in it can run,
-/// which "not installed" alone would hide.
-pub fn settings_unreadable() -> Option<String> {
-    let path = hook_settings_path()?;
-    let bytes = read_file(&path)?;
-    serde_json::from_slice::<serde_json::Value>(&bytes)
-        .err()
-        .map(|e| format!("{} is not JSON ({e})", path.display()))
+/// What Claude Code's settings say about the read-log hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hook {
+    /// A Read hook runs `brain log-read`.
+    On,
+    /// No hook runs it.
+    Off,
+    /// One does, but its program is not there: Claude Code runs a missing program after
+    /// every Read, and logs nothing.
+    Missing(String),
+    /// One does, but the settings turn every hook off (`disableAllHooks`).
+    Disabled,
+    /// The settings file is there but cannot be read as settings: why.
+    Unreadable(String),
 }
 
-/// Whether Claude Code's settings run `log-read` after its Read tool.
-pub fn hook_installed() -> bool {
-    let Some(json) = hook_settings_path()
-        .and_then(|p| read_file(&p))
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
-        return false;
+/// Reads the hook's state from Claude Code's user settings (read-only).
+pub fn hook() -> Hook {
+    let Some(path) = hook_settings_path() else {
+        return Hook::Off;
+    };
+    let json = match std::fs::metadata(&path) {
+        Err(_) => return Hook::Off,
+        Ok(m) if !m.is_file() => {
+            return Hook::Unreadable(format!("{} is not a file", path.display()))
+        }
+        Ok(_) => match std::fs::read(&path) {
+            Err(e) => return Hook::Unreadable(format!("{} cannot be read ({e})", path.display())),
+            Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Err(e) => return Hook::Unreadable(format!("{} is not JSON ({e})", path.display())),
+                Ok(json) => json,
+            },
+        },
     };
     let entries = json["hooks"]["PostToolUse"]
         .as_array()
         .into_iter()
         .flatten();
-    entries
+    let programs: Vec<String> = entries
         .filter(|e| matches_read(e["matcher"].as_str().unwrap_or("")))
         .flat_map(|e| e["hooks"].as_array().into_iter().flatten())
         .filter_map(|h| h["command"].as_str())
-        .any(runs_log_read)
+        .filter_map(log_read_program)
+        .collect();
+    let there = |p: &String| !p.contains('/') || is_executable(Path::new(p));
+    match programs.first() {
+        None => Hook::Off,
+        Some(_) if json["disableAllHooks"].as_bool() == Some(true) => Hook::Disabled,
+        Some(first) if !programs.iter().any(there) => Hook::Missing(first.clone()),
+        Some(_) => Hook::On,
+    }
 }
 
 /// Whether a hook matcher selects the Read tool: empty and `*` select every tool; anything
@@ -200,25 +307,46 @@ fn matches_read(matcher: &str) -> bool {
     regex::Regex::new(&format!("^(?:{matcher})$")).is_ok_and(|r| r.is_match("Read"))
 }
 
-/// Whether a hook's command runs `brain log-read`: a program named `brain` (any folder,
-/// quoted or not) followed by the word `log-read`, whatever comes after (`2>/dev/null`).
+/// The program of a hook command that runs `brain log-read`, if it does: a program named
+/// `brain` (any folder, quoted or not) whose first word after its options is `log-read`,
+/// whatever comes after (`2>/dev/null`). Variables may be set before it (`BRAIN_DIR=x
+/// brain ...`, `env BRAIN_CONFIG=y brain ...`, `exec brain ...`), and `--dir X` given: the
+/// forms a person with another brain or config writes.
+fn log_read_program(command: &str) -> Option<String> {
+    // Each command of the line (`a || b`, `a; b`) by its words; `echo brain log-read`
+    // runs echo.
+    command.split([';', '|', '&']).find_map(|segment| {
+        let words = shlex::split(segment)?;
+        let mut words = words.into_iter().peekable();
+        while let Some(w) = words.peek() {
+            let assignment = w.split_once('=').is_some_and(|(name, _)| {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            let wrapper = matches!(w.as_str(), "exec" | "env" | "command" | "nohup");
+            let env_flag = w.starts_with('-');
+            if !(assignment || wrapper || env_flag) {
+                break;
+            }
+            words.next();
+        }
+        let program = words.next()?;
+        loop {
+            match words.next()?.as_str() {
+                "log-read" => break,
+                "--dir" => {
+                    words.next()?;
+                }
+                w if w.starts_with("--dir=") => {}
+                _ => return None,
+            }
+        }
+        is_brain(&program).then_some(program)
+    })
+}
+
+#[cfg(test)]
 fn runs_log_read(command: &str) -> bool {
-    // Each command of the line (`a || b`, `a; b`) by its program, the first shell word: a
-    // quoted one may hold spaces ('/Users/me/My Apps/brain'); `echo brain log-read` runs
-    // echo.
-    command
-        .split([';', '|', '&'])
-        .map(str::trim_start)
-        .any(|segment| {
-            let (program, rest) = match segment.chars().next() {
-                Some(q @ ('\'' | '"')) => match segment[1..].find(q) {
-                    Some(end) => (&segment[1..=end], &segment[end + 2..]),
-                    None => return false,
-                },
-                _ => segment.split_at(segment.find(char::is_whitespace).unwrap_or(segment.len())),
-            };
-            rest.split_whitespace().next() == Some("log-read") && is_brain(program)
-        })
+    log_read_program(command).is_some()
 }
 
 /// Whether `program` runs brain: a program named `brain`, or this very binary by its path
@@ -252,6 +380,45 @@ mod tests {
     }
 
     #[test]
+    fn a_registration_that_would_not_start_this_brain_is_drift() {
+        let me = std::env::current_exe().unwrap().display().to_string();
+        let server = |command: Option<&str>, args: &[&str], config: Option<&str>| Server {
+            command: command.map(str::to_string),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            config: config.map(str::to_string),
+        };
+        assert_eq!(server(Some(&me), &["mcp"], None).drift(None), None);
+        let gone = server(Some("/nonexistent/old/brain"), &["mcp"], None).drift(None);
+        assert!(gone.unwrap().contains("is not there"));
+        let serve = server(Some(&me), &["serve"], None).drift(None);
+        assert!(serve.unwrap().contains("not 'brain mcp'"));
+        assert!(server(None, &[], None).drift(None).unwrap().contains("URL"));
+        let c = Path::new("/c/brain.toml");
+        let other = server(Some(&me), &["mcp"], None).drift(Some(c));
+        assert!(other.unwrap().contains("BRAIN_CONFIG=/c/brain.toml"));
+        assert_eq!(
+            server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(Some(c)),
+            None
+        );
+        // A project's registration is removed from its folder.
+        let local = Registration::Local("/home/me/my proj".into(), Server::default());
+        assert_eq!(
+            mcp_remove_line(&local),
+            "cd '/home/me/my proj' && claude mcp remove --scope local brain"
+        );
+    }
+
+    #[test]
+    fn the_skill_shipped_now_is_listed_for_the_brains_after_it() {
+        use sha2::{Digest, Sha256};
+        let now = format!("{:x}", Sha256::digest(SKILL.as_bytes()));
+        assert!(
+            skills_shipped().contains(&now.as_str()),
+            "append {now} to skill/shipped.sha256: a later brain must know this skill as its own"
+        );
+    }
+
+    #[test]
     fn command_lines_quote_odd_paths() {
         assert_eq!(
             mcp_add_line("brain", None),
@@ -267,7 +434,7 @@ mod tests {
         );
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(
-            mcp_remove_line(&Registration::User),
+            mcp_remove_line(&Registration::User(Server::default())),
             "claude mcp remove --scope user brain"
         );
         let hook: serde_json::Value =
@@ -293,6 +460,12 @@ mod tests {
             "\"/Applications/Brain.app/Contents/MacOS/brain\" log-read",
             "'/Users/me/My Apps/brain' log-read",
             "true && brain log-read",
+            // Another brain or config, as a person writes it.
+            "BRAIN_CONFIG=/x/c.toml brain log-read",
+            "env BRAIN_DIR=/x brain log-read",
+            "brain --dir '/my notes' log-read",
+            "brain --dir=/x log-read",
+            "exec brain log-read",
         ] {
             assert!(runs_log_read(yes), "{yes:?}");
         }
@@ -302,6 +475,9 @@ mod tests {
             "/usr/bin/other-tool log-read",
             "brain log",
             "log-read",
+            "brain search log-read",
+            "env brain",
+            "X=1 echo brain log-read",
         ] {
             assert!(!runs_log_read(no), "{no:?}");
         }

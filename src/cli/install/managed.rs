@@ -57,6 +57,13 @@ impl Record {
 
     /// Where `file` stands against `desired`.
     pub fn state(&self, file: &Path, desired: &str) -> Result<State> {
+        self.state_among(file, desired, &[])
+    }
+
+    /// [`Record::state`], where a file holding any of `shipped` (the SHA-256 of what earlier
+    /// brains wrote there) is ours too, recorded or not: a record lives in one data dir,
+    /// and a file such as the skill is shared by every brain.
+    pub fn state_among(&self, file: &Path, desired: &str, shipped: &[&str]) -> Result<State> {
         let bytes = match std::fs::read(file) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
@@ -65,10 +72,9 @@ impl Record {
         if bytes == desired.as_bytes() {
             return Ok(State::Current);
         }
-        let ours = self
-            .files
-            .get(&key(file))
-            .is_some_and(|h| *h == hash(&bytes));
+        let h = hash(&bytes);
+        let ours =
+            self.files.get(&key(file)).is_some_and(|r| *r == h) || shipped.contains(&h.as_str());
         Ok(if ours { State::Outdated } else { State::Edited })
     }
 
@@ -165,6 +171,22 @@ mod tests {
         assert_eq!(record.state(&file, "v2").unwrap(), State::Outdated);
         std::fs::write(&file, "v1 with my edits").unwrap();
         assert_eq!(record.state(&file, "v2").unwrap(), State::Edited);
+
+        // Another data dir's record (another brain) knows nothing of it: what an earlier
+        // brain shipped is still ours, by its hash; edits are still edits.
+        let elsewhere = Record::load(dir.path().join("other/install.json"));
+        std::fs::write(&file, "v1").unwrap();
+        let v1 = hash(b"v1");
+        assert_eq!(elsewhere.state(&file, "v2").unwrap(), State::Edited);
+        assert_eq!(
+            elsewhere.state_among(&file, "v2", &[&v1]).unwrap(),
+            State::Outdated
+        );
+        std::fs::write(&file, "v1 with my edits").unwrap();
+        assert_eq!(
+            elsewhere.state_among(&file, "v2", &[&v1]).unwrap(),
+            State::Edited
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use brain::Config;
 
 use super::args::{InstallArgs, UninstallArgs};
 use autostart::{Autostart, ServeCommand};
-use claude::Registration;
+use claude::{Hook, Registration};
 use managed::{Record, State};
 
 /// Everything an install touches, resolved once.
@@ -41,10 +41,13 @@ struct Setup {
     dry_run: bool,
     /// Something was left undone (exit 1).
     failed: bool,
+    /// Why the config file could not be used, when it could not (only `--check` and
+    /// `uninstall` go on without it).
+    config_error: Option<String>,
 }
 
 impl Setup {
-    fn new(config: Config, dry_run: bool) -> Result<Setup> {
+    fn new(config: Config, config_error: Option<String>, dry_run: bool) -> Result<Setup> {
         let exe = std::env::current_exe().context("finding this binary")?;
         let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
         let on_path = claude::brain_on_path();
@@ -82,6 +85,7 @@ impl Setup {
             config,
             dry_run,
             failed: false,
+            config_error,
         })
     }
 
@@ -106,17 +110,15 @@ fn line(
 }
 
 /// Runs `brain install` (or `brain install --check`).
-pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
-    let mut setup = Setup::new(config, args.dry_run)?;
+pub fn run(config: Config, config_error: Option<String>, args: InstallArgs) -> Result<ExitCode> {
+    let mut setup = Setup::new(config, config_error, args.dry_run)?;
     let mut out = io::stdout().lock();
     if args.check {
         check(&mut setup, &mut out, args.autostart)?;
     } else {
         // A brain path that is there but is not a folder is refused before anything is
         // written (exit 2, as every command does): the skill and config would point at it.
-        if setup.config.root.exists() {
-            brain::usage::check_root(&setup.config)?;
-        }
+        refuse_unusable_root(&setup.config.root)?;
         if args.dry_run {
             writeln!(out, "dry run: nothing will be changed")?;
         }
@@ -138,7 +140,9 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
             return Err(e);
         }
         report_path(&setup, &mut out)?;
-        if !brain::embed::is_installed(&setup.config) {
+        if let Err(e) = brain::embed::check_model_name(&setup.config) {
+            line(&mut out, "model", "unknown", e.to_string())?;
+        } else if !brain::embed::is_installed(&setup.config) {
             line(
                 &mut out,
                 "model",
@@ -172,33 +176,65 @@ pub fn run(config: Config, args: InstallArgs) -> Result<ExitCode> {
     })
 }
 
+/// Refuses, before anything is written, a brain path that is there but is no folder, a
+/// symlink to a folder that does not exist, or a path through a file: creating it would
+/// fail halfway, after the skill was written (and a dry run promised it). A path that does
+/// not exist at all is created.
+fn refuse_unusable_root(root: &Path) -> Result<()> {
+    let unusable = |reason: String| brain::Error::RootUnreadable {
+        path: root.to_path_buf(),
+        reason,
+    };
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.is_symlink() && std::fs::metadata(root).is_err() => {
+            let target = std::fs::read_link(root).unwrap_or_default();
+            Err(unusable(format!(
+                "it is a symlink to {}, which does not exist: create that folder, or point \
+                 BRAIN_DIR (or --dir) at your notes",
+                target.display()
+            ))
+            .into())
+        }
+        Ok(_) => Ok(brain::usage::check_root_at(root)?),
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => Err(unusable(
+            "a part of its path is a file, not a folder: pass --dir with a folder".into(),
+        )
+        .into()),
+        Err(_) => Ok(()),
+    }
+}
+
 fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()> {
     let path = s.skill.clone();
     let shown = path.display().to_string();
-    let (outcome, note) = match s.record.state(&path, claude::SKILL)? {
-        State::Current => {
-            s.record.remember(&path, claude::SKILL);
-            ("up to date".to_string(), String::new())
-        }
-        State::Missing => (s.did("install", "installed"), String::new()),
-        State::Outdated => (s.did("update", "updated"), " (an older brain's)".into()),
-        State::Edited if force => (
-            s.did("replace", "replaced"),
-            " (your edits are gone: --force)".into(),
-        ),
-        State::Edited => {
-            s.failed = true;
-            line(
-                out,
-                "skill",
-                "kept",
-                format!(
+    let (outcome, note) =
+        match s
+            .record
+            .state_among(&path, claude::SKILL, &claude::skills_shipped())?
+        {
+            State::Current => {
+                s.record.remember(&path, claude::SKILL);
+                ("up to date".to_string(), String::new())
+            }
+            State::Missing => (s.did("install", "installed"), String::new()),
+            State::Outdated => (s.did("update", "updated"), " (an older brain's)".into()),
+            State::Edited if force => (
+                s.did("replace", "replaced"),
+                " (your edits are gone: --force)".into(),
+            ),
+            State::Edited => {
+                s.failed = true;
+                line(
+                    out,
+                    "skill",
+                    "kept",
+                    format!(
                     "{shown}: edited since brain installed it; 'brain install --force' replaces it"
                 ),
-            )?;
-            return Ok(());
-        }
-    };
+                )?;
+                return Ok(());
+            }
+        };
     if !s.dry_run && outcome != "up to date" {
         managed::write(&path, claude::SKILL)?;
         s.record.remember(&path, claude::SKILL);
@@ -261,15 +297,8 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     // The MCP server Claude Code starts, and the skill's commands, have no --dir and may
     // have no BRAIN_DIR or BRAIN_DATA_DIR: what this install was told must be in the file,
     // or they look for another brain (and another data dir, without the model).
-    let (root, data_dir) = Config::unset_locations()?;
-    let pins: Vec<(&str, &Path)> = [
-        ("root", s.config.root.as_path(), root),
-        ("data_dir", s.config.data_dir.as_path(), data_dir),
-    ]
-    .into_iter()
-    .filter(|(_, ours, unset)| ours != unset)
-    .map(|(key, ours, _)| (key, ours))
-    .collect();
+    let pins = pins(&s.config)?;
+    let pins: Vec<(&str, &Path)> = pins.iter().map(|(k, p)| (*k, p.as_path())).collect();
     // A TOML file holds text: a path that is not UTF-8 (possible on Linux, never on APFS)
     // would be pinned as another path, so it is left out and said.
     let (pins, unwritable): (Vec<_>, Vec<_>) =
@@ -343,6 +372,21 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// The locations (`root`, `data_dir`) the config file must name for a process started
+/// without `--dir`, `BRAIN_DIR` or `BRAIN_DATA_DIR` (the MCP server, the skill's commands)
+/// to use this brain: those where this install's differ from what such a process would use.
+fn pins(config: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
+    let (root, data_dir) = Config::unset_locations()?;
+    Ok([
+        ("root", &config.root, root),
+        ("data_dir", &config.data_dir, data_dir),
+    ]
+    .into_iter()
+    .filter(|(_, ours, unset)| *ours != unset)
+    .map(|(key, ours, _)| (key, ours.clone()))
+    .collect())
+}
+
 /// `key = "value"`, the value a TOML string.
 fn setting(key: &str, value: &Path) -> String {
     let value = toml::Value::String(value.to_string_lossy().into_owned());
@@ -407,7 +451,26 @@ fn report_path(s: &Setup, out: &mut impl Write) -> Result<()> {
 }
 
 fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
-    match claude::registration() {
+    let registration = claude::registration();
+    let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
+    if let Some(why) = registration
+        .server()
+        .and_then(|server| server.drift(s.config_env.as_deref()))
+    {
+        line(
+            out,
+            "mcp",
+            "to do",
+            format!("the registered server would not start this brain ({why}); register it again:"),
+        )?;
+        writeln!(
+            out,
+            "\n    {}\n    {add}\n",
+            claude::mcp_remove_line(&registration)
+        )?;
+        return Ok(());
+    }
+    match registration {
         Registration::None => {
             line(
                 out,
@@ -415,19 +478,15 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
                 "to do",
                 "register the MCP server with Claude Code, once:",
             )?;
-            writeln!(
-                out,
-                "\n    {}\n",
-                claude::mcp_add_line(&s.program, s.config_env.as_deref())
-            )?;
+            writeln!(out, "\n    {add}\n")?;
         }
-        Registration::User => line(
+        Registration::User(_) => line(
             out,
             "mcp",
             "registered",
             "with Claude Code, for every project",
         )?,
-        Registration::Local(folder) => line(
+        Registration::Local(folder, _) => line(
             out,
             "mcp",
             "registered",
@@ -437,36 +496,59 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// Says so and returns true when Claude Code's settings run the read-log hook.
-fn hook_ok(out: &mut impl Write) -> io::Result<bool> {
-    let installed = claude::hook_installed();
-    if installed {
-        line(
+/// Says how the read-log hook stands, on one line unless it is off; returns it.
+fn report_hook_state(out: &mut impl Write) -> io::Result<Hook> {
+    let hook = claude::hook();
+    match &hook {
+        Hook::On => line(
             out,
             "hook",
             "ok",
             "Claude Code logs its reads of notes (brain stats)",
-        )?;
+        )?,
+        Hook::Missing(program) => line(
+            out,
+            "hook",
+            "broken",
+            format!(
+                "the Read hook runs {program}, which is not there: point it at this brain ({})",
+                hook_settings_shown()
+            ),
+        )?,
+        Hook::Disabled => line(
+            out,
+            "hook",
+            "disabled",
+            format!(
+                "{} sets disableAllHooks: no read is logged until it is false",
+                hook_settings_shown()
+            ),
+        )?,
+        Hook::Unreadable(why) => line(out, "hook", "unreadable", format!("{why}: fix it first"))?,
+        Hook::Off => {}
     }
-    Ok(installed)
+    Ok(hook)
+}
+
+fn hook_settings_shown() -> String {
+    claude::hook_settings_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "~/.claude/settings.json".into())
 }
 
 /// The read-log hook: brain does not edit Claude Code's settings, so it prints the entry.
 fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
-    if hook_ok(out)? {
+    if !matches!(report_hook_state(out)?, Hook::Off | Hook::Missing(_)) {
         return Ok(());
     }
-    if let Some(why) = claude::settings_unreadable() {
-        line(out, "hook", "unreadable", format!("{why}: fix it first"))?;
-    }
-    let settings = claude::hook_settings_path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "~/.claude/settings.json".into());
     line(
         out,
         "hook",
         "to do",
-        format!("so brain stats sees what Claude reads, merge into {settings}:"),
+        format!(
+            "so brain stats sees what Claude reads, merge into {}:",
+            hook_settings_shown()
+        ),
     )?;
     writeln!(out)?;
     for l in claude::hook_snippet(&s.program).lines() {
@@ -480,7 +562,10 @@ fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
 /// or drifted. The MCP registration and the model are reported, not required.
 fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()> {
     let skill = s.skill.display().to_string();
-    match s.record.state(&s.skill, claude::SKILL)? {
+    match s
+        .record
+        .state_among(&s.skill, claude::SKILL, &claude::skills_shipped())?
+    {
         State::Current => line(out, "skill", "ok", &skill)?,
         State::Missing => fail(
             s,
@@ -507,6 +592,7 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         )?,
     }
     let root = s.config.root.display().to_string();
+    let unusable = refuse_unusable_root(&s.config.root).err();
     match std::fs::metadata(&s.config.root) {
         Ok(m) if m.is_dir() => line(out, "brain", "ok", &root)?,
         // Something else in its place: install refuses it too, so no promise to create it.
@@ -517,6 +603,14 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "not a folder",
             format!("{root}: move it away, or point BRAIN_DIR (or root in the config) at your notes folder"),
         )?,
+        // A link to nowhere, a path through a file: install refuses those too.
+        Err(_) if unusable.is_some() => fail(
+            s,
+            out,
+            "brain",
+            "unusable",
+            unusable.map(|e| e.to_string()).unwrap_or_default(),
+        )?,
         Err(_) => fail(
             s,
             out,
@@ -525,8 +619,25 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             format!("{root}: 'brain install' creates it"),
         )?,
     }
+    let pins = match s.config_error {
+        None => pins(&s.config)?,
+        Some(_) => Vec::new(),
+    };
     match &s.config_file {
-        Some(p) if p.is_file() => line(out, "config", "ok", p.display().to_string())?,
+        _ if s.config_error.is_some() => {
+            let why = s.config_error.clone().unwrap_or_default();
+            fail(
+                s,
+                out,
+                "config",
+                "broken",
+                format!("{why} (every command but this one and uninstall refuses it)"),
+            )?
+        }
+        Some(p) if p.is_file() && pins.is_empty() => {
+            line(out, "config", "ok", p.display().to_string())?
+        }
+        Some(p) if p.is_file() => {}
         Some(p) => line(
             out,
             "config",
@@ -537,6 +648,25 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             ),
         )?,
         None => line(out, "config", "none", "defaults apply")?,
+    }
+    if !pins.is_empty() {
+        let set: Vec<String> = pins.iter().map(|(k, v)| setting(k, v)).collect();
+        let file = s.config_file.as_ref().map_or_else(
+            || "the config file".to_string(),
+            |p| p.display().to_string(),
+        );
+        fail(
+            s,
+            out,
+            "config",
+            "drifted",
+            format!(
+                "{file} does not name this brain: the MCP server and the skill's commands, \
+                 started without --dir, BRAIN_DIR or BRAIN_DATA_DIR, would use another; set {} \
+                 ('brain install' writes it when there is no file)",
+                set.join(" and ")
+            ),
+        )?;
     }
     match s.autostart.clone() {
         None => line(out, "autostart", "n/a", "no login item on this OS")?,
@@ -576,46 +706,49 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             ),
         )?,
     }
-    match claude::registration() {
-        Registration::User => line(
+    let registration = claude::registration();
+    let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
+    let drift = registration
+        .server()
+        .and_then(|server| server.drift(s.config_env.as_deref()));
+    match (&registration, drift) {
+        (_, Some(why)) => fail(
+            s,
+            out,
+            "mcp",
+            "drifted",
+            format!(
+                "the registered server would not start this brain ({why}): {}; {add}",
+                claude::mcp_remove_line(&registration)
+            ),
+        )?,
+        (Registration::User(_), None) => line(
             out,
             "mcp",
             "ok",
             "registered with Claude Code for every project",
         )?,
-        Registration::Local(folder) => line(
+        (Registration::Local(folder, _), None) => line(
             out,
             "mcp",
             "ok",
             format!("registered with Claude Code for {folder}"),
         )?,
-        Registration::None => line(
+        (Registration::None, None) => line(out, "mcp", "off", format!("optional: {add}"))?,
+    }
+    match report_hook_state(out)? {
+        Hook::Off => line(
             out,
-            "mcp",
+            "hook",
             "off",
-            format!(
-                "optional: {}",
-                claude::mcp_add_line(&s.program, s.config_env.as_deref())
-            ),
+            "optional: 'brain install' prints the Read hook for Claude Code's settings",
         )?,
+        Hook::On | Hook::Disabled => {}
+        Hook::Missing(_) | Hook::Unreadable(_) => s.failed = true,
     }
-    if !hook_ok(out)? {
-        match claude::settings_unreadable() {
-            Some(why) => line(
-                out,
-                "hook",
-                "unreadable",
-                format!("{why}: fix it, then 'brain install' prints the Read hook"),
-            )?,
-            None => line(
-                out,
-                "hook",
-                "off",
-                "optional: 'brain install' prints the Read hook for Claude Code's settings",
-            )?,
-        }
-    }
-    if brain::embed::is_installed(&s.config) {
+    if let Err(e) = brain::embed::check_model_name(&s.config) {
+        fail(s, out, "model", "unknown", e.to_string())?;
+    } else if brain::embed::is_installed(&s.config) {
         line(out, "model", "ok", &s.config.model)?;
     } else {
         line(
@@ -644,14 +777,27 @@ fn fail(
 
 /// Runs `brain uninstall`: removes the skill and the login item (unless edited, without
 /// `--force`), and says how to unregister the MCP server. Notes, index, models and config stay.
-pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
-    let mut s = Setup::new(config, args.dry_run)?;
+pub fn uninstall(
+    config: Config,
+    config_error: Option<String>,
+    args: UninstallArgs,
+) -> Result<ExitCode> {
+    let mut s = Setup::new(config, config_error, args.dry_run)?;
     let mut out = io::stdout().lock();
     if args.dry_run {
         writeln!(out, "dry run: nothing will be changed")?;
     }
     let skill = s.skill.clone();
-    remove(&mut s, &mut out, "skill", &skill, claude::SKILL, args.force)?;
+    let before = claude::skills_shipped();
+    remove(
+        &mut s,
+        &mut out,
+        "skill",
+        &skill,
+        claude::SKILL,
+        &before,
+        args.force,
+    )?;
     if !s.dry_run {
         // The skill's own folder, if that leaves it empty; never anything above it.
         if let Some(dir) = skill.parent() {
@@ -666,6 +812,7 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
                 "autostart",
                 &a.path,
                 &a.content,
+                &[],
                 args.force,
             )?;
             if removed {
@@ -700,7 +847,7 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
         )?;
         writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
     }
-    if claude::hook_installed() {
+    if matches!(claude::hook(), Hook::On | Hook::Missing(_) | Hook::Disabled) {
         // Once brain is gone, Claude Code would run a missing program after every Read.
         line(
             &mut out,
@@ -727,7 +874,12 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
         format!("{} (index and models)", s.config.data_dir.display()),
     )?;
     if let Some(p) = s.config_file.as_ref().filter(|p| p.exists()) {
-        line(&mut out, "config", "kept", p.display().to_string())?;
+        let shown = match &s.config_error {
+            // The error names the file.
+            Some(why) => format!("{why} (fix it before brain runs again)"),
+            None => p.display().to_string(),
+        };
+        line(&mut out, "config", "kept", shown)?;
     }
     if !s.dry_run {
         s.record.save()?;
@@ -739,17 +891,19 @@ pub fn uninstall(config: Config, args: UninstallArgs) -> Result<ExitCode> {
     })
 }
 
-/// Removes a managed file unless someone edited it (and `force` is off). True if removed.
+/// Removes a managed file unless someone edited it (and `force` is off); `before` holds the
+/// SHA-256 of what earlier brains shipped there. True if removed.
 fn remove(
     s: &mut Setup,
     out: &mut impl Write,
     what: &str,
     path: &Path,
     shipped: &str,
+    before: &[&str],
     force: bool,
 ) -> Result<bool> {
     let shown = path.display().to_string();
-    match s.record.state(path, shipped)? {
+    match s.record.state_among(path, shipped, before)? {
         State::Missing => {
             line(out, what, "absent", &shown)?;
             Ok(false)

@@ -28,10 +28,18 @@ fn bin_dir() -> PathBuf {
 
 /// `brain ARGS` with this brain's environment and this binary first on PATH.
 fn brain(b: &Brain, args: &[&str]) -> Run {
+    brain_with_config(b, None, args)
+}
+
+/// [`brain`], with `BRAIN_CONFIG` naming `config` when given.
+fn brain_with_config(b: &Brain, config: Option<&Path>, args: &[&str]) -> Run {
     let mut cmd: Command = b.command();
     let path = std::env::join_paths([bin_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")])
         .unwrap();
     cmd.env("PATH", path).args(args);
+    if let Some(c) = config {
+        cmd.env("BRAIN_CONFIG", c);
+    }
     Run(cmd.output().unwrap())
 }
 
@@ -86,13 +94,7 @@ fn a_config_named_by_brain_config_reaches_the_mcp_line() {
     let config = b.path("cfg/my brain.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "").unwrap();
-    let mut cmd: Command = b.command();
-    let path = std::env::join_paths([bin_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")])
-        .unwrap();
-    cmd.env("PATH", path)
-        .env("BRAIN_CONFIG", &config)
-        .args(["install"]);
-    let out = ok(Run(cmd.output().unwrap()));
+    let out = ok(brain_with_config(&b, Some(&config), &["install"]));
     let shown = format!("'BRAIN_CONFIG={}'", config.display());
     assert!(
         out.contains(&format!(
@@ -500,10 +502,91 @@ fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
 
     std::fs::write(
         b.home.join(".claude.json"),
-        r#"{"projects": {"/work/x": {"mcpServers": {"brain": {}}}}}"#,
+        r#"{"projects": {"/work/x": {"mcpServers": {"brain": {"command": "brain", "args": ["mcp"]}}}}}"#,
     )
     .unwrap();
     assert!(ok(brain(&b, &["install"])).contains("for /work/x only"));
+    // Its remove line works only from that folder, and says so.
+    assert!(ok(brain(&b, &["uninstall", "--dry-run"]))
+        .contains("cd /work/x && claude mcp remove --scope local brain"));
+
+    // A registration left by an older install, whose binary is gone: found by name, it
+    // would start nothing.
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"brain": {"command": "/nonexistent/old/brain", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(
+        row(&check, "mcp").starts_with("drifted ") && check.contains("/nonexistent/old/brain"),
+        "{check}"
+    );
+    let out = ok(brain(&b, &["install"]));
+    assert!(
+        out.contains("claude mcp remove --scope user brain")
+            && out.contains("claude mcp add --scope user brain -- brain mcp"),
+        "{out}"
+    );
+}
+
+/// `--check` sees what install would set: a config that names another brain is drift; a
+/// config broken by hand is reported by `--check` and does not stop `uninstall`.
+#[test]
+fn check_sees_a_config_for_another_brain_and_a_broken_one_does_not_block_uninstall() {
+    let b = Brain::new();
+    ok(brain(&b, &["install"]));
+    ok(brain(&b, &["install", "--check"]));
+    let config = b.home.join(".config/brain/config.toml");
+    std::fs::write(&config, "root = \"/somewhere/else\"\n").unwrap();
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(
+        row(&check, "config").starts_with("drifted ") && check.contains("set root = "),
+        "{check}"
+    );
+    std::fs::write(&config, "exclude = [\"[x\"]\n").unwrap();
+    let search = brain(&b, &["search", "x"]);
+    assert_eq!(search.code(), 2, "{}", describe(&search));
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(
+        row(&check, "config").starts_with("broken ") && check.contains("exclude pattern"),
+        "{check}"
+    );
+    let out = ok(brain(&b, &["uninstall"]));
+    assert!(!skill(&b).exists(), "{out}");
+    assert!(row(&out, "config").contains("exclude pattern"), "{out}");
+    assert!(config.exists(), "the config is the person's");
+}
+
+/// Install writes the config `BRAIN_CONFIG` names when there is none yet, as it writes the
+/// default one; a brain path that is a symlink to nowhere is refused before anything.
+#[test]
+fn install_writes_a_new_brain_config_file_and_refuses_a_link_to_nowhere() {
+    let b = Brain::new();
+    let config = b.path("cfg/new.toml");
+    let out = ok(brain_with_config(&b, Some(&config), &["install"]));
+    assert!(row(&out, "config").starts_with("wrote "), "{out}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains(&format!("root = \"{}\"", b.root.display())),
+        "{text}"
+    );
+
+    let b = fresh();
+    std::os::unix::fs::symlink(b.path("nowhere"), &b.root).unwrap();
+    for args in [&["install"][..], &["install", "--dry-run"]] {
+        let out = brain(&b, args);
+        assert_eq!(out.code(), 2, "{}", describe(&out));
+        let err = out.stderr();
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("a symlink to") && err.contains("nowhere"),
+            "{err}"
+        );
+    }
+    assert!(!skill(&b).exists());
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(row(&check, "brain").starts_with("unusable "), "{check}");
 }
 
 #[test]
