@@ -42,6 +42,10 @@
 //!    English vocabulary, which knows few of their characters), its vector is the unknown
 //!    token's, near any note: `alpha` is 1 ([`Weights::from_unknown`]).
 //!
+//! 5. **A note meaning has not read stands where the words put it.** A note not embedded
+//!    yet takes, as its similarity, that of meaning's note at its keyword rank; scored 0,
+//!    it sank under every embedded note until `brain index` embedded it.
+//!
 //! Every number that decides an order is reported by `--explain`.
 
 use serde::{Deserialize, Serialize};
@@ -193,14 +197,34 @@ pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
             (lo.min(s), hi.max(s))
         });
     let rrf_of = |rank: Option<u32>| rank.map_or(0.0, |r| 1.0 / (K + f64::from(r)));
+    let normalise = |s: f64| match cos_max > cos_min {
+        true => (s - cos_min) / (cos_max - cos_min),
+        false => 1.0,
+    };
+    // The similarities meaning gave, best first: what a note it has not read yet is taken
+    // to score (below).
+    let mut by_meaning: Vec<f64> = candidates
+        .iter()
+        .filter_map(|c| c.cos.map(|s| normalise(f64::from(s))))
+        .collect();
+    by_meaning.sort_by(|a, b| b.total_cmp(a));
     let mut fused: Vec<Fused> = candidates
         .iter()
         .map(|c| {
-            let normalised = match c.cos.map(f64::from) {
-                Some(s) if cos_max > cos_min => (s - cos_min) / (cos_max - cos_min),
-                Some(_) => 1.0,
-                // Not embedded yet: meaning knows nothing of it.
-                None => 0.0,
+            let normalised = match (c.cos, c.bm25_rank) {
+                (Some(s), _) => normalise(f64::from(s)),
+                // Not embedded yet (just saved, or waiting for `brain index`): meaning has
+                // not read it, so it is taken to stand where the words put it, the
+                // similarity of meaning's note at its keyword rank. Scored 0 instead, a
+                // new note the words find first sank under every note meaning knew (at
+                // a low keyword share, to the bottom of the list): hybrid was worse
+                // than keywords alone until the note was embedded.
+                (None, Some(rank)) => by_meaning
+                    .get(rank as usize - 1)
+                    .or(by_meaning.last())
+                    .copied()
+                    .unwrap_or(1.0),
+                (None, None) => 0.0,
             };
             let bm25_part = if bm25_max > 0.0 {
                 alpha * c.bm25 / bm25_max
@@ -303,9 +327,9 @@ mod tests {
 
     #[test]
     fn a_tie_between_the_two_lists_leaders_goes_to_the_keyword_one() {
-        // Note 7 is meaning's #1 and no keyword hit; note 9 keywords' #1 and not in the
-        // semantic list: each scores alpha = 0.5 and one rank-1 RRF term. The lower id
-        // must not decide: the note holding the words does.
+        // Note 7 is meaning's #1 and no keyword hit; note 9 keywords' #1 and meaning's
+        // least like the query, not in the semantic list: each scores alpha = 0.5 and one
+        // rank-1 RRF term. The lower id must not decide: the note holding the words does.
         let sem_only = Candidate {
             note_id: 7,
             bm25: 0.0,
@@ -319,9 +343,9 @@ mod tests {
             note_id: 9,
             bm25: 5.0,
             bm25_rank: Some(1),
-            cos: None,
+            cos: Some(0.1),
             sem_rank: None,
-            chunk: None,
+            chunk: Some(90),
             exact: Exact::None,
         };
         let f = fuse(&[sem_only, kw_only], &Weights::from_coverage(1.0));
@@ -419,6 +443,36 @@ mod tests {
             .iter()
             .find(|f| f.note_id == 2)
             .map(|f| (f.sem_part, f.chunk_id));
-        assert_eq!(p, Some((0.0, None)));
+        // Keyword #2 of two, below meaning's only note: it takes that note's similarity.
+        assert_eq!(p, Some((0.5, None)));
+    }
+
+    /// A note not embedded yet stands where the words put it: keyword #1 is taken to be as
+    /// close in meaning as meaning's #1, so a low keyword share does not bury it.
+    #[test]
+    fn a_note_not_embedded_yet_is_ranked_by_its_words() {
+        let mut pending = c(9, 4.0, 0.0, Exact::None);
+        (pending.cos, pending.sem_rank, pending.bm25_rank) = (None, None, Some(1));
+        let mut known: Vec<Candidate> = (1..=5)
+            .map(|id| {
+                let mut k = c(id, 1.0, 0.5 - 0.05 * id as f32, Exact::None);
+                k.bm25_rank = Some(id as u32 + 1);
+                k
+            })
+            .collect();
+        known.push(pending);
+        let f = fuse(&known, &Weights::from_coverage(0.6));
+        assert_eq!(f[0].note_id, 9, "{f:?}");
+        // alpha 0.1: meaning's #1 similarity (normalised 1) at 0.9.
+        assert!((f[0].sem_part - 0.9).abs() < 1e-9, "{:?}", f[0]);
+        // Below every keyword hit meaning knows, it takes the last similarity, not 0.
+        known.last_mut().unwrap().bm25_rank = Some(40);
+        known.last_mut().unwrap().bm25 = 0.5;
+        let f = fuse(&known, &Weights::from_coverage(0.6));
+        let p = f.iter().find(|f| f.note_id == 9).unwrap();
+        assert_eq!(
+            p.sem_part, 0.0,
+            "the last of meaning's is its minimum: 0 here"
+        );
     }
 }
