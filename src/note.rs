@@ -327,7 +327,10 @@ fn tags_of(fields: &Map<String, Value>) -> Vec<String> {
                 _ => None,
             })
             .collect(),
-        Some(Value::String(s)) => s.split([',', ' ']).map(str::to_string).collect(),
+        // `"a, b"` is two tags, `"Road Safety, zebra"` too; without a comma, words are
+        // tags (`"#a #b"`, as hashtags are written).
+        Some(Value::String(s)) if s.contains(',') => s.split(',').map(str::to_string).collect(),
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
         _ => Vec::new(),
     };
     let mut tags: Vec<String> = Vec::new();
@@ -562,6 +565,11 @@ mod tests {
     #[test]
     fn comma_separated_tag_string() {
         let (n, _) = parse("a.md", b"---\ntags: rust, sqlite\n---\n");
+        assert_eq!(n.tags, vec!["rust", "sqlite"]);
+        // A tag of two words stays one; without commas, words are tags (`#a #b`).
+        let (n, _) = parse("a.md", b"---\ntags: \"Road Safety, zebra\"\n---\n");
+        assert_eq!(n.tags, vec!["Road Safety", "zebra"]);
+        let (n, _) = parse("a.md", b"---\ntags: \"#rust #sqlite\"\n---\n");
         assert_eq!(n.tags, vec!["rust", "sqlite"]);
     }
 

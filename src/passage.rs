@@ -281,7 +281,14 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     let (start, count) = match (note.line, note.count) {
         (None, _) => (1, total.max(1)),
         (Some(l), Some(c)) => (l, c),
-        (Some(l), None) => (l.saturating_sub(LINES_BEFORE).max(1), DEFAULT_CONTEXT),
+        // Near the end the window slides back, as it does at the start: a hit on the last
+        // line still shows DEFAULT_CONTEXT lines, not the last few.
+        (Some(l), None) => (
+            l.saturating_sub(LINES_BEFORE)
+                .min(total.saturating_sub(DEFAULT_CONTEXT - 1))
+                .max(1),
+            DEFAULT_CONTEXT,
+        ),
     };
     if let Some(line) = note.line.filter(|&l| l > total.max(1)) {
         return Err(Error::InvalidInput(format!(
@@ -310,6 +317,24 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hit_near_the_end_still_shows_a_whole_window() {
+        let root = tempfile::tempdir().unwrap();
+        let text: String = (1..=48).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(root.path().join("x.md"), text).unwrap();
+        std::fs::write(root.path().join("short.md"), "a\nb\nc\n").unwrap();
+        let window = |spec: &str| {
+            let p = read(root.path(), &NoteRef::parse(spec).unwrap()).unwrap();
+            (p.start_line, p.end_line)
+        };
+        assert_eq!(window("x.md:9"), (4, 23));
+        assert_eq!(window("x.md:1"), (1, 20));
+        assert_eq!(window("x.md:48"), (29, 48));
+        assert_eq!(window("x.md:40"), (29, 48));
+        assert_eq!(window("x.md:48:3"), (48, 48), "a count given is kept");
+        assert_eq!(window("short.md:3"), (1, 3));
+    }
 
     #[test]
     fn only_a_dot_dot_component_climbs_out() {

@@ -289,14 +289,25 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
     writeln!(out)
 }
 
-/// The `brain status` block.
-pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
-    status_of(out, report, false)
+/// Why a status report made in-process has no backend in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoBackend {
+    /// None holds the brain.
+    NotRunning,
+    /// One holds it but did not answer (the warning above says so).
+    Silent,
+    /// One answers, but `--no-daemon` said not to ask it.
+    NotAsked,
 }
 
-/// [`status`], for a report made in-process because a backend that holds the brain did not
-/// answer (`silent`): its line says so instead of "not running".
-pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: bool) -> io::Result<()> {
+/// The `brain status` block.
+pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
+    status_of(out, report, NoBackend::NotRunning)
+}
+
+/// [`status`], saying why a report made in-process has no backend in it: one that holds
+/// the brain and did not answer, or one not asked, is not "not running".
+pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend) -> io::Result<()> {
     let s = &report.status;
     let types: Vec<String> = s
         .types
@@ -377,14 +388,18 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: bool) -> i
 }
 
 /// The backend lines of `brain status`.
-fn backend(out: &mut impl Write, b: Option<&BackendStatus>, silent: bool) -> io::Result<()> {
+fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> io::Result<()> {
     let Some(b) = b else {
-        return match silent {
-            true => writeln!(
+        return match why {
+            NoBackend::Silent => writeln!(
                 out,
                 "backend:   not answering (see the warning above): the figures are this process's"
             ),
-            false => writeln!(out, "backend:   not running"),
+            NoBackend::NotAsked => writeln!(
+                out,
+                "backend:   running, not asked (--no-daemon): the figures are this process's"
+            ),
+            NoBackend::NotRunning => writeln!(out, "backend:   not running"),
         };
     };
     writeln!(

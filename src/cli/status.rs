@@ -29,13 +29,25 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // warning is said, and the backend line agrees with it.
     let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let seen = silent.clone();
+    let socket = brain::service::socket_path(&config);
     let status = shim::answerer(config, &args.daemon)
         .on_fallback(move |e| {
             let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
             seen.store(true, std::sync::atomic::Ordering::Relaxed);
         })
         .status()?;
-    let silent = silent.load(std::sync::atomic::Ordering::Relaxed);
+    // Told not to ask a backend, this process still says whether one answers there (a
+    // connection opened and closed: the backend reads no request from it).
+    let why = if silent.load(std::sync::atomic::Ordering::Relaxed) {
+        print::NoBackend::Silent
+    } else if args.daemon.no_daemon
+        && status.backend.is_none()
+        && std::os::unix::net::UnixStream::connect(&socket).is_ok()
+    {
+        print::NoBackend::NotAsked
+    } else {
+        print::NoBackend::NotRunning
+    };
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
     if status.backend.is_some() && status.status.model != ours {
@@ -51,7 +63,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
     } else {
-        print::status_of(&mut out, &status, silent)?;
+        print::status_of(&mut out, &status, why)?;
         if let Some(took) = checked {
             writeln!(
                 out,

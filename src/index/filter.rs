@@ -128,6 +128,18 @@ impl Filters {
             .iter()
             .filter_map(|c| Condition::parse(c).ok())
         {
+            // `tags` is read as `--tag` reads it, from the note's tags as parsed (a string
+            // `"a, b"` is two tags), not from the raw field, where it is one string.
+            if c.field == "tags" {
+                args.push(SqlValue::Text(c.value.trim_start_matches('#').to_string()));
+                sql.push_str(&format!(
+                    " AND {}EXISTS (SELECT 1 FROM json_each(n.tags) \
+                     WHERE lower(json_each.value) = lower(?{}))",
+                    if c.negated { "NOT " } else { "" },
+                    args.len()
+                ));
+                continue;
+            }
             args.push(SqlValue::Text(format!("$.\"{}\"", c.field)));
             let path = args.len();
             args.push(SqlValue::Text(c.value));

@@ -176,13 +176,10 @@ impl Scan {
 const NO_KEYWORD_MATCH: &str =
     "no note holds any word of the query: these are only the notes nearest in meaning (a typo?)";
 
-/// The first quoted term of several words (apart by spaces: `"retry-jitter"` unquoted is
-/// the same one run of tokens): a phrase, which matches only as written.
-fn first_phrase(query: &Query) -> Option<&str> {
-    query.terms.iter().find_map(|t| {
-        let words = t.text.split_whitespace().count();
-        (t.quoted && words > 1).then_some(t.text.as_str())
-    })
+/// The first term that matches only as written ([`Term::is_phrase`]): a quoted phrase, or
+/// words joined by punctuation.
+fn first_phrase(query: &Query) -> Option<&Term> {
+    query.terms.iter().find(|t| t.is_phrase())
 }
 
 /// What a search whose keyword list came back empty says about a phrase in the query: its
@@ -203,7 +200,7 @@ fn phrase_notice(
     let Some(phrase) = first_phrase(query) else {
         return Ok(None);
     };
-    if !held_anywhere(reader, &Query::parse(phrase))? {
+    if !held_anywhere(reader, &Query::words_apart(&phrase.text))? {
         return Ok(None);
     }
     let others = match query.terms.len() {
@@ -214,10 +211,27 @@ fn phrase_notice(
         true => "",
         false => ": these are only the notes nearest in meaning",
     };
-    Ok(Some(format!(
-        "no note holds the phrase \"{phrase}\"{others}{nearest}; without the quotes, notes \
-         holding its words apart match too"
-    )))
+    Ok(Some(match phrase.quoted {
+        true => format!(
+            "no note holds the phrase \"{}\"{others}{nearest}; without the quotes, notes \
+             holding its words apart match too",
+            phrase.text
+        ),
+        // `retry/jitter`: FTS5 reads words joined by punctuation as one phrase.
+        false => {
+            let core = phrase.core();
+            let spaced = Query::words_apart(core)
+                .terms
+                .into_iter()
+                .map(|t| t.text)
+                .collect::<Vec<_>>()
+                .join(" ");
+            format!(
+                "no note holds \"{core}\" as written, its words together{others}{nearest}; \
+                 with spaces between them ({spaced}), notes holding its words apart match too"
+            )
+        }
+    }))
 }
 
 /// What a hybrid search whose keyword list came back empty says of its results, the notes
@@ -229,10 +243,12 @@ fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> R
     let terms = query
         .terms
         .iter()
-        .flat_map(|t| match t.quoted {
+        .flat_map(|t| match (t.quoted, t.is_phrase()) {
             // Read again unquoted: its words, and a CJK run's character pairs.
-            true => Query::parse(&t.text).terms,
-            false => vec![t.clone()],
+            (true, _) => Query::parse(&t.text).terms,
+            // Joined by punctuation (`retry/jitter`): its words apart.
+            (false, true) => Query::words_apart(t.core()).terms,
+            (false, false) => vec![t.clone()],
         })
         .collect();
     let words = Query {

@@ -27,6 +27,16 @@ pub struct Term {
 }
 
 impl Term {
+    /// Whether this term matches only as written, its words together: a quoted phrase of
+    /// several words, or words typed joined by punctuation (`retry/jitter`, `os.path`),
+    /// which FTS5 reads as one phrase. A flag (`--no-verify`) is a name, not words.
+    pub fn is_phrase(&self) -> bool {
+        match self.quoted {
+            true => self.text.split_whitespace().count() > 1,
+            false => !self.is_flag() && self.part_of.is_none() && tokens(self.core()).count() > 1,
+        }
+    }
+
     /// A command-line flag (`-xzf`, `--no-verify`).
     pub fn is_flag(&self) -> bool {
         !self.quoted && self.text.starts_with('-')
@@ -259,6 +269,23 @@ impl Query {
         Some(format!("({any}) NOT ({none})"))
     }
 
+    /// The tokens of `text` as separate words, OR-ed: what a phrase, or words joined by
+    /// punctuation (`retry/jitter`), match when their words may stand apart.
+    pub fn words_apart(text: &str) -> Query {
+        Query {
+            terms: tokens(text)
+                .map(|w| Term {
+                    text: w,
+                    prefix: false,
+                    quoted: false,
+                    maybe_flag: false,
+                    part_of: None,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     /// The lowercase words of the positive terms as typed (a CJK run cut into pairs counts
     /// once, whole): what an exact-name check compares with.
     pub fn words(&self) -> Vec<String> {
@@ -455,6 +482,29 @@ mod tests {
 
     fn m(s: &str) -> Option<String> {
         Query::parse(s).to_match()
+    }
+
+    #[test]
+    fn words_joined_by_punctuation_are_a_phrase_and_a_flag_is_not() {
+        let phrase = |q: &str| {
+            Query::parse(q)
+                .terms
+                .iter()
+                .map(Term::is_phrase)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(phrase("retry/jitter os.path.join"), [true, true]);
+        assert_eq!(phrase("\"retry jitter\" \"one\""), [true, false]);
+        assert_eq!(
+            phrase("--no-verify -xzf retry, (jitter)"),
+            [false, false, false, false]
+        );
+        let apart: Vec<String> = Query::words_apart("Retry/jitter")
+            .terms
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(apart, ["retry", "jitter"]);
     }
 
     #[test]

@@ -542,6 +542,21 @@ fn where_filters_on_any_frontmatter_field_and_names_the_fields_on_a_typo() {
             r.stderr()
         );
     }
+    // Tags written as one string are the tags `--tag` reads, for `--where` too: a tag of
+    // two words stays one.
+    b.write(
+        "lore/crossing.md",
+        "---\ntype: lore\ntags: \"Road Safety, zebra\"\n---\n# Crossing\n\nsqlite at the crossing\n",
+    );
+    for filter in [
+        &["--where", "tags=road safety"][..],
+        &["--tag", "Road Safety"],
+        &["--where", "tags=zebra"],
+    ] {
+        let mut args = vec!["search", "sqlite", "--mode", "bm25"];
+        args.extend(filter);
+        assert_eq!(paths(&b.json(&args)), ["lore/crossing.md"], "{filter:?}");
+    }
 }
 
 /// A file name holding a newline or an escape sequence is one printable line wherever the

@@ -81,6 +81,19 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             .json()
     )
     .is_empty());
+    // Words joined by punctuation are one phrase to FTS5 too: said so, not "a typo?", in
+    // both modes.
+    for mode in ["hybrid", "bm25"] {
+        let r = b.ok(&["search", "retry/jitter", "--mode", mode]);
+        assert!(
+            r.stderr()
+                .contains("no note holds \"retry/jitter\" as written, its words together")
+                && r.stderr().contains("(retry jitter)")
+                && !r.stderr().contains(said),
+            "{mode}: {}",
+            r.stderr()
+        );
+    }
     // Under a filter or an exclusion, either may be the reason: no word about the phrase
     // (`thundering herd` is in a lore note, which both leave out).
     let r = b.ok(&[
