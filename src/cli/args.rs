@@ -197,7 +197,8 @@ pub struct LinksArgs {
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     /// The window: the last N days.
-    #[arg(long, default_value_t = 30, value_name = "N", value_parser = days)]
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = days,
+          allow_negative_numbers = true)]
     pub days: u32,
 
     /// Print one JSON object instead of tables.
@@ -213,7 +214,8 @@ pub struct StatsArgs {
     pub yes: bool,
 
     /// Drop log rows older than DAYS days.
-    #[arg(long, value_name = "DAYS", conflicts_with = "days", value_parser = days)]
+    #[arg(long, value_name = "DAYS", conflicts_with = "days", value_parser = days,
+          allow_negative_numbers = true)]
     pub prune: Option<u32>,
 }
 
@@ -369,11 +371,11 @@ pub struct SearchArgs {
 
     /// Only notes dated on or after: 30d, 2w or YYYY-MM-DD (the note's `updated`, else
     /// `created`, else a date in its file name, else its file's modification day).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub since: Option<String>,
 
     /// Only notes dated before: 30d, 2w or YYYY-MM-DD.
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub before: Option<String>,
 
     /// Only notes whose frontmatter FIELD is VALUE (or a list holding it); FIELD!=VALUE
@@ -383,7 +385,7 @@ pub struct SearchArgs {
 
     /// How many results (1 to 1000); `--limit` is the same.
     #[arg(long, visible_alias = "limit", default_value_t = brain::search::DEFAULT_TOP as i64,
-          value_name = "N", allow_negative_numbers = true)]
+          value_name = "N", allow_negative_numbers = true, value_parser = whole_number)]
     pub top: i64,
 
     /// Print one JSON object instead of text.
@@ -423,7 +425,8 @@ pub struct SimilarArgs {
         long,
         visible_alias = "limit",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = whole_number
     )]
     pub top: Option<i64>,
 
@@ -501,6 +504,14 @@ fn days(s: &str) -> Result<u32, String> {
         .filter(|d| (1..=u64::from(max)).contains(d))
         .map(|d| d as u32)
         .ok_or_else(|| format!("must be between 1 and {max} days (about 100 years)"))
+}
+
+/// `--top`'s value as a number, said in words when it is none (`1.5`, `abc`): the range
+/// is checked by [`top`], which knows the command's most.
+fn whole_number(s: &str) -> Result<i64, String> {
+    s.trim()
+        .parse::<i64>()
+        .map_err(|_| "expected a whole number (how many results)".to_string())
 }
 
 /// `BRAIN_NO_DAEMON`'s value (`true` when the flag is given): empty is unset, as for every

@@ -30,6 +30,20 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         // A file name may hold a newline or an escape: one line each, printable.
         writeln!(err, "warning: {}", super::print::shown(w))?;
     }
+    // A note read with a problem is warned about once, by the sync that indexed it (a
+    // search's, perhaps): the index keeps the problem, and `check` names it.
+    let earlier = engine.problem_count()?.saturating_sub(report.note_warnings);
+    if earlier > 0 {
+        writeln!(
+            err,
+            "note: {} indexed earlier with a problem (invalid UTF-8, frontmatter): 'brain check' names {}",
+            print::counted(earlier, "note was", "notes were"),
+            match earlier {
+                1 => "it",
+                _ => "them",
+            }
+        )?;
+    }
     if notes == 0 {
         // "indexed 0 notes" alone leaves a person to guess: an empty folder, or notes the
         // exclude patterns skip (a brain of README.md and raw/ is the second).

@@ -34,8 +34,8 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         explain: args.explain,
         as_you_type: false,
     };
-    let response = shim::answerer(config, &args.daemon).search(&request)?;
-    if let Some(hint) = hint {
+    let mut response = shim::answerer(config, &args.daemon).search(&request)?;
+    if let Some(hint) = &hint {
         writeln!(io::stderr(), "{hint}")?;
     }
     if let Some(notice) = &response.notice {
@@ -43,6 +43,11 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
     }
     let mut out = io::stdout().lock();
     if args.json {
+        // `notice` carries what stderr said, the hint too.
+        response.notice = match (hint, response.notice.take()) {
+            (Some(h), Some(n)) => Some(format!("{h}; {n}")),
+            (h, n) => h.or(n),
+        };
         writeln!(out, "{}", serde_json::to_string(&response)?)?;
     } else {
         if let Some(explain) = &response.explain {

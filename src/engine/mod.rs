@@ -310,12 +310,14 @@ impl Engine {
             Mode::Hybrid | Mode::Semantic => self.semantic_ready(req.sync, notices)?,
         };
         if semantic.is_none() && req.mode == Mode::Semantic {
-            return Err(Error::InvalidInput(format!(
-                "--mode semantic needs the embedding model: {}",
-                notices
-                    .join("; ")
-                    .trim_start_matches("semantic search off: ")
-            )));
+            // Without the model, that is the cause; with it, the vectors are not there yet.
+            let said = notices.join("; ");
+            return Err(Error::InvalidInput(
+                match said.strip_prefix("semantic search off: ") {
+                    Some(why) => format!("--mode semantic needs the embedding model: {why}"),
+                    None => format!("--mode semantic cannot answer yet: {said}"),
+                },
+            ));
         }
         let reader = self.index.read()?;
         let semantic = semantic.as_ref().map(|(embedder, matrix)| Semantic {

@@ -76,6 +76,11 @@ impl Engine {
         self.index.read()?.note_count()
     }
 
+    /// How many notes were read with a problem when indexed: `brain check` names them.
+    pub fn problem_count(&self) -> Result<u64> {
+        self.index.read()?.problem_count()
+    }
+
     /// Reads the whole index file for damage (SQLite's `quick_check`): `brain status
     /// --check`. Damage is the index's "damaged" error, which names `--rebuild`.
     pub fn check_index(&self) -> Result<()> {

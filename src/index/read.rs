@@ -375,6 +375,12 @@ impl<'a> Reader<'a> {
         self.count("SELECT COUNT(*) FROM notes")
     }
 
+    /// How many notes were read with a problem when indexed (invalid UTF-8, frontmatter that
+    /// does not parse): `brain check` names them.
+    pub fn problem_count(&self) -> Result<u64> {
+        self.count("SELECT COUNT(*) FROM notes WHERE problem IS NOT NULL")
+    }
+
     /// Notes, passages and notes per type.
     pub fn counts(&self) -> Result<Counts> {
         let mut types = BTreeMap::new();

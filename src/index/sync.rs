@@ -51,6 +51,10 @@ pub struct SyncReport {
     pub unchanged: u64,
     /// Files skipped or read with problems, one line each naming the file.
     pub warnings: Vec<String>,
+    /// How many of `warnings` are of notes read (and indexed) with a problem, which the
+    /// index keeps: the others are of files skipped, said again on every sync.
+    #[serde(skip)]
+    pub note_warnings: u64,
     /// Paths whose stat differed from the index's, or that are gone: what a change journal
     /// must have reported (files marked to be read again for a racy write are left out).
     #[serde(skip)]
@@ -643,6 +647,7 @@ fn apply(
             warning,
         } => {
             report.warnings.extend(warning.clone());
+            report.note_warnings += u64::from(warning.is_some());
             if id.is_some() {
                 report.updated += 1;
             } else {

@@ -289,8 +289,8 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
     // unknown token: every emoji gave the same three notes).
     if !req.query.chars().any(char::is_alphanumeric) {
         return Err(Error::InvalidInput(format!(
-            "the query {:?} has no words, only punctuation, symbols or control characters: say what to search for",
-            req.query
+            "the query {} has no words, only punctuation, symbols or control characters: say what to search for",
+            quoted(&req.query)
         )));
     }
     if req.top == 0 || req.top > MAX_TOP {
@@ -304,6 +304,22 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
         end -= 1;
     }
     Ok(&req.query[..end])
+}
+
+/// A query shown in a message as typed, in quotes that it does not hold itself (`'-"a b"'`),
+/// with control characters escaped so that none reaches the terminal.
+fn quoted(query: &str) -> String {
+    let shown: String = query
+        .chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect();
+    match shown.contains('"') && !shown.contains('\'') {
+        true => format!("'{shown}'"),
+        false => format!("\"{shown}\""),
+    }
 }
 
 /// Runs `req` (whose text, validated, is `text`) against `reader`. Without `semantic`,
@@ -327,7 +343,8 @@ pub(crate) fn run(
     // asked to leave out.
     if query.terms.is_empty() && !query.excludes.is_empty() {
         return Err(Error::InvalidInput(format!(
-            "the query {text:?} only excludes: add a word to search for"
+            "the query {} only excludes: add a word to search for",
+            quoted(text)
         )));
     }
     let mode = if semantic.is_some() {

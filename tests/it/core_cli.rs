@@ -401,6 +401,15 @@ fn bad_files_are_warnings_that_name_the_file() {
         "{err}"
     );
     assert!(r.stdout().starts_with("indexed 5 notes"), "{}", r.stdout());
+    assert!(!err.contains("indexed earlier"), "said just above: {err}");
+    // Said once, by the sync that read them; later syncs point at `check`, which names
+    // them, as a search's own sync would have left them unsaid.
+    let again = b.ok(&["index"]).stderr();
+    assert!(
+        again.contains("note: 3 notes were indexed earlier with a problem")
+            && again.contains("'brain check' names them"),
+        "{again}"
+    );
     for (query, path) in [
         ("searchable", "lore/latin1.md"),
         ("broken", "lore/broken-yaml.md"),
