@@ -262,12 +262,22 @@ impl Config {
             Some(d) => d,
             None => default_data_dir()?,
         };
+        if root.as_os_str().is_empty() || data_dir.as_os_str().is_empty() {
+            return Err(Error::Config(
+                "the brain folder or the data folder is set to an empty path: give a folder, \
+                 or leave it unset for the default"
+                    .into(),
+            ));
+        }
+        let (root, data_dir) = (
+            absolute(&expand_tilde(&root))?,
+            absolute(&expand_tilde(&data_dir))?,
+        );
+        // What `install.json` is written into stays out of the notes, here too.
+        check_data_outside_root(&data_dir, &root)?;
         Ok(Config {
             config_file,
-            ..Config::for_root(
-                absolute(&expand_tilde(&root))?,
-                absolute(&expand_tilde(&data_dir))?,
-            )
+            ..Config::for_root(root, data_dir)
         })
     }
 

@@ -331,6 +331,7 @@ fn tags_of(fields: &Map<String, Value>) -> Vec<String> {
         // tags (`"#a #b"`, as hashtags are written).
         Some(Value::String(s)) if s.contains(',') => s.split(',').map(str::to_string).collect(),
         Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        Some(Value::Number(n)) => vec![n.to_string()],
         _ => Vec::new(),
     };
     let mut tags: Vec<String> = Vec::new();
@@ -571,6 +572,8 @@ mod tests {
         assert_eq!(n.tags, vec!["Road Safety", "zebra"]);
         let (n, _) = parse("a.md", b"---\ntags: \"#rust #sqlite\"\n---\n");
         assert_eq!(n.tags, vec!["rust", "sqlite"]);
+        let (n, _) = parse("a.md", b"---\ntags: 2024\n---\n");
+        assert_eq!(n.tags, vec!["2024"]);
     }
 
     #[test]

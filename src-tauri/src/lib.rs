@@ -71,8 +71,49 @@ pub fn builder(config: brain::Config) -> tauri::Builder<tauri::Wry> {
 /// Runs the app until Quit.
 pub fn run() {
     if let Err(e) = try_run() {
-        eprintln!("brain-app: {e:#}");
+        let why = format!("{e:#}");
+        eprintln!("brain-app: {why}");
+        tell_why_it_stopped(&why);
         std::process::exit(1);
+    }
+}
+
+/// Shows why the app could not start (a config file it cannot read, most often) in a
+/// dialog, when nobody reads its stderr: started from Finder, the Dock or at login, a
+/// menu-bar app that stops at once is otherwise an icon that never appears. From a
+/// terminal, the line above says it.
+fn tell_why_it_stopped(why: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        return;
+    }
+    let text = format!("{why}\n\nFix it, then open brain again.");
+    let show = move || {
+        rfd::MessageDialog::new()
+            .set_level(rfd::MessageLevel::Error)
+            .set_title("brain could not start")
+            .set_description(text)
+            .set_buttons(rfd::MessageButtons::Ok)
+            .show()
+    };
+    // AppKit shows it on the main thread, which this is.
+    #[cfg(target_os = "macos")]
+    let _ = show();
+    // GTK needs a display (an empty variable names none), and one that is named but dead
+    // leaves rfd waiting for an answer that never comes: the dialog gets its own thread
+    // and a time limit, after which the app exits as it would have.
+    #[cfg(not(target_os = "macos"))]
+    {
+        let named = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        if !named("DISPLAY") && !named("WAYLAND_DISPLAY") {
+            return;
+        }
+        let (done, answered) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = show();
+            let _ = done.send(());
+        });
+        let _ = answered.recv_timeout(std::time::Duration::from_secs(300));
     }
 }
 

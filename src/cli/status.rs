@@ -40,10 +40,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // connection opened and closed: the backend reads no request from it).
     let why = if silent.load(std::sync::atomic::Ordering::Relaxed) {
         print::NoBackend::Silent
-    } else if args.daemon.no_daemon
-        && status.backend.is_none()
-        && std::os::unix::net::UnixStream::connect(&socket).is_ok()
-    {
+    } else if args.daemon.no_daemon && status.backend.is_none() && answers_at(socket) {
         print::NoBackend::NotAsked
     } else {
         print::NoBackend::NotRunning
@@ -73,4 +70,16 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a backend accepts connections at `socket`, within a moment: a connect to a
+/// backend whose queue is full waits, and `--no-daemon` is what a person reaches for when
+/// the backend is stuck.
+fn answers_at(socket: std::path::PathBuf) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::os::unix::net::UnixStream::connect(&socket).is_ok());
+    });
+    rx.recv_timeout(std::time::Duration::from_millis(300))
+        .unwrap_or(false)
 }

@@ -311,11 +311,15 @@ impl Engine {
         };
         if semantic.is_none() && req.mode == Mode::Semantic {
             // Without the model, that is the cause; with it, the vectors are not there yet.
-            let said = notices.join("; ");
+            let said = notices
+                .iter()
+                .map(|n| n.trim_start_matches("semantic search off: "))
+                .collect::<Vec<_>>()
+                .join("; ");
             return Err(Error::InvalidInput(
-                match said.strip_prefix("semantic search off: ") {
-                    Some(why) => format!("--mode semantic needs the embedding model: {why}"),
-                    None => format!("--mode semantic cannot answer yet: {said}"),
+                match crate::embed::is_installed(&self.config) {
+                    false => format!("--mode semantic needs the embedding model: {said}"),
+                    true => format!("--mode semantic cannot answer yet: {said}"),
                 },
             ));
         }

@@ -172,6 +172,13 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE recalls ADD COLUMN keywords INTEGER;
     "#,
+    // 11: tags written as one string are split on its commas when it has any (`"Road
+    // Safety, zebra"` is two tags, not three), and a number (`tags: 2024`) is a tag. The
+    // notes whose tags are written so are read again by the next sync.
+    r#"
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
+     WHERE json_type(fields, '$.tags') IN ('text', 'integer', 'real');
+    "#,
 ];
 
 /// The schema version this build writes.

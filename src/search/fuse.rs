@@ -220,7 +220,7 @@ pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
                 // a low keyword share, to the bottom of the list): hybrid was worse
                 // than keywords alone until the note was embedded.
                 (None, Some(rank)) => by_meaning
-                    .get(rank as usize - 1)
+                    .get((rank as usize).saturating_sub(1))
                     .or(by_meaning.last())
                     .copied()
                     .unwrap_or(1.0),

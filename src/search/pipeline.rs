@@ -220,12 +220,8 @@ fn phrase_notice(
         // `retry/jitter`: FTS5 reads words joined by punctuation as one phrase.
         false => {
             let core = phrase.core();
-            let spaced = Query::words_apart(core)
-                .terms
-                .into_iter()
-                .map(|t| t.text)
-                .collect::<Vec<_>>()
-                .join(" ");
+            let star = if phrase.prefix { "*" } else { "" };
+            let spaced = format!("{}{star}", Query::spaced(core));
             format!(
                 "no note holds \"{core}\" as written, its words together{others}{nearest}; \
                  with spaces between them ({spaced}), notes holding its words apart match too"

@@ -269,21 +269,16 @@ impl Query {
         Some(format!("({any}) NOT ({none})"))
     }
 
-    /// The tokens of `text` as separate words, OR-ed: what a phrase, or words joined by
+    /// The tokens of `text` as separate words, read as a query of them typed apart
+    /// (stopwords dropped, a CJK run in pairs): what a phrase, or words joined by
     /// punctuation (`retry/jitter`), match when their words may stand apart.
     pub fn words_apart(text: &str) -> Query {
-        Query {
-            terms: tokens(text)
-                .map(|w| Term {
-                    text: w,
-                    prefix: false,
-                    quoted: false,
-                    maybe_flag: false,
-                    part_of: None,
-                })
-                .collect(),
-            ..Default::default()
-        }
+        Query::parse(&Query::spaced(text))
+    }
+
+    /// `text`'s tokens with spaces between them: `retry/jitter` is `retry jitter`.
+    pub fn spaced(text: &str) -> String {
+        tokens(text).collect::<Vec<_>>().join(" ")
     }
 
     /// The lowercase words of the positive terms as typed (a CJK run cut into pairs counts

@@ -167,6 +167,23 @@ check() { # NAME COMMAND...
 }
 captured() { grep -qxF "$1" "$capture"; }
 
+# ---- a config the app cannot read: said, and in a dialog when no terminal reads it -------
+bad="$work/bad.toml"
+echo 'max_file_mb = "lots"' >"$bad"
+BRAIN_CONFIG="$bad" DISPLAY='' WAYLAND_DISPLAY='' timeout 20 "$app" >/dev/null 2>"$out/bad-config.err"
+bad_rc=$?
+check "a config it cannot read stops the app, exit 1, one line naming the file" \
+  test "$bad_rc" = 1 -a "$(grep -c 'bad.toml' "$out/bad-config.err")" = 1
+# From Finder or at login nobody reads stderr: the reason is a dialog (the app waits on it).
+BRAIN_CONFIG="$bad" setsid "$app" >/dev/null 2>"$out/bad-config-dialog.err" &
+dialog_pid=$!
+pids+=("$dialog_pid")
+dialog_shown() { xdotool search --onlyvisible --name '^brain could not start$' >/dev/null 2>&1; }
+shown=1
+for _ in $(seq 100); do dialog_shown && { shown=0; break; }; sleep 0.1; done
+check "without a terminal, a dialog says why the app could not start" test "$shown" = 0
+kill -- "-$dialog_pid" 2>/dev/null || kill "$dialog_pid" 2>/dev/null || true
+
 # ---- the session -------------------------------------------------------------------------
 caps=$(jq -nc --arg app "$app" '{capabilities:{alwaysMatch:{"tauri:options":{application:$app}}}}')
 session=$(curl -s --max-time 60 -X POST -H 'Content-Type: application/json' -d "$caps" "$base/session" | jq -r '.value.sessionId // empty')

@@ -790,7 +790,7 @@ fn bad_settings_are_one_line_and_exit_2() {
     refused(
         "max_file_mb past any machine",
         b.run(&["status"]),
-        "between 1 and 1048576",
+        "from 1 to 1048576",
     );
     b.write_config("exclude = [\"[\"]\n");
     let r = b.run(&["index"]);

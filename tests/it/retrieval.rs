@@ -497,6 +497,24 @@ fn semantic_mode_without_a_model_is_an_error() {
     );
 }
 
+/// With the model there, semantic mode that cannot answer says why: the vectors are not
+/// made yet, not that the model is missing.
+#[test]
+fn semantic_mode_with_the_model_but_no_vectors_yet_says_so() {
+    let b = Brain::example().model();
+    b.ok(&["search", "x", "--mode", "bm25"]);
+    let r = b.run(&["search", "anything", "--mode", "semantic", "--no-sync"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    let err = r.stderr();
+    assert!(
+        err.starts_with("error: --mode semantic cannot answer yet: ")
+            && err.contains("run 'brain index'")
+            && !err.contains("needs the embedding model")
+            && !err.contains("semantic search off"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_few_new_passages_are_embedded_by_the_search_itself() {
     let b = example_with_model();

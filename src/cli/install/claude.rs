@@ -83,9 +83,12 @@ impl Server {
         let Some(command) = &self.command else {
             return Some("it is reached by URL, not started as 'brain mcp'".into());
         };
-        let found = match command.contains('/') {
-            true => is_executable(Path::new(command)),
-            false => program_on_path(command).is_some(),
+        // A bare name is looked up on Claude Code's PATH, not this shell's ('path' says
+        // whether this one finds brain).
+        let found = match (command.contains('/'), expand_home(command)) {
+            (false, _) => true,
+            (true, Some(path)) => is_executable(&path),
+            (true, None) => is_executable(Path::new(command)),
         };
         if !found {
             return Some(format!("its program {command} is not there"));
@@ -97,13 +100,15 @@ impl Server {
             ));
         }
         let want = config.map(|c| c.to_string_lossy().into_owned());
-        if want.is_some() && self.config != want {
-            return Some(format!(
-                "it is not given BRAIN_CONFIG={}, so it reads another config",
-                want.unwrap_or_default()
-            ));
+        match (&want, &self.config) {
+            (Some(want), given) if given.as_ref() != Some(want) => Some(format!(
+                "it is not given BRAIN_CONFIG={want}, so it reads another config"
+            )),
+            (None, Some(given)) => Some(format!(
+                "it is given BRAIN_CONFIG={given}, a config this shell's brain does not read"
+            )),
+            _ => None,
         }
-        None
     }
 }
 
@@ -288,7 +293,13 @@ pub fn hook() -> Hook {
         .filter_map(|h| h["command"].as_str())
         .filter_map(log_read_program)
         .collect();
-    let there = |p: &String| !p.contains('/') || is_executable(Path::new(p));
+    // A bare name is looked up on Claude Code's PATH, which is not this shell's; a path
+    // through a variable other than HOME cannot be read from here.
+    let there = |p: &String| match expand_home(p) {
+        _ if !p.contains('/') => true,
+        Some(path) => is_executable(&path),
+        None => p.starts_with('$') || is_executable(Path::new(p)),
+    };
     match programs.first() {
         None => Hook::Off,
         Some(_) if json["disableAllHooks"].as_bool() == Some(true) => Hook::Disabled,
@@ -342,6 +353,15 @@ fn log_read_program(command: &str) -> Option<String> {
         }
         is_brain(&program).then_some(program)
     })
+}
+
+/// `program` with a leading `~/`, `$HOME/` or `${HOME}/` read as the shell that runs a
+/// hook reads it; `None` when it starts with none of them.
+fn expand_home(program: &str) -> Option<PathBuf> {
+    let rest = ["~/", "$HOME/", "${HOME}/"]
+        .iter()
+        .find_map(|prefix| program.strip_prefix(prefix))?;
+    dirs::home_dir().map(|h| h.join(rest))
 }
 
 #[cfg(test)]
@@ -398,6 +418,13 @@ mod tests {
         assert!(other.unwrap().contains("BRAIN_CONFIG=/c/brain.toml"));
         assert_eq!(
             server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(Some(c)),
+            None
+        );
+        let given = server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(None);
+        assert!(given.unwrap().contains("does not read"));
+        // Claude Code's PATH is its own: a bare name is not judged by this shell's.
+        assert_eq!(
+            server(Some("brain-not-here"), &["mcp"], None).drift(None),
             None
         );
         // A project's registration is removed from its folder.
@@ -466,6 +493,8 @@ mod tests {
             "brain --dir '/my notes' log-read",
             "brain --dir=/x log-read",
             "exec brain log-read",
+            "~/.cargo/bin/brain log-read",
+            "\"$HOME/bin/brain\" log-read",
         ] {
             assert!(runs_log_read(yes), "{yes:?}");
         }

@@ -559,7 +559,8 @@ fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
 }
 
 /// `brain install --check`: what is there, what drifted; exit 1 when anything is missing
-/// or drifted. The MCP registration and the model are reported, not required.
+/// or drifted. The MCP registration and the model are reported, not required, unless they
+/// are wrong: a registration that would not start this brain, a model name brain does not know.
 fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()> {
     let skill = s.skill.display().to_string();
     match s

@@ -95,7 +95,8 @@ pub struct GetArgs {
     /// absolute path inside the brain folder.
     pub path: String,
     /// 1-based line to show, e.g. a search hit's line. Without `count`: 20 lines, starting
-    /// 5 before it. Without `line`: the whole note, up to 400 lines.
+    /// 5 before it (more near the note's end, so that as many show). Without `line`: the
+    /// whole note, up to 400 lines.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub line: Option<u32>,

@@ -69,8 +69,14 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
     let text = brain.ok(&["status"]).stdout();
     assert!(text.contains("backend:   running (pid"), "{text}");
     assert!(text.contains("watcher:   on"), "{text}");
+    // Told not to ask it, status still says one runs.
     let cold = brain.ok(&["status", "--no-daemon"]).stdout();
-    assert!(cold.ends_with("backend:   not running\n"), "{cold}");
+    assert!(
+        cold.ends_with(
+            "backend:   running, not asked (--no-daemon): the figures are this process's\n"
+        ),
+        "{cold}"
+    );
     assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
 }
 

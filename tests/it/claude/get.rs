@@ -49,8 +49,8 @@ fn get_json_and_absolute_paths_inside_the_brain() {
         .json();
     assert_eq!(
         (j["start_line"].as_u64(), j["end_line"].as_u64()),
-        (Some(29), Some(35)),
-        "clipped at the end"
+        (Some(16), Some(35)),
+        "near the end the window slides back: still 20 lines"
     );
     // From a folder of the brain, a path relative to it; one to a file outside the brain
     // is refused as outside, not as a missing note.
