@@ -544,11 +544,47 @@ fn hostile_queries_never_break_search() {
             assert_eq!(r.stderr().lines().count(), 1);
         }
     }
-    // Only words to leave out: nothing to rank by in any mode.
+    // Only words to leave out: nothing to rank by in any mode. The query is shown as
+    // typed, in quotes it does not hold, never in Rust's debug form.
     for mode in ["bm25", "hybrid"] {
         let r = b.run(&["search", "--mode", mode, "--", "-cancellation -\"herd\""]);
         assert_eq!(r.code(), 2, "{mode}: {}", r.stderr());
-        assert!(r.stderr().contains("only excludes"), "{}", r.stderr());
+        assert_eq!(
+            r.stderr(),
+            "error: the query '-cancellation -\"herd\"' only excludes: add a word to search for\n"
+        );
+    }
+    let r = b.run(&["search", "--", "\u{1}"]);
+    assert!(
+        r.stderr()
+            .starts_with("error: the query \"\\u{1}\" has no words"),
+        "{}",
+        r.stderr()
+    );
+    // A count that is no whole number, and a date bound or a window that begins with a
+    // dash, each reach their own check: one line, exit 2.
+    for (args, said) in [
+        (
+            &["search", "x", "--top", "1.5"][..],
+            "expected a whole number (how many results)",
+        ),
+        (
+            &["search", "x", "--limit", "abc"],
+            "expected a whole number (how many results)",
+        ),
+        (
+            &["search", "x", "--since", "-5d"],
+            "--since: \"-5d\" is not a date",
+        ),
+        (
+            &["stats", "--days", "-1"],
+            "must be between 1 and 36500 days",
+        ),
+    ] {
+        let r = b.run(args);
+        assert_eq!(r.code(), 2, "{args:?}: {}", r.stderr());
+        assert_eq!(r.stderr().lines().count(), 1, "{args:?}: {}", r.stderr());
+        assert!(r.stderr().contains(said), "{args:?}: {}", r.stderr());
     }
     let r = b.run(&["search", "  "]);
     assert_eq!(r.code(), 2);
@@ -583,6 +619,15 @@ fn a_query_past_the_word_cap_says_once_that_words_were_left_out() {
             .starts_with("note: \"-n 2\" was searched for as words"),
         "{}",
         r.stderr()
+    );
+    // `notice` carries what stderr said, this line too.
+    let r = b.ok(&["search", "jitter", "-n", "2", "--mode", "bm25", "--json"]);
+    assert!(
+        r.json()["notice"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("note: \"-n 2\" was searched for as words")),
+        "{}",
+        r.stdout()
     );
     // Words too common to search by, alone, are searched, and said to be that.
     let r = b.ok(&["search", "--mode", "bm25", "--json", "what is the"]);

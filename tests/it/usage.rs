@@ -429,4 +429,33 @@ fn install_prints_the_hook_and_check_sees_it_once_merged() {
     assert_eq!(snippet["hooks"]["PostToolUse"][0]["matcher"], "Read");
     std::fs::write(claude.join("settings.json"), snippet.to_string()).unwrap();
     assert!(run(&["install", "--check"]).contains("hook       ok"));
+
+    // Every hook turned off, or one whose program path is gone: said, not "ok".
+    let mut off = snippet.clone();
+    off["disableAllHooks"] = Value::Bool(true);
+    std::fs::write(claude.join("settings.json"), off.to_string()).unwrap();
+    assert!(run(&["install", "--check"]).contains("hook       disabled"));
+    let mut gone = snippet;
+    gone["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
+        Value::String("/nonexistent/brain log-read".into());
+    std::fs::write(claude.join("settings.json"), gone.to_string()).unwrap();
+    let check = run(&["install", "--check"]);
+    assert!(
+        check.contains("hook       broken") && check.contains("/nonexistent/brain"),
+        "{check}"
+    );
+    // A model name brain does not know is wrong, not a model to fetch.
+    let out = b
+        .command()
+        .env("CLAUDE_CONFIG_DIR", &claude)
+        .env("BRAIN_MODEL", "bogus")
+        .args(["install", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let check = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        check.contains("model      unknown") && check.contains("unknown model \"bogus\""),
+        "{check}"
+    );
 }
