@@ -320,39 +320,96 @@ fn matches_read(matcher: &str) -> bool {
 
 /// The program of a hook command that runs `brain log-read`, if it does: a program named
 /// `brain` (any folder, quoted or not) whose first word after its options is `log-read`,
-/// whatever comes after (`2>/dev/null`). Variables may be set before it (`BRAIN_DIR=x
-/// brain ...`, `env BRAIN_CONFIG=y brain ...`, `exec brain ...`), and `--dir X` given: the
-/// forms a person with another brain or config writes.
+/// whatever comes after (`2>/dev/null`). What people put before it is read past: variables
+/// (`BRAIN_DIR=x brain ...`), `env [-i] [-u NAME]`, `exec`, `command`, `nohup`, `nice [-n
+/// N]`, `timeout [-k T] DURATION`, and `sh -c '...'` (or bash's, zsh's) holding the line;
+/// and `--dir X` after it: the forms a person with another brain or config writes.
 fn log_read_program(command: &str) -> Option<String> {
-    // Each command of the line (`a || b`, `a; b`) by its words; `echo brain log-read`
-    // runs echo.
-    command.split([';', '|', '&']).find_map(|segment| {
-        let words = shlex::split(segment)?;
-        let mut words = words.into_iter().peekable();
-        while let Some(w) = words.peek() {
-            let assignment = w.split_once('=').is_some_and(|(name, _)| {
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-            let wrapper = matches!(w.as_str(), "exec" | "env" | "command" | "nohup");
-            let env_flag = w.starts_with('-');
-            if !(assignment || wrapper || env_flag) {
-                break;
-            }
-            words.next();
-        }
-        let program = words.next()?;
-        loop {
-            match words.next()?.as_str() {
-                "log-read" => break,
-                "--dir" => {
-                    words.next()?;
+    commands_of(command)
+        .into_iter()
+        .find_map(|words| log_read_in(&words, 0))
+}
+
+/// The commands of a shell line (`a || b`, `a; b`), each as its words: split by words,
+/// honouring quotes (a path may hold `;`), then, for separators written against a word
+/// (`true;brain`), cut at every separator character.
+fn commands_of(line: &str) -> Vec<Vec<String>> {
+    let mut commands = by_words(line);
+    commands.extend(line.split([';', '|', '&']).filter_map(shlex::split));
+    commands
+}
+
+/// [`commands_of`] by shell words: separators that stand as words of their own, or end
+/// one (`true; brain`). Nothing for a line shlex cannot read (a quote left open).
+fn by_words(line: &str) -> Vec<Vec<String>> {
+    let Some(words) = shlex::split(line) else {
+        return Vec::new();
+    };
+    let (mut commands, mut current) = (Vec::new(), Vec::new());
+    for word in words {
+        match word.as_str() {
+            ";" | "&&" | "||" | "|" | "&" => commands.push(std::mem::take(&mut current)),
+            _ => match word.strip_suffix(';') {
+                Some(last) => {
+                    current.push(last.to_string());
+                    commands.push(std::mem::take(&mut current));
                 }
-                w if w.starts_with("--dir=") => {}
-                _ => return None,
-            }
+                None => current.push(word),
+            },
         }
-        is_brain(&program).then_some(program)
-    })
+    }
+    commands.push(current);
+    commands
+}
+
+/// [`log_read_program`] for one command's `words`; `depth` bounds `sh -c` inside `sh -c`.
+fn log_read_in(words: &[String], depth: u8) -> Option<String> {
+    let mut i = 0;
+    loop {
+        let w = words.get(i)?.as_str();
+        let assignment = w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        match w {
+            _ if assignment => i += 1,
+            "exec" | "command" | "nohup" => i += 1,
+            "env" | "nice" | "timeout" => {
+                i += 1;
+                while let Some(option) = words.get(i).filter(|o| o.starts_with('-')) {
+                    i += 1;
+                    // Options that take the next word as their value.
+                    if matches!(option.as_str(), "-u" | "-n" | "-s" | "-k" | "--unset") {
+                        i += 1;
+                    }
+                }
+                if w == "timeout" {
+                    i += 1; // its duration
+                }
+            }
+            "sh" | "bash" | "zsh" | "dash" if depth < 2 => {
+                return match words.get(i + 1).map(String::as_str) {
+                    Some("-c") => commands_of(words.get(i + 2)?)
+                        .into_iter()
+                        .find_map(|inner| log_read_in(&inner, depth + 1)),
+                    _ => None,
+                };
+            }
+            _ => break,
+        }
+    }
+    let program = words.get(i)?.clone();
+    let mut rest = words.iter().skip(i + 1);
+    loop {
+        match rest.next()?.as_str() {
+            "log-read" => break,
+            "--dir" => {
+                rest.next()?;
+            }
+            w if w.starts_with("--dir=") => {}
+            _ => return None,
+        }
+    }
+    is_brain(&program).then_some(program)
 }
 
 /// `program` with a leading `~/`, `$HOME/` or `${HOME}/` read as the shell that runs a
@@ -495,6 +552,14 @@ mod tests {
             "exec brain log-read",
             "~/.cargo/bin/brain log-read",
             "\"$HOME/bin/brain\" log-read",
+            "env -u BRAIN_DIR brain log-read",
+            "timeout 5 brain log-read",
+            "timeout -k 2 5 nice -n 10 brain log-read",
+            "sh -c 'brain log-read 2>/dev/null || true'",
+            "bash -c \"cd /tmp && brain log-read\"",
+            "'/Users/me/a;b/brain' log-read",
+            "true; brain log-read",
+            "true;brain log-read",
         ] {
             assert!(runs_log_read(yes), "{yes:?}");
         }
@@ -507,6 +572,9 @@ mod tests {
             "brain search log-read",
             "env brain",
             "X=1 echo brain log-read",
+            "sh -c 'echo brain log-read'",
+            "sh brain log-read",
+            "timeout brain log-read",
         ] {
             assert!(!runs_log_read(no), "{no:?}");
         }
