@@ -12,6 +12,9 @@ use crate::error::Result;
 /// The model-name prefix that selects the stand-in.
 pub const PREFIX: &str = "stand-in-hash-";
 
+/// The widths a stand-in may have.
+pub const WIDTHS: std::ops::RangeInclusive<usize> = 8..=4096;
+
 /// The hashing embedder.
 #[derive(Debug, Clone)]
 pub struct StandIn {
@@ -24,7 +27,7 @@ impl StandIn {
     /// 4096.
     pub fn parse(name: &str) -> Option<StandIn> {
         let dim: usize = name.strip_prefix(PREFIX)?.parse().ok()?;
-        (8..=4096).contains(&dim).then(|| StandIn {
+        WIDTHS.contains(&dim).then(|| StandIn {
             name: name.to_string(),
             dim,
         })

@@ -171,7 +171,18 @@ fn unknown(name: &str) -> String {
     if name.trim().is_empty() {
         return format!("the model name is empty: {set}, or remove it");
     }
-    if name.starts_with("stand-in-hash-") {
+    if crate::embed::stand_in::StandIn::parse(name).is_none()
+        && name.starts_with(crate::embed::stand_in::PREFIX)
+    {
+        let widths = crate::embed::stand_in::WIDTHS;
+        return format!(
+            "{name} names no stand-in: give a width from {} to {} (stand-in-hash-384), or a \
+             model of 'brain model list'",
+            widths.start(),
+            widths.end()
+        );
+    }
+    if name.starts_with(crate::embed::stand_in::PREFIX) {
         // Accepted by search and `model embed`, which make its vectors from nothing.
         return format!(
             "{name} is a stand-in that hashes words (for benchmarks), not a model: it has no files to fetch, import or verify"
@@ -209,6 +220,8 @@ mod tests {
         assert!(!far.contains("did you mean"), "{far}");
         let empty = ModelError::Unknown(" ".into()).to_string();
         assert!(empty.starts_with("the model name is empty"), "{empty}");
+        let bad = ModelError::Unknown("stand-in-hash-0".into()).to_string();
+        assert!(bad.contains("give a width from 8 to 4096"), "{bad}");
         let stand_in = ModelError::Unknown("stand-in-hash-64".into()).to_string();
         assert!(
             stand_in.contains("not a model: it has no files"),
