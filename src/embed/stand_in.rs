@@ -10,10 +10,10 @@ use super::Embedder;
 use crate::error::Result;
 
 /// The model-name prefix that selects the stand-in.
-pub const PREFIX: &str = "stand-in-hash-";
+pub const PREFIX: &str = crate::model::STAND_IN_PREFIX;
 
 /// The widths a stand-in may have.
-pub const WIDTHS: std::ops::RangeInclusive<usize> = 8..=4096;
+pub const WIDTHS: std::ops::RangeInclusive<usize> = crate::model::STAND_IN_WIDTHS;
 
 /// The hashing embedder.
 #[derive(Debug, Clone)]

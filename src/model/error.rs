@@ -171,21 +171,19 @@ fn unknown(name: &str) -> String {
     if name.trim().is_empty() {
         return format!("the model name is empty: {set}, or remove it");
     }
-    if crate::embed::stand_in::StandIn::parse(name).is_none()
-        && name.starts_with(crate::embed::stand_in::PREFIX)
-    {
-        let widths = crate::embed::stand_in::WIDTHS;
+    if let Some(width) = name.strip_prefix(super::STAND_IN_PREFIX) {
+        let widths = super::STAND_IN_WIDTHS;
+        if width.parse().is_ok_and(|w: usize| widths.contains(&w)) {
+            // Accepted by search and `model embed`, which make its vectors from nothing.
+            return format!(
+                "{name} is a stand-in that hashes words (for benchmarks), not a model: it has no files to fetch, import or verify"
+            );
+        }
         return format!(
             "{name} names no stand-in: give a width from {} to {} (stand-in-hash-384), or a \
              model of 'brain model list'",
             widths.start(),
             widths.end()
-        );
-    }
-    if name.starts_with(crate::embed::stand_in::PREFIX) {
-        // Accepted by search and `model embed`, which make its vectors from nothing.
-        return format!(
-            "{name} is a stand-in that hashes words (for benchmarks), not a model: it has no files to fetch, import or verify"
         );
     }
     let near = known

@@ -22,6 +22,13 @@ pub use install::InstallReport;
 pub use manifest::{Architecture, FileSpec, Manifest, Pooling};
 pub use verify::{FileStatus, VerifiedFiles};
 
+/// The name prefix of the stand-in embedder (`embed::stand_in`): a name brain accepts that
+/// has no files. Kept here, below `embed`, so that this module's messages know it.
+pub const STAND_IN_PREFIX: &str = "stand-in-hash-";
+
+/// The widths a stand-in may have (`stand-in-hash-384`).
+pub const STAND_IN_WIDTHS: std::ops::RangeInclusive<usize> = 8..=4096;
+
 /// The manifest named `name`, or [`ModelError::Unknown`].
 pub fn manifest(name: &str) -> Result<&'static Manifest, ModelError> {
     manifest::find(name).ok_or_else(|| ModelError::Unknown(name.to_string()))
