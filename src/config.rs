@@ -137,15 +137,6 @@ impl Config {
             None => Error::Config(what),
         };
 
-        let root = overrides
-            .root
-            .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
-            .or(file.root)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
-        let data_dir = match env("BRAIN_DATA_DIR").map(PathBuf::from).or(file.data_dir) {
-            Some(d) => d,
-            None => default_data_dir()?,
-        };
         let model = overrides
             .model
             .or_else(|| env("BRAIN_MODEL").and_then(|v| v.into_string().ok()))
@@ -168,24 +159,13 @@ impl Config {
                     .into(),
             ));
         }
-        // An empty value (`root = ""`, `BRAIN_DIR=`) names no folder: said as a setting to
-        // fix, not as the path library's "cannot make an empty path absolute".
-        for (path, what) in [
-            (
-                &root,
-                "the brain folder (BRAIN_DIR, --dir, or root in the config file)",
-            ),
-            (
-                &data_dir,
-                "the data folder (BRAIN_DATA_DIR, or data_dir in the config file)",
-            ),
-        ] {
-            if path.as_os_str().is_empty() {
-                return Err(Error::Config(format!(
-                    "{what} is set to an empty path: give a folder, or leave it unset for the default"
-                )));
-            }
-        }
+        let (root, data_dir) = located(
+            overrides
+                .root
+                .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
+                .or(file.root),
+            env("BRAIN_DATA_DIR").map(PathBuf::from).or(file.data_dir),
+        )?;
         // Read where the model is loaded; a typo there (`BRAIN_DEVICE=cpy`) would quietly
         // keep the GPU, so it is refused here, with the other settings.
         if let Some(device) = env("BRAIN_DEVICE") {
@@ -195,8 +175,6 @@ impl Config {
                 )));
             }
         }
-        let root = absolute(&expand_tilde(&root))?;
-        let data_dir = absolute(&expand_tilde(&data_dir))?;
         check_data_outside_root(&data_dir, &root)?;
         let exclude = file
             .exclude
@@ -226,15 +204,7 @@ impl Config {
     /// without those variables.
     pub fn unset_locations() -> Result<(PathBuf, PathBuf)> {
         let (_, file) = the_file(true)?;
-        let root = file.root.unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
-        let data_dir = match file.data_dir {
-            Some(d) => d,
-            None => default_data_dir()?,
-        };
-        Ok((
-            absolute(&expand_tilde(&root))?,
-            absolute(&expand_tilde(&data_dir))?,
-        ))
+        located(file.root, file.data_dir)
     }
 
     /// Only where the brain and its data are, for the commands that must work when the
@@ -250,29 +220,15 @@ impl Config {
             .and_then(|text| text.parse().ok())
             .unwrap_or_default();
         let from_file = |key: &str| table.get(key).and_then(|v| v.as_str()).map(PathBuf::from);
-        let root = overrides
-            .root
-            .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
-            .or_else(|| from_file("root"))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
-        let data_dir = match env("BRAIN_DATA_DIR")
-            .map(PathBuf::from)
-            .or_else(|| from_file("data_dir"))
-        {
-            Some(d) => d,
-            None => default_data_dir()?,
-        };
-        if root.as_os_str().is_empty() || data_dir.as_os_str().is_empty() {
-            return Err(Error::Config(
-                "the brain folder or the data folder is set to an empty path: give a folder, \
-                 or leave it unset for the default"
-                    .into(),
-            ));
-        }
-        let (root, data_dir) = (
-            absolute(&expand_tilde(&root))?,
-            absolute(&expand_tilde(&data_dir))?,
-        );
+        let (root, data_dir) = located(
+            overrides
+                .root
+                .or_else(|| env("BRAIN_DIR").map(PathBuf::from))
+                .or_else(|| from_file("root")),
+            env("BRAIN_DATA_DIR")
+                .map(PathBuf::from)
+                .or_else(|| from_file("data_dir")),
+        )?;
         // What `install.json` is written into stays out of the notes, here too.
         check_data_outside_root(&data_dir, &root)?;
         Ok(Config {
@@ -345,6 +301,37 @@ fn default_data_dir() -> Result<PathBuf> {
     dirs::data_dir()
         .map(|d| d.join("brain"))
         .ok_or_else(|| Error::Config("no home folder; set BRAIN_DATA_DIR".into()))
+}
+
+/// The brain folder and the data folder, as given (`None`: the default), `~` expanded and
+/// made absolute. An empty value (`root = ""`, `BRAIN_DIR=`) names no folder: said as a
+/// setting to fix, not as the path library's "cannot make an empty path absolute".
+fn located(root: Option<PathBuf>, data_dir: Option<PathBuf>) -> Result<(PathBuf, PathBuf)> {
+    let root = root.unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT));
+    let data_dir = match data_dir {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    for (path, what) in [
+        (
+            &root,
+            "the brain folder (BRAIN_DIR, --dir, or root in the config file)",
+        ),
+        (
+            &data_dir,
+            "the data folder (BRAIN_DATA_DIR, or data_dir in the config file)",
+        ),
+    ] {
+        if path.as_os_str().is_empty() {
+            return Err(Error::Config(format!(
+                "{what} is set to an empty path: give a folder, or leave it unset for the default"
+            )));
+        }
+    }
+    Ok((
+        absolute(&expand_tilde(&root))?,
+        absolute(&expand_tilde(&data_dir))?,
+    ))
 }
 
 /// The config file read (`None` when there is none to read) and its settings.

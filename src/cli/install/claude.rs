@@ -83,14 +83,8 @@ impl Server {
         let Some(command) = &self.command else {
             return Some("it is reached by URL, not started as 'brain mcp'".into());
         };
-        // A bare name is looked up on Claude Code's PATH, not this shell's ('path' says
-        // whether this one finds brain).
-        let found = match (command.contains('/'), expand_home(command)) {
-            (false, _) => true,
-            (true, Some(path)) => is_executable(&path),
-            (true, None) => is_executable(Path::new(command)),
-        };
-        if !found {
+        // ('path' says whether this shell finds brain.)
+        if !program_there(command) {
             return Some(format!("its program {command} is not there"));
         }
         if !self.args.iter().any(|a| a == "mcp") {
@@ -184,15 +178,23 @@ pub fn mcp_remove_line(registration: &Registration) -> String {
 
 /// The first `brain` on PATH.
 pub fn brain_on_path() -> Option<PathBuf> {
-    program_on_path(NAME)
-}
-
-/// The first executable called `name` on PATH.
-fn program_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
+        .map(|dir| dir.join(NAME))
         .find(|p| is_executable(p))
+}
+
+/// Whether the program a registration or a hook runs is there: a bare name is looked up on
+/// Claude Code's PATH, which is not this shell's, so it counts as there; a path is read as
+/// the shell reads `~/` and `$HOME/`.
+fn program_there(program: &str) -> bool {
+    if !program.contains('/') {
+        return true;
+    }
+    match expand_home(program) {
+        Some(path) => is_executable(&path),
+        None => is_executable(Path::new(program)),
+    }
 }
 
 /// Whether `found` (a `brain` on PATH) is this very binary.
@@ -293,13 +295,8 @@ pub fn hook() -> Hook {
         .filter_map(|h| h["command"].as_str())
         .filter_map(log_read_program)
         .collect();
-    // A bare name is looked up on Claude Code's PATH, which is not this shell's; a path
-    // through a variable other than HOME cannot be read from here.
-    let there = |p: &String| match expand_home(p) {
-        _ if !p.contains('/') => true,
-        Some(path) => is_executable(&path),
-        None => p.starts_with('$') || is_executable(Path::new(p)),
-    };
+    // A path through a variable other than HOME cannot be read from here.
+    let there = |p: &String| program_there(p) || (p.starts_with('$') && expand_home(p).is_none());
     match programs.first() {
         None => Hook::Off,
         Some(_) if json["disableAllHooks"].as_bool() == Some(true) => Hook::Disabled,
