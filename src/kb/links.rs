@@ -123,12 +123,16 @@ pub enum Resolution {
 }
 
 /// Resolves link targets against the notes of one brain. Names are compared in NFC, so a
-/// link typed `café` finds a file named in NFD (as macOS wrote names for years).
+/// link typed `café` finds a file named in NFD (as macOS wrote names for years), and
+/// without case when no note is spelled as written: macOS's file system (and Obsidian)
+/// find `[[Lore/Retries]]` at `lore/retries.md`, so brain must not call it broken.
 pub struct Resolver {
     /// Each note's path as the index holds it.
     exact: HashSet<String>,
     /// Each note's path in NFC -> the path as the index holds it.
     paths: HashMap<String, String>,
+    /// Each note's path in NFC and lower case -> the paths so spelled.
+    folded: HashMap<String, Vec<String>>,
     /// Short name (file stem, or a folder entry's folder) -> the notes so named.
     by_name: HashMap<String, Vec<String>>,
 }
@@ -139,12 +143,17 @@ impl Resolver {
         let mut r = Resolver {
             exact: HashSet::new(),
             paths: HashMap::new(),
+            folded: HashMap::new(),
             by_name: HashMap::new(),
         };
         for p in paths {
             let same = nfc(p);
             r.exact.insert(p.to_string());
             r.paths.insert(same.to_string(), p.to_string());
+            r.folded
+                .entry(same.to_lowercase())
+                .or_default()
+                .push(p.to_string());
             let stem = same
                 .rsplit('/')
                 .next()
@@ -155,7 +164,7 @@ impl Resolver {
                 .or_default()
                 .push(p.to_string());
         }
-        for list in r.by_name.values_mut() {
+        for list in r.by_name.values_mut().chain(r.folded.values_mut()) {
             list.sort();
             list.dedup();
         }
@@ -179,6 +188,28 @@ impl Resolver {
                             return Resolution::Note { path: path.clone() };
                         }
                     }
+                }
+            }
+            // No note spelled as written: one whose name differs only in case is the one
+            // meant (two such, on Linux, and the link cannot say which).
+            let last = same.rsplit('/').next().unwrap_or(&same);
+            for candidate in [format!("{same}.md"), format!("{same}/{last}.md")] {
+                match self
+                    .folded
+                    .get(&candidate.to_lowercase())
+                    .map(Vec::as_slice)
+                {
+                    Some([one]) => return Resolution::Note { path: one.clone() },
+                    Some(many) if many.len() > 1 => {
+                        return Resolution::Broken {
+                            why: format!(
+                                "{} notes differ from {target} only in case: {}",
+                                many.len(),
+                                many.join(", ")
+                            ),
+                        }
+                    }
+                    _ => {}
                 }
             }
             return Resolution::Broken {
@@ -309,6 +340,32 @@ mod tests {
             Resolution::Short {
                 path: "lore/cafe\u{301}-nfd.md".into()
             }
+        );
+        // Case: as written first, then without case when one note is so spelled.
+        let r = Resolver::new([
+            "lore/retries.md",
+            "Idea/Capture/Capture.md",
+            "x/A.md",
+            "x/a.md",
+        ]);
+        for (link, path) in [
+            ("Lore/Retries", "lore/retries.md"),
+            ("idea/capture", "Idea/Capture/Capture.md"),
+            ("x/A", "x/A.md"),
+            ("x/a", "x/a.md"),
+        ] {
+            assert_eq!(
+                r.resolve(link),
+                Resolution::Note { path: path.into() },
+                "{link}"
+            );
+        }
+        let Resolution::Broken { why } = r.resolve("X/A") else {
+            panic!("two notes differ only in case")
+        };
+        assert!(
+            why.contains("2 notes differ from X/A only in case"),
+            "{why}"
         );
         assert_eq!(canonical("idea/capture/capture.md"), "idea/capture");
         assert_eq!(canonical("lore/retries.md"), "lore/retries");
