@@ -125,7 +125,13 @@ pub fn run(
     };
     let mut dump = match &opts.dump {
         Some(path) => Some(std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(|e| Error::io(path, e))?,
+            std::fs::File::create(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::InvalidInput(format!(
+                    "--dump {}: its folder does not exist; create it, or name a file in a folder that does",
+                    path.display()
+                )),
+                _ => Error::io(path, e),
+            })?,
         )),
         None => None,
     };

@@ -689,6 +689,33 @@ fn eval_without_any_corpus_is_one_line_and_exit_2() {
 }
 
 #[test]
+fn eval_dump_into_a_missing_folder_is_one_line_and_exit_2() {
+    let b = Brain::new();
+    // A corpus folder is found (empty), so the run gets as far as opening the dump.
+    let corpora = b.path("corpora");
+    std::fs::create_dir_all(corpora.join("tldr")).unwrap();
+    let dump = b.path("no-such-folder/dump.jsonl");
+    let out = b
+        .command()
+        .args(["eval", "--set", "tldr", "--json", "--corpora"])
+        .arg(&corpora)
+        .arg("--dump")
+        .arg(&dump)
+        .output()
+        .unwrap();
+    let r = crate::harness::Run(out);
+    assert_eq!(r.code(), 2, "{}", describe(&r));
+    assert_eq!(r.stdout(), "");
+    assert_eq!(
+        r.stderr(),
+        format!(
+            "error: --dump {}: its folder does not exist; create it, or name a file in a folder that does\n",
+            dump.display()
+        )
+    );
+}
+
+#[test]
 fn broken_pipe_is_not_an_error() {
     let b = Brain::corpus("tldr");
     b.ok(&["index"]);
