@@ -149,7 +149,11 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
     if IGNORE_FILES.contains(&name) {
         return Relevance::Rules;
     }
-    if name.starts_with('.') {
+    // The walk's rules: a dot-file note is a note (tldr's `..md`), an Emacs lock `.#x.md`
+    // is not, and other dot-files (`.DS_Store`, a vim swap) are not notes. Ignoring every
+    // dot-file, the backend never saw `.draft.md` made, changed or deleted, and answered
+    // from an index the next `--no-daemon` sync disagreed with.
+    if name.starts_with(".#") || (name.starts_with('.') && !name.ends_with(".md")) {
         return Relevance::Ignore;
     }
     let is_note = name.ends_with(".md");
@@ -188,7 +192,19 @@ mod tests {
             changed(classify(root, data, &ev(modify, &["/b/lore/x.md"]))),
             ["lore/x.md"]
         );
+        // A dot-file note is a note to the walk, so to the watcher too, made or deleted.
+        assert_eq!(
+            changed(classify(root, data, &ev(modify, &["/b/lore/.draft.md"]))),
+            ["lore/.draft.md"]
+        );
+        let gone = EventKind::Remove(RemoveKind::File);
+        assert_eq!(
+            changed(classify(root, data, &ev(gone, &["/b/.draft.md"]))),
+            [".draft.md"]
+        );
         for noise in [
+            "/b/lore/.#x.md",
+            "/b/.DS_Store",
             "/b/lore/.x.md.swp",
             "/b/.git/index",
             "/b/lore/x.md~",

@@ -451,6 +451,12 @@ fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     wait_for("wombatfresh", &["lore/renamed.md"]);
     std::fs::remove_file(brain.root.join("lore/renamed.md")).unwrap();
     wait_for("wombatfresh", &[]);
+    // A dot-file note is a note to the walk, so made and deleted it is seen (the watcher
+    // once ignored every dot-file, and searched a deleted one until a restart).
+    brain.write("idea/.draft.md", "# Draft\n\nwombatdot\n");
+    wait_for("wombatdot", &["idea/.draft.md"]);
+    std::fs::remove_file(brain.root.join("idea/.draft.md")).unwrap();
+    wait_for("wombatdot", &[]);
 
     // A whole folder moved out, then back in under another name.
     let away = brain.path("away");
