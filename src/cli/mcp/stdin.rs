@@ -89,6 +89,8 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
     let mut chars = text.chars().peekable();
     // The high half of a surrogate pair waits here for its low half.
     let mut high: Option<String> = None;
+    // Inside a string: escapes are copied whole below, so an escaped quote never ends one.
+    let mut in_string = false;
     while let Some(c) = chars.next() {
         if c == '\\' && chars.peek() == Some(&'u') {
             chars.next();
@@ -130,7 +132,15 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
                     fixed.push(next);
                 }
             }
-            c if c < ' ' && c != '\t' => fixed.push_str(&format!("\\u{:04x}", c as u32)),
+            '"' => {
+                in_string = !in_string;
+                fixed.push(c);
+            }
+            // A tab between tokens is JSON's whitespace; in a string (a draft's indented
+            // code) it is a raw control character like the others, and was once left as
+            // it was, so the line was dropped and the client waited for an answer.
+            '\t' if !in_string => fixed.push(c),
+            c if c < ' ' => fixed.push_str(&format!("\\u{:04x}", c as u32)),
             c => fixed.push(c),
         }
     }
@@ -187,6 +197,8 @@ mod tests {
             "a\u{fffd}\u{fffd}b"
         );
         assert_eq!(fixed(b"{\"q\":\"a\x01b\"}")["q"], "a\u{1}b");
+        // A tab in a string is repaired; between tokens it is whitespace, kept.
+        assert_eq!(fixed(b"{\"q\":\t\"a\tb \\\" \tc\"}")["q"], "a\tb \" \tc");
         assert!(repair(b"{\"q\":\"a\x01b\"}\n").ends_with(b"}\n"));
     }
 
