@@ -616,6 +616,10 @@ fn a_query_the_model_cannot_read_is_ordered_by_keywords() {
         "retry.md",
         "# Retries\n\nRetry with jitter so clients do not stampede.\n",
     );
+    b.write(
+        "server.md",
+        "# 서버 설정\n\n웹 서버 설정 파일을 고칩니다.\n",
+    );
     b.ok(&["index"]);
     let j = b.json(&["search", "代理 配置", "--explain"]);
     let reason = j["explain"]["weights"]["reason"].as_str().unwrap();
@@ -624,6 +628,10 @@ fn a_query_the_model_cannot_read_is_ordered_by_keywords() {
     let keywords = paths(&b.json(&["search", "代理 配置", "--mode", "bm25"]));
     assert_eq!(paths(&j).first(), keywords.first(), "{j}");
     assert_eq!(paths(&j).first().map(String::as_str), Some("proxy.md"));
+    // Korean reaches the model as jamo, which it holds but never learnt to read.
+    let k = b.json(&["search", "서버 설정", "--explain"]);
+    assert_eq!(k["explain"]["weights"]["alpha"], 1.0, "{k}");
+    assert_eq!(paths(&k).first().map(String::as_str), Some("server.md"));
     let e = b.json(&["search", "retry jitter", "--explain"]);
     let reason = e["explain"]["weights"]["reason"].as_str().unwrap();
     assert!(!reason.contains("does not know"), "{reason}");
