@@ -94,16 +94,8 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             )?;
         }
     }
-    let t = match r.mode.as_str() {
-        "keywords" => brain::similar::KEYWORDS,
-        _ => brain::similar::SEMANTIC,
-    };
     writeln!(out)?;
-    writeln!(
-        out,
-        "(mode: {}; duplicate at likeness >= {}, related at score >= {})",
-        r.mode, t.duplicate, t.related
-    )
+    writeln!(out, "(mode: {}; {})", r.mode, r.rule)
 }
 
 /// `brain similar --all`: each cluster, largest first.

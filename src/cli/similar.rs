@@ -103,7 +103,14 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             io::stdin()
                 .take(max + 1)
                 .read_to_end(&mut bytes)
-                .map_err(|e| brain::Error::io("standard input", e))?;
+                .map_err(|e| match e.raw_os_error() {
+                    // `brain similar - < folder/`: input that cannot be used, not a failure.
+                    Some(libc::EISDIR) => brain::Error::InvalidInput(
+                        "standard input is a folder: give a file (brain similar - < draft.md)"
+                            .into(),
+                    ),
+                    _ => brain::Error::io("standard input", e),
+                })?;
             Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
         }
         (Some(arg), None) => {
@@ -182,6 +189,10 @@ fn not_a_file(root: &Path, arg: &str) -> String {
         .find_map(|p| std::fs::metadata(p).ok());
     match found {
         Some(m) if m.is_dir() => format!("{arg} is a folder, not a file: {GIVE}"),
+        // A symlink in the brain to a file elsewhere: a file, but not one of the brain's.
+        Some(m) if m.is_file() => format!(
+            "{arg} leads outside the brain folder (a symlink): give the file's own path to compare it as a draft"
+        ),
         Some(_) => format!("{arg} is not a regular file: {GIVE}"),
         None => format!(
             "no such file: {arg} (looked here and in the brain folder {})",

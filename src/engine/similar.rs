@@ -61,8 +61,11 @@ impl Engine {
                             crate::config::megabytes(n),
                             crate::config::megabytes(max)
                         ),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                            format!("{path}: no such file in the brain folder")
+                        }
                         _ => format!(
-                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft instead"
+                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft: brain similar - < {path}"
                         ),
                     }));
                 };
@@ -115,11 +118,8 @@ impl Engine {
             }),
             _ => None,
         };
-        let mode = if vectors.is_some() {
-            "semantic"
-        } else {
-            "keywords"
-        };
+        let vectors_used = vectors.is_some();
+        let mode = if vectors_used { "semantic" } else { "keywords" };
         let found = similar::run(
             &reader,
             &self.config.root,
@@ -138,6 +138,7 @@ impl Engine {
             summary: found.summary,
             results: found.results,
             mode: mode.into(),
+            rule: similar::rule(vectors_used, exclude.is_some()),
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
         })
     }

@@ -108,7 +108,8 @@ impl Answerer {
 
     /// The notes most like a draft or a note, with verdicts.
     pub fn similar(&self, req: &SimilarRequest) -> Result<SimilarResponse, ServiceError> {
-        self.ask(Op::Similar(req.clone()))
+        self.ask::<Box<SimilarResponse>>(Op::Similar(req.clone()))
+            .map(|s| *s)
     }
 
     /// Clusters of duplicates across the brain.

@@ -24,7 +24,7 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
                 cancel: None,
             })
             .map(Reply::Reindex),
-        Op::Similar(req) => engine.similar(&req).map(Reply::Similar),
+        Op::Similar(req) => engine.similar(&req).map(|r| Reply::Similar(Box::new(r))),
         Op::SimilarAll { sync } => engine.similar_all(sync).map(Reply::SimilarAll),
         Op::Check { sync } => engine.check(sync).map(Reply::Check),
         Op::IndexMd { sync } => engine.index_files(sync).map(Reply::IndexMd),

@@ -147,8 +147,8 @@ pub enum Reply {
     Reindex(SyncReport),
     /// Answer to [`Op::Get`].
     Get(Passage),
-    /// Answer to [`Op::Similar`].
-    Similar(SimilarResponse),
+    /// Answer to [`Op::Similar`] (boxed, as `Status`: the largest reply).
+    Similar(Box<SimilarResponse>),
     /// Answer to [`Op::SimilarAll`].
     SimilarAll(ClustersResponse),
     /// Answer to [`Op::Check`].
@@ -218,7 +218,7 @@ answers! {
     Status(Box<StatusReport>) => "status",
     Reindex(SyncReport) => "reindex",
     Get(Passage) => "get",
-    Similar(SimilarResponse) => "similar",
+    Similar(Box<SimilarResponse>) => "similar",
     SimilarAll(ClustersResponse) => "similar_all",
     Check(CheckReport) => "check",
     IndexMd(Vec<IndexFile>) => "index_md",

@@ -1,6 +1,6 @@
 //! `brain similar --all`: the groups of notes that duplicate each other, found from the
 //! stored vectors alone (no embedding), or without a model from titles that are the same
-//! words.
+//! words and notes that share half their words.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -44,6 +44,10 @@ pub(crate) fn find_clusters(reader: &Reader<'_>, matrix: Option<&Matrix>) -> Res
     Ok(clusters.into_iter().map(|(c, _)| c).collect())
 }
 
+/// Without a model: notes whose titles are the same words, joined two by two when one
+/// holds [`verdict::NOTES_WORDS`] of the other's words, the rule `brain similar NOTE` keeps
+/// without a model. A folder of topics has many `install.md` or `json.md` (`go/json.md`,
+/// `javascript/json.md`), and a title alone once grouped them as "merge these".
 fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (key, path) in reader.title_keys()? {
@@ -51,20 +55,31 @@ fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
             groups.entry(key).or_default().push(path);
         }
     }
-    Ok(groups
-        .into_values()
-        .filter(|p| p.len() > 1)
-        .map(|mut paths| {
-            paths.sort();
-            (
-                Cluster {
-                    paths,
-                    reason: "titles are the same words".into(),
-                },
-                1.0,
-            )
-        })
-        .collect())
+    let total = reader.note_count()?;
+    let mut df_cache = HashMap::new();
+    let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
+    for paths in groups.into_values().filter(|p| p.len() > 1) {
+        let mut notes = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let Some(id) = reader.note_id(path)? else {
+                continue;
+            };
+            let (title, body) = reader.title_and_body(id)?;
+            let text = format!("{title}\n{body}");
+            let (_, words) = terms::draft_terms_cached(reader, &text, total, true, &mut df_cache)?;
+            notes.push((id, text, words));
+        }
+        for (i, (a, text_a, words_a)) in notes.iter().enumerate() {
+            for (b, text_b, words_b) in &notes[i + 1..] {
+                let overlap = words_a.overlap(text_b).max(words_b.overlap(text_a));
+                if overlap >= verdict::NOTES_WORDS {
+                    let reason = format!("titles are the same words; words overlap {overlap:.2}");
+                    dup.push((*a.min(b), *a.max(b), overlap, reason));
+                }
+            }
+        }
+    }
+    grouped(reader, dup)
 }
 
 fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
@@ -111,6 +126,11 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     let mut df_cache = HashMap::new();
     let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
     for (a, b) in pairs {
+        // "first" and "second" in the reason are the pair in the order `--all` lists them.
+        let (a, b) = match reader.path_of(a)? <= reader.path_of(b)? {
+            true => (a, b),
+            false => (b, a),
+        };
         for id in [a, b] {
             if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(id) {
                 let (title, body) = reader.title_and_body(id)?;
@@ -145,6 +165,12 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
         }
     }
 
+    grouped(reader, dup)
+}
+
+/// The clusters the duplicate pairs `(a, b, score, reason)` make, each with its best pair's
+/// score and reason.
+fn grouped(reader: &Reader<'_>, dup: Vec<(i64, i64, f64, String)>) -> Result<Vec<(Cluster, f64)>> {
     // Union-find over the duplicate pairs.
     let mut parent: HashMap<i64, i64> = HashMap::new();
     fn find(parent: &mut HashMap<i64, i64>, x: i64) -> i64 {
@@ -162,27 +188,54 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
             parent.insert(ra.max(rb), ra.min(rb));
         }
     }
-    let mut groups: HashMap<i64, (Vec<i64>, f64, String)> = HashMap::new();
+    /// A cluster as it grows: its notes, and its best pair with that pair's score and reason.
+    struct Group {
+        ids: Vec<i64>,
+        score: f64,
+        reason: String,
+        pair: (i64, i64),
+    }
+    let mut groups: HashMap<i64, Group> = HashMap::new();
     for (a, b, score, reason) in dup {
         let r = find(&mut parent, a);
-        let g = groups
-            .entry(r)
-            .or_insert_with(|| (Vec::new(), f64::NEG_INFINITY, String::new()));
-        g.0.extend([a, b]);
-        if score > g.1 {
-            g.1 = score;
-            g.2 = reason;
+        let g = groups.entry(r).or_insert_with(|| Group {
+            ids: Vec::new(),
+            score: f64::NEG_INFINITY,
+            reason: String::new(),
+            pair: (a, b),
+        });
+        g.ids.extend([a, b]);
+        if score > g.score {
+            g.score = score;
+            g.reason = reason;
+            g.pair = (a, b);
         }
     }
     let mut out = Vec::new();
-    for (_, (mut ids, score, reason)) in groups {
+    for Group {
+        mut ids,
+        score,
+        reason,
+        pair: (a, b),
+    } in groups.into_values()
+    {
         ids.sort_unstable();
         ids.dedup();
         let mut paths = Vec::with_capacity(ids.len());
-        for id in ids {
+        for &id in &ids {
             paths.push(reader.path_of(id)?);
         }
         paths.sort();
+        // Of three notes or more, the reason is one pair's: it says which ("first" and
+        // "second" once read as the first two listed, which they often were not).
+        let reason = match ids.len() {
+            2 => reason,
+            _ => format!(
+                "{} and {}: {reason}",
+                reader.path_of(a)?,
+                reader.path_of(b)?
+            ),
+        };
         out.push((Cluster { paths, reason }, score));
     }
     Ok(out)

@@ -24,7 +24,7 @@ pub use draft::check as check_draft;
 pub(crate) use draft::{Draft, DRAFT_NAME};
 pub use evidence::PairEvidence;
 pub(crate) use pipeline::{run, Vectors};
-pub use verdict::{Thresholds, KEYWORDS, SEMANTIC};
+pub use verdict::{rule, Thresholds, KEYWORDS, SEMANTIC};
 
 /// The most results a similar request may ask for.
 pub const MAX_TOP: usize = 50;
@@ -131,6 +131,10 @@ pub struct SimilarResponse {
     pub results: Vec<SimilarHit>,
     /// `semantic` (passages and words) or `keywords` (no model: words and titles only).
     pub mode: String,
+    /// The thresholds that gave the verdicts ([`rule`]): a note of the brain is held to a
+    /// stricter one than a draft.
+    #[serde(default)]
+    pub rule: String,
     /// Something the person should know (no model, pending passages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,

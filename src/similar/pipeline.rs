@@ -129,8 +129,10 @@ pub(crate) fn run(
             likeness: Some(round(likeness)),
             verdict: match exclude {
                 // A note of the brain: its duplicates are what `--all` would merge.
-                Some(_) => verdict::judge_between_notes((round(score), t), round(likeness)),
-                None => verdict::judge((round(score), t), round(likeness)),
+                Some(_) => {
+                    verdict::judge_between_notes((round(score), t), round(likeness), ev.words)
+                }
+                None => verdict::judge((round(score), t), round(likeness), ev.words),
             },
             reason: match exclude {
                 Some(_) => verdict::reason_from_note(&ev),
@@ -154,15 +156,18 @@ pub(crate) fn run(
             .then(key(b).total_cmp(&key(a)))
             .then(a.path.cmp(&b.path))
     });
-    results.truncate(top);
     let verdict = match results.first().map(|h| h.verdict) {
         Some(Verdict::Duplicate) => Verdict::Duplicate,
         _ if results.iter().any(|h| h.verdict != Verdict::New) => Verdict::Related,
         _ => Verdict::New,
     };
+    // Counted before `--top` cuts: "related to 27 notes" is what the brain holds, not how
+    // many were asked to be shown (it said 1, 3 or 10 as --top did).
+    let summary = summary(verdict, &results);
+    results.truncate(top);
     Ok(Similar {
         verdict,
-        summary: summary(verdict, &results),
+        summary,
         results,
     })
 }

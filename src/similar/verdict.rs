@@ -43,6 +43,20 @@ pub const KEYWORDS: Thresholds = Thresholds {
     related: 0.15,
 };
 
+/// Without a model, the word overlap a duplicate needs, whatever its likeness: in a brain
+/// kept in topic folders `go/json.md` and `javascript/json.md` are both "JSON", and the
+/// title alone (words overlap 0.04, plus the lead) once made a draft on Go's JSON a
+/// duplicate of the other. Every duplicate of the development drafts' tune halves
+/// overlaps its original by 0.23 or more; at 0.2 no verdict of either half changes.
+pub const DUPLICATE_NEEDS_WORDS: f64 = 0.2;
+
+/// Without a model, the word overlap at which two notes of the brain are duplicates
+/// ([`judge_between_notes`]) and `--all` groups same-titled notes: half their words.
+/// Notes of one author share templates and phrasing, so the draft rule called 36 of 60
+/// random notes-mix notes a duplicate of a neighbour (`positional-arguments.md` of
+/// `keyword-arguments.md`, 0.46); a copy renamed overlaps near 1.
+pub const NOTES_WORDS: f64 = 0.5;
+
 /// Cosine treated as "nothing in common" when rescaling alignments.
 pub const FLOOR: f64 = 0.2;
 
@@ -102,8 +116,8 @@ pub(crate) fn with_lead(raw: &[f64]) -> Vec<f64> {
 /// the related score: a lesson written again in the same words whose passages the model
 /// aligns poorly (a `drafts-jaebradley` duplicate aligns at 0.40 but shares a third of
 /// its words). Two notes of the brain are judged by [`judge_between_notes`].
-pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
-    if likeness >= t.duplicate {
+pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64, words: f64) -> Verdict {
+    if likeness >= t.duplicate && (t == SEMANTIC || words >= DUPLICATE_NEEDS_WORDS) {
         Verdict::Duplicate
     } else if score >= t.related {
         Verdict::Related
@@ -114,7 +128,7 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
 
 /// The verdict for a note of the brain against another: with a model, a duplicate only
 /// when the pair is one `brain similar --all` would merge ([`CLUSTER_AT`]), so that the two
-/// never disagree. The draft thresholds were calibrated on drafts written apart from the notes;
+/// never disagree; without one, only when they share [`NOTES_WORDS`] of their `words`. The draft thresholds were calibrated on drafts written apart from the notes;
 /// two notes of one brain share their author's templates and phrasing, which the word
 /// overlap reads as sameness (on 60 random notes of the notes-mix corpus, 24 were called
 /// duplicates of a neighbour under the draft rule: `set.md` of `arrays.md`, positional of
@@ -122,8 +136,12 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
 /// to pairs that are plainly the same note.
 ///
 /// [`CLUSTER_AT`]: super::clusters::CLUSTER_AT
-pub(crate) fn judge_between_notes((score, t): (f64, Thresholds), likeness: f64) -> Verdict {
-    match judge((score, t), likeness) {
+pub(crate) fn judge_between_notes(
+    (score, t): (f64, Thresholds),
+    likeness: f64,
+    words: f64,
+) -> Verdict {
+    match judge((score, t), likeness, words) {
         // With a model only: `--all`'s 0.7 is a score of passages; without one the score is
         // rare words and titles, and a copy renamed (a body the same, a title not) is still
         // a duplicate by its words.
@@ -133,8 +151,34 @@ pub(crate) fn judge_between_notes((score, t): (f64, Thresholds), likeness: f64) 
                 false => Verdict::New,
             }
         }
+        Verdict::Duplicate if t == KEYWORDS && words < NOTES_WORDS => match score >= t.related {
+            true => Verdict::Related,
+            false => Verdict::New,
+        },
         v => v,
     }
+}
+
+/// The rule that judged, as the footer of `brain similar` says it: with a model or
+/// without (`semantic`), for a draft or a note of the brain (`between_notes`).
+pub fn rule(semantic: bool, between_notes: bool) -> String {
+    let t = if semantic { SEMANTIC } else { KEYWORDS };
+    let duplicate = match (semantic, between_notes) {
+        (true, false) => format!("likeness >= {}", t.duplicate),
+        (true, true) => format!("score >= {}", super::clusters::CLUSTER_AT),
+        (false, false) => format!(
+            "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS}",
+            t.duplicate
+        ),
+        (false, true) => format!(
+            "likeness >= {} and words overlap >= {NOTES_WORDS}",
+            t.duplicate
+        ),
+    };
+    format!(
+        "duplicate at {duplicate}, related at score >= {}",
+        t.related
+    )
 }
 
 /// One line a person can check, about a draft and a note.
@@ -204,31 +248,45 @@ mod tests {
             words: 0.6,
             ..strong.clone()
         };
-        assert_eq!(judge(score(&same), likeness(&same)), Verdict::Duplicate);
-        // Aligned passages without shared words: the same topic, not the same note.
-        assert_eq!(judge(score(&strong), likeness(&strong)), Verdict::Related);
-        assert_eq!(judge(score(&weak), likeness(&weak)), Verdict::New);
-        assert_eq!(judge((0.3, SEMANTIC), 0.0), Verdict::Related);
         assert_eq!(
-            judge((0.0, SEMANTIC), SEMANTIC.duplicate),
+            judge(score(&same), likeness(&same), same.words),
+            Verdict::Duplicate
+        );
+        // Aligned passages without shared words: the same topic, not the same note.
+        assert_eq!(
+            judge(score(&strong), likeness(&strong), strong.words),
+            Verdict::Related
+        );
+        assert_eq!(
+            judge(score(&weak), likeness(&weak), weak.words),
+            Verdict::New
+        );
+        assert_eq!(judge((0.3, SEMANTIC), 0.0, 0.0), Verdict::Related);
+        assert_eq!(
+            judge((0.0, SEMANTIC), SEMANTIC.duplicate, 0.0),
             Verdict::Duplicate
         );
         // Two notes of the brain: a duplicate is a pair `--all` would merge.
         let merged = super::super::clusters::CLUSTER_AT;
         assert_eq!(
-            judge_between_notes((merged - 0.01, SEMANTIC), 0.9),
+            judge_between_notes((merged - 0.01, SEMANTIC), 0.9, 1.0),
             Verdict::Related
         );
         assert_eq!(
-            judge_between_notes((merged, SEMANTIC), 0.9),
+            judge_between_notes((merged, SEMANTIC), 0.9, 1.0),
             Verdict::Duplicate
         );
         // Alike in words only (one site's boilerplate): not even related.
-        assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9), Verdict::New);
-        // Without a model, the words decide, as for a draft: a copy under another title.
+        assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9, 1.0), Verdict::New);
+        // Without a model, the words decide: a copy under another title is a duplicate,
+        // two notes of one author sharing their phrasing (under half their words) are not.
         assert_eq!(
-            judge_between_notes((0.5, KEYWORDS), 0.9),
+            judge_between_notes((0.5, KEYWORDS), 0.9, 0.8),
             Verdict::Duplicate
+        );
+        assert_eq!(
+            judge_between_notes((0.5, KEYWORDS), 0.45, 0.45),
+            Verdict::Related
         );
         let keywords = PairEvidence {
             best: None,
@@ -238,6 +296,10 @@ mod tests {
         };
         assert_eq!(score(&keywords), (1.0, KEYWORDS));
         assert_eq!(likeness(&keywords), 0.25);
+        // The same title and few words in common (`go/json.md` and `javascript/json.md`):
+        // not a duplicate, however high the lead lifts its likeness; with words, one.
+        assert_eq!(judge((0.5, KEYWORDS), 0.4, 0.04), Verdict::Related);
+        assert_eq!(judge((0.5, KEYWORDS), 0.4, 0.2), Verdict::Duplicate);
         assert!(reason(&ev(0.9, 0.8, 0.5, 1.0)).contains("lease"));
         // A note asked about is not called a draft.
         let of_note = reason_from_note(&ev(0.9, 0.8, 0.5, 1.0));
