@@ -432,23 +432,9 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
         Error::Config(format!(
             "{}{at}: {}: fix it there (the example in the README shows each setting)",
             path.display(),
-            in_plain_words(&message.join("; "))
+            crate::error::in_plain_words(&message.join("; "))
         ))
     })
-}
-
-/// serde's names for the values a setting takes, in the words a person writing TOML uses.
-fn in_plain_words(message: &str) -> String {
-    [
-        ("expected usize", "expected a whole number"),
-        ("expected u64", "expected a whole number"),
-        ("expected u32", "expected a whole number"),
-        ("expected path string", "expected a path in quotes"),
-        ("expected a sequence", "expected a list in brackets"),
-        ("integer `-", "negative number `-"),
-    ]
-    .iter()
-    .fold(message.to_string(), |m, (from, to)| m.replace(from, to))
 }
 
 /// Refuses a data folder that is the brain folder or inside it: the index, its logs and the

@@ -199,6 +199,32 @@ impl Error {
     }
 }
 
+/// serde's names for the values a setting takes, in the words a person writing TOML (the
+/// config) or YAML (a schema) uses: `expected u32` and `struct RawSchema` are Rust's.
+pub(crate) fn in_plain_words(message: &str) -> String {
+    [
+        ("expected usize", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected u32", "expected a whole number"),
+        ("expected path string", "expected a path in quotes"),
+        ("expected a sequence", "expected a list in brackets"),
+        ("integer `-", "negative number `-"),
+        // A schema file holding a list, or a field's rule given as a value.
+        (
+            "expected struct RawSchema",
+            "expected a map of keys (fields, required, group_by, ...)",
+        ),
+        (
+            "expected struct RawField",
+            "expected a map of keys (values, required, default)",
+        ),
+        ("expected struct", "expected a map of keys"),
+        ("sequence", "list"),
+    ]
+    .iter()
+    .fold(message.to_string(), |m, (from, to)| m.replace(from, to))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,7 +139,7 @@ pub fn check(
         push(ProblemKind::Schema, &rel, line, message);
     }
 
-    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str()));
+    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
     let mut slugs: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
     for e in entries {
         if let Some(problem) = &e.problem {
@@ -155,7 +155,7 @@ pub fn check(
         }
         for l in &e.links {
             match resolver.resolve(&l.target) {
-                Resolution::Note { .. } => {}
+                Resolution::Note { .. } | Resolution::Unindexed { .. } => {}
                 Resolution::Short { path } => push(
                     ProblemKind::ShortLink,
                     &e.path,
@@ -192,11 +192,14 @@ pub fn check(
         if e.problem.is_some() && e.fields.is_empty() {
             continue;
         }
+        // The line of a field, read from the note only when a problem names it (check reads
+        // no note otherwise); 1, the frontmatter's start, when it cannot be found.
+        let line_of = |field: &str| field_line(&root.join(&e.path), field).unwrap_or(1);
         match e.fields.get("type") {
             Some(serde_json::Value::String(t)) if t != folder => push(
                 ProblemKind::WrongType,
                 &e.path,
-                Some(1),
+                Some(line_of("type")),
                 format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
             ),
             Some(serde_json::Value::String(_) | serde_json::Value::Null) | None => {}
@@ -205,7 +208,7 @@ pub fn check(
             Some(other) => push(
                 ProblemKind::WrongType,
                 &e.path,
-                Some(1),
+                Some(line_of("type")),
                 format!("type: {other} is not one type name (write type: {folder})"),
             ),
         }
@@ -244,7 +247,7 @@ pub fn check(
                 push(
                     ProblemKind::BadValue,
                     &e.path,
-                    Some(1),
+                    Some(line_of(name)),
                     format!("{name}: {v:?} is not one of {}", rule.values.join(", ")),
                 );
             }
@@ -264,7 +267,7 @@ pub fn check(
                 push(
                     ProblemKind::BadDate,
                     &e.path,
-                    Some(1),
+                    Some(line_of(field)),
                     format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
                 );
             }
@@ -274,16 +277,17 @@ pub fn check(
                 push(
                     ProblemKind::DatesOutOfOrder,
                     &e.path,
-                    Some(1),
+                    Some(line_of("updated")),
                     format!("updated {u} is before created {c}"),
                 );
             }
         }
         if let (Some(days), Some(dated)) = (schema.stale_after_days, leading_date(&e.date)) {
+            // A list (`phase: [Done]`) is exempt by any of its values, as `check` reads each.
             let exempt = schema
                 .stale_except
                 .iter()
-                .any(|(field, values)| e.text_field(field).is_some_and(|v| values.contains(&v)));
+                .any(|(field, values)| e.field_values(field).iter().any(|v| values.contains(v)));
             let age = (today - dated).get_days() as i64;
             if !exempt && age > days as i64 {
                 push(
@@ -344,6 +348,31 @@ pub fn check(
     }
 }
 
+/// The 1-based line of the top-level `field:` in the frontmatter of the note at `file`.
+fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
+    let text = std::fs::read(file).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    for (i, line) in lines.enumerate() {
+        let line = line.trim_end();
+        if line == "---" || line == "..." {
+            return None;
+        }
+        let key = line
+            .strip_prefix(field)
+            .or_else(|| line.strip_prefix(&format!("\"{field}\"")))
+            .or_else(|| line.strip_prefix(&format!("'{field}'")));
+        if key.is_some_and(|rest| rest.trim_start().starts_with(':')) {
+            return u32::try_from(i + 2).ok();
+        }
+    }
+    None
+}
+
 /// A frontmatter scalar as text (a list item, a date written as a number...).
 fn scalar(v: &serde_json::Value) -> String {
     match v {
@@ -386,6 +415,71 @@ mod tests {
             .filter(|p| p.path == path)
             .map(|p| (p.kind, p.message.clone()))
             .collect()
+    }
+
+    #[test]
+    fn a_field_problem_is_said_at_the_field_s_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("lore")).unwrap();
+        std::fs::write(
+            dir.path().join("lore/x.md"),
+            "---\ntitle: t\ntags: [a]\ncategory: Maybe\ncreated: 2026-02-01\nupdated: 2026-01-01\ntype: idea\n---\nbody\n",
+        )
+        .unwrap();
+        let entries = [entry(
+            "lore/x.md",
+            serde_json::json!({"title": "t", "category": "Maybe", "created": "2026-02-01",
+                "updated": "2026-01-01", "type": "idea"}),
+            None,
+        )];
+        let today = Date::constant(2026, 6, 1);
+        let report = check(dir.path(), &lore(), &entries, &[], today);
+        let line = |kind| {
+            report
+                .problems
+                .iter()
+                .find(|p| p.kind == kind)
+                .and_then(|p| p.line)
+        };
+        assert_eq!(line(ProblemKind::BadValue), Some(4));
+        assert_eq!(line(ProblemKind::DatesOutOfOrder), Some(6));
+        assert_eq!(line(ProblemKind::WrongType), Some(7));
+        assert_eq!(field_line(&dir.path().join("lore/x.md"), "body"), None);
+        assert_eq!(field_line(&dir.path().join("lore/none.md"), "title"), None);
+    }
+
+    #[test]
+    fn a_list_value_is_exempt_from_staleness_by_any_of_its_values() {
+        let text = "---\nfields:\n  phase:\n    values: [Exploring, Done]\nstale_after_days: 30\nstale_except:\n  phase: [Done]\n---\n";
+        let schema = Schema::parse("idea", "idea/SCHEMA.md", "idea/SCHEMA.md".as_ref(), text)
+            .expect("the schema parses");
+        let schemas = Schemas {
+            types: [("idea".to_string(), schema)].into(),
+            errors: Vec::new(),
+        };
+        let old = |path: &str, phase: serde_json::Value| Entry {
+            kind: "idea".into(),
+            date: "2020-01-01".into(),
+            ..entry(path, serde_json::json!({ "phase": phase }), None)
+        };
+        let entries = [
+            old("idea/closed.md", serde_json::json!(["Done"])),
+            old("idea/open.md", serde_json::json!(["Exploring"])),
+        ];
+        let report = check(
+            "/b".as_ref(),
+            &schemas,
+            &entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        let stale = |path| {
+            kinds(&report, path)
+                .iter()
+                .any(|(k, _)| *k == ProblemKind::Stale)
+        };
+        assert!(!stale("idea/closed.md"), "{report:?}");
+        assert!(stale("idea/open.md"), "{report:?}");
     }
 
     #[test]

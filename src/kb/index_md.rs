@@ -97,15 +97,17 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
     // Known values in the schema's order, then others alphabetically, then "no value".
     let mut groups: BTreeMap<(usize, String), Vec<&Entry>> = BTreeMap::new();
     for e in mine {
-        let value = e.text_field(field);
-        let key = match &value {
-            Some(v) => match order.iter().position(|o| o == v) {
-                Some(i) => (i, v.clone()),
-                None => (order.len(), v.clone()),
-            },
-            None => (order.len() + 1, format!("(no {field})")),
-        };
-        groups.entry(key).or_default().push(e);
+        // A list (`phase: [Exploring, Done]`) files the entry under each of its values.
+        let mut values = e.field_values(field);
+        values.dedup();
+        if values.is_empty() {
+            let key = (order.len() + 1, format!("(no {field})"));
+            groups.entry(key).or_default().push(e);
+        }
+        for v in values {
+            let at = order.iter().position(|o| *o == v).unwrap_or(order.len());
+            groups.entry((at, v)).or_default().push(e);
+        }
     }
     if groups.is_empty() {
         out.push_str("\n(no entries yet)\n");
@@ -175,6 +177,18 @@ mod tests {
         let mut shuffled = entries.clone();
         shuffled.reverse();
         assert_eq!(render(&schema, &shuffled), text);
+        // A list files the entry under each of its values, as `check` reads each.
+        let mut listed = entry("idea/l.md", "Listed", None);
+        listed
+            .fields
+            .insert("phase".into(), serde_json::json!(["Done", "Exploring"]));
+        let text = render(&schema, &[listed]);
+        assert!(
+            text.ends_with(
+                "\n## Exploring\n\n- [[idea/l]] Listed\n\n## Done\n\n- [[idea/l]] Listed\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -67,6 +67,67 @@ fn without_code(body: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Extensions of the files a `[[...]]` can name that are not notes: what Obsidian embeds
+/// (images, audio, video, PDF, canvas) and the documents people attach.
+const ATTACHMENTS: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "svg",
+    "webp",
+    "avif",
+    "heic",
+    "tif",
+    "tiff",
+    "ico",
+    "mp3",
+    "wav",
+    "m4a",
+    "ogg",
+    "flac",
+    "3gp",
+    "mp4",
+    "webm",
+    "ogv",
+    "mov",
+    "mkv",
+    "avi",
+    "pdf",
+    "canvas",
+    "base",
+    "excalidraw",
+    "txt",
+    "csv",
+    "tsv",
+    "json",
+    "yaml",
+    "yml",
+    "xml",
+    "html",
+    "htm",
+    "zip",
+    "gz",
+    "tar",
+    "doc",
+    "docx",
+    "xls",
+    "xlsx",
+    "ppt",
+    "pptx",
+    "odt",
+    "ods",
+    "odp",
+    "rtf",
+    "epub",
+    "key",
+    "pages",
+    "numbers",
+    "drawio",
+    "ipynb",
+];
+
 /// The targets of the `[[...]]` on one line: each `]]` closes the nearest `[[` before it.
 fn in_line(line: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -74,25 +135,28 @@ fn in_line(line: &str) -> Vec<String> {
     while let Some(close) = line[from..].find("]]").map(|c| from + c) {
         if let Some(open) = line[from..close].rfind("[[").map(|o| from + o) {
             let inner = &line[open + 2..close];
+            // In a table the alias bar is escaped (`[[note\|alias]]`): the `\` is not part
+            // of the name.
             let target = inner.split(['|', '#']).next().unwrap_or("").trim();
+            let target = target.strip_suffix('\\').unwrap_or(target).trim_end();
+            let written_md = target.ends_with(".md");
             let target = target
                 .strip_suffix(".md")
                 .unwrap_or(target)
                 .trim_matches('/');
             // `![[diagram.png]]` embeds a file and `[[report.pdf]]` names one: neither
-            // points at a note.
-            let embed = line[..open].ends_with('!');
-            let other_file = target
-                .rsplit('/')
-                .next()
-                .and_then(|name| name.rsplit_once('.'))
-                .is_some_and(|(stem, ext)| {
-                    !stem.is_empty()
-                        && (1..=5).contains(&ext.len())
-                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                        && !ext.chars().all(|c| c.is_ascii_digit())
-                });
-            if !target.is_empty() && !embed && !other_file {
+            // points at a note. `![[note]]` embeds a note, so it is a link to it. Only
+            // the extensions of attachments say "a file": `[[notes/node.js]]` and
+            // `[[idea/v1.2]]` name notes, and were once dropped unchecked.
+            let other_file = !written_md
+                && target
+                    .rsplit('/')
+                    .next()
+                    .and_then(|name| name.rsplit_once('.'))
+                    .is_some_and(|(stem, ext)| {
+                        !stem.is_empty() && ATTACHMENTS.contains(&ext.to_ascii_lowercase().as_str())
+                    });
+            if !target.is_empty() && !other_file {
                 found.push(target.to_string());
             }
         }
@@ -115,6 +179,13 @@ pub enum Resolution {
         /// The note's path.
         path: String,
     },
+    /// To a file that is there but is not a note of the index: a type's `INDEX.md` or
+    /// `SCHEMA.md`, the root's `README.md`, an excluded note. A hub linking its type's
+    /// index is a working link, once called "no note lore/INDEX.md" beside the file.
+    Unindexed {
+        /// The file, relative to the root.
+        path: String,
+    },
     /// Nowhere: no note has that name (or, short form, several do).
     Broken {
         /// Why, for a person.
@@ -135,6 +206,8 @@ pub struct Resolver {
     folded: HashMap<String, Vec<String>>,
     /// Short name (file stem, or a folder entry's folder) -> the notes so named.
     by_name: HashMap<String, Vec<String>>,
+    /// The brain folder, where a link no note answers is looked for as a file.
+    root: Option<std::path::PathBuf>,
 }
 
 impl Resolver {
@@ -145,6 +218,7 @@ impl Resolver {
             paths: HashMap::new(),
             folded: HashMap::new(),
             by_name: HashMap::new(),
+            root: None,
         };
         for p in paths {
             let same = nfc(p);
@@ -171,8 +245,40 @@ impl Resolver {
         r
     }
 
+    /// Looks in `root` for a file a link names that no note of the index is
+    /// ([`Resolution::Unindexed`]).
+    pub fn on_disk(mut self, root: &std::path::Path) -> Resolver {
+        self.root = Some(root.to_path_buf());
+        self
+    }
+
     /// Where `target` points.
     pub fn resolve(&self, target: &str) -> Resolution {
+        match self.among_notes(target) {
+            Resolution::Broken { why } => match self.unindexed(target) {
+                Some(path) => Resolution::Unindexed { path },
+                None => Resolution::Broken { why },
+            },
+            found => found,
+        }
+    }
+
+    /// `target.md` as a file under the root, when [`Resolver::on_disk`] gave one: only a
+    /// plain relative path (no `..`, nothing absolute), and a file, not a folder.
+    fn unindexed(&self, target: &str) -> Option<String> {
+        let root = self.root.as_ref()?;
+        let rel = std::path::Path::new(target);
+        let plain = rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !plain {
+            return None;
+        }
+        let file = format!("{target}.md");
+        root.join(&file).is_file().then_some(file)
+    }
+
+    fn among_notes(&self, target: &str) -> Resolution {
         let same = nfc(target);
         if target.contains('/') {
             // As written first: a brain may hold both spellings of a name (Linux allows it),
@@ -277,7 +383,9 @@ mod tests {
                     \x20   ```\n\
                     \n\
                     <!-- [[in/a-comment]] -->\n\
-                    Café ``[[x]]`` [[lore/after-code]] <!-- [[inline/comment]] -->";
+                    Café ``[[x]]`` [[lore/after-code]] <!-- [[inline/comment]] -->\n\
+                    | [[lore/in-table\\|alias]] | [[notes/node.js]] [[notes/socket.io.md]] |\n\
+                    ![[lore/embedded]] ![[Photo.JPG]] [[notes/gone.tool]]";
         assert_eq!(
             targets(body),
             [
@@ -289,6 +397,11 @@ mod tests {
                 ("idea/v1.2".into(), 22),
                 ("notes/version-2.0".into(), 22),
                 ("lore/after-code".into(), 32),
+                ("lore/in-table".into(), 33),
+                ("notes/node.js".into(), 33),
+                ("notes/socket.io".into(), 33),
+                ("lore/embedded".into(), 34),
+                ("notes/gone.tool".into(), 34),
             ]
         );
     }
@@ -367,6 +480,25 @@ mod tests {
             why.contains("2 notes differ from X/A only in case"),
             "{why}"
         );
+        // A file that is there but not a note of the index: a working link, not a broken one.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("lore")).unwrap();
+        std::fs::write(dir.path().join("lore/INDEX.md"), "# Lore\n").unwrap();
+        std::fs::write(dir.path().join("README.md"), "# Brain\n").unwrap();
+        let r = Resolver::new(["lore/retries.md"]).on_disk(dir.path());
+        for (link, file) in [("lore/INDEX", "lore/INDEX.md"), ("README", "README.md")] {
+            assert_eq!(
+                r.resolve(link),
+                Resolution::Unindexed { path: file.into() },
+                "{link}"
+            );
+        }
+        for broken in ["lore/SCHEMA", "../lore/INDEX", "lore"] {
+            assert!(
+                matches!(r.resolve(broken), Resolution::Broken { .. }),
+                "{broken}"
+            );
+        }
         assert_eq!(canonical("idea/capture/capture.md"), "idea/capture");
         assert_eq!(canonical("lore/retries.md"), "lore/retries");
         assert_eq!(

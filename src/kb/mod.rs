@@ -60,10 +60,26 @@ impl Entry {
     /// `None` when missing, null, empty, a list or a map.
     pub fn text_field(&self, name: &str) -> Option<String> {
         match self.fields.get(name)? {
+            Value::Array(_) => None,
+            _ => self.field_values(name).pop(),
+        }
+    }
+
+    /// A frontmatter field's values as text: a list's items (those [`Entry::text_field`]
+    /// would read alone), or the one value; empty when missing or null. `check` reads a list
+    /// item by item, so `index-md`'s groups and `stale_except` must too: `phase: [Done]`
+    /// was filed under "(no phase)" and called stale though exempt.
+    pub fn field_values(&self, name: &str) -> Vec<String> {
+        let one = |v: &Value| match v {
             Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
             Value::Number(n) => Some(n.to_string()),
             Value::Bool(b) => Some(b.to_string()),
             _ => None,
+        };
+        match self.fields.get(name) {
+            Some(Value::Array(items)) => items.iter().filter_map(one).collect(),
+            Some(v) => one(v).into_iter().collect(),
+            None => Vec::new(),
         }
     }
 }
@@ -93,7 +109,8 @@ pub struct OutLink {
     pub path: Option<String>,
     /// `ok`, `short` (resolves, but not written as `type/slug`) or `broken`.
     pub state: String,
-    /// Why it is broken or short (`null` when ok).
+    /// Why it is broken or short (`null` when ok, but for a link to a file that is there and
+    /// not indexed: `INDEX.md`, `SCHEMA.md`, `README.md`, an excluded note).
     #[serde(default)]
     pub why: Option<String>,
 }
@@ -107,8 +124,9 @@ pub struct InLink {
     pub line: u32,
 }
 
-/// The links from and to `path` among `entries`; `None` when `path` is not among them.
-pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
+/// The links from and to `path` among `entries` of the brain at `root`; `None` when `path`
+/// is not among them.
+pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option<LinksReport> {
     // Typed in one Unicode form, held in the other (a name with an accent): the same note.
     let me = entries.iter().find(|e| e.path == path).or_else(|| {
         let want = crate::text::unicode_form::nfc(path);
@@ -117,7 +135,7 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
             .find(|e| crate::text::unicode_form::nfc(&e.path) == want)
     })?;
     let path = me.path.as_str();
-    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str()));
+    let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
     let outgoing = me
         .links
         .iter()
@@ -127,6 +145,11 @@ pub fn links_of(entries: &[Entry], path: &str) -> Option<LinksReport> {
                 Resolution::Short { path } => {
                     let why = format!("write it as [[{}]]", links::canonical(&path));
                     (Some(path), "short", Some(why))
+                }
+                Resolution::Unindexed { path } => {
+                    let why =
+                        "a file brain does not index (INDEX.md, SCHEMA.md, README.md, or excluded)";
+                    (Some(path), "ok", Some(why.to_string()))
                 }
                 Resolution::Broken { why } => (None, "broken", Some(why)),
             };
@@ -256,7 +279,18 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
         .map_err(|e| {
             let said = e.to_string();
             let plain = said.split(" at path \"").next().unwrap_or(&said);
-            crate::Error::io(dir, std::io::Error::new(e.kind(), plain.to_string()))
+            // Said with the file it was for and what to do: the folder and the system's
+            // words alone left the person guessing what brain was writing.
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let todo = match e.kind() {
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                    ": make the folder writable"
+                }
+                std::io::ErrorKind::StorageFull => ": free some disk space",
+                _ => "",
+            };
+            let told = format!("cannot write {name} in it: {plain}{todo}");
+            crate::Error::io(dir, std::io::Error::new(e.kind(), told))
         })?;
     if let Some(mode) = kept {
         tmp.as_file()
@@ -291,7 +325,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with(&gone.display().to_string()), "{err}");
+        assert!(err.contains("cannot write x.md in it: "), "{err}");
         assert!(!err.contains(".brain-"), "{err}");
+        // A folder it may not write: said with what to do (root writes anywhere: skipped).
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            let locked = dir.path().join("locked");
+            std::fs::create_dir(&locked).unwrap();
+            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+            let err = write_atomic(&locked.join("y.md"), "y", WriteMode::CreateNew)
+                .unwrap_err()
+                .to_string();
+            assert!(err.ends_with(": make the folder writable"), "{err}");
+        }
     }
 
     #[test]

@@ -149,12 +149,8 @@ impl Schema {
             // The YAML starts on the file's second line.
             let line = e.location().map(|l| l.line() + 1);
             let message = e.to_string();
-            let message = message
-                .split(" at line ")
-                .next()
-                .unwrap_or(&message)
-                .to_string();
-            bad(line, message)
+            let message = message.split(" at line ").next().unwrap_or(&message);
+            bad(line, crate::error::in_plain_words(message))
         })?;
         if let Some(named) = raw.kind.as_deref().filter(|k| *k != kind) {
             return Err(bad(
@@ -191,6 +187,17 @@ impl Schema {
                         ))
                     }
                 }
+            }
+            // `brain new` writes these itself; a default for one was dropped without a word.
+            if f.default.is_some() && BASE_FIELDS.contains(&name.as_str()) {
+                return Err(bad(
+                    None,
+                    format!(
+                        "field {name}: 'brain new' writes {name} itself (type and title from the \
+                         command, created and updated as today, tags empty), so a default \
+                         would never be used; remove it"
+                    ),
+                ));
             }
             let default = match f.default {
                 Some(d) => scalar_of(&name, d).map_err(|m| bad(None, m))?,
@@ -435,6 +442,19 @@ mod tests {
             (
                 "---\nstale_after_days: 0\n---\n",
                 "stale_after_days must be at least 1",
+            ),
+            (
+                "---\nfields:\n  tags: {default: inbox}\n---\n",
+                "field tags: 'brain new' writes tags itself",
+            ),
+            // serde's words for Rust's types, said as a person writing YAML reads them.
+            (
+                "---\nstale_after_days: -5\n---\n",
+                "negative number `-5`, expected a whole number",
+            ),
+            (
+                "---\n- a\n- b\n---\n",
+                "/b/lore/SCHEMA.md:2: invalid type: list, expected a map of keys (fields, required, group_by, ...)",
             ),
         ];
         for (text, want) in cases {

@@ -49,12 +49,13 @@ fn check_finds_the_deliberate_problems_of_the_example_brain() {
             "lore/unicode-normalization-filenames.md",
             Some(1),
         ),
-        p("bad_value", "idea/pr-review-checklist-bot.md", Some(1)),
-        p("bad_value", "lore/flaky-tests-quarantine.md", Some(1)),
+        // A field's problem at the field's line; a missing one at the frontmatter's start.
+        p("bad_value", "idea/pr-review-checklist-bot.md", Some(6)),
+        p("bad_value", "lore/flaky-tests-quarantine.md", Some(8)),
         p(
             "dates_out_of_order",
             "lore/unicode-normalization-filenames.md",
-            Some(1),
+            Some(6),
         ),
         p("stale", "idea/postmortem-draft-from-timeline.md", None),
         p("index_outdated", "research-link/INDEX.md", None),
@@ -443,6 +444,10 @@ fn links_go_both_ways_and_broken_ones_say_why() {
         short["incoming"],
         json!([{"path": "idea/resurface-stale-lore.md", "line": 36}])
     );
+    // The note as a link names it, the form `check` prints.
+    let linked = b.json(&["links", "idea/recall-from-vocabulary-drift"]);
+    assert_eq!(linked["incoming"], short["incoming"]);
+    assert_eq!(linked["path"], "idea/recall-from-vocabulary-drift.md");
     // From a folder of the brain, a file there, as `get` reads it.
     let out = b
         .command()
