@@ -210,6 +210,7 @@ pub(crate) fn in_plain_words(message: &str) -> String {
         ("expected a sequence", "expected a list in brackets"),
         ("integer `-", "negative number `-"),
         // A schema file holding a list, or a field's rule given as a value.
+        // Whole phrases only: a key of the person's own (`sequence:`) is quoted as typed.
         (
             "expected struct RawSchema",
             "expected a map of keys (fields, required, group_by, ...)",
@@ -218,8 +219,7 @@ pub(crate) fn in_plain_words(message: &str) -> String {
             "expected struct RawField",
             "expected a map of keys (values, required, default)",
         ),
-        ("expected struct", "expected a map of keys"),
-        ("sequence", "list"),
+        ("invalid type: sequence", "invalid type: list"),
     ]
     .iter()
     .fold(message.to_string(), |m, (from, to)| m.replace(from, to))

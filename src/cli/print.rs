@@ -95,7 +95,12 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
         }
     }
     writeln!(out)?;
-    writeln!(out, "(mode: {}; {})", r.mode, r.rule)
+    // A backend from before `rule` existed sends none: the draft rule of its mode.
+    let rule = match r.rule.is_empty() {
+        false => r.rule.clone(),
+        true => brain::similar::rule(r.mode == "semantic", false),
+    };
+    writeln!(out, "(mode: {}; {rule})", r.mode)
 }
 
 /// `brain similar --all`: each cluster, largest first.

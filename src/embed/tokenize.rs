@@ -84,7 +84,12 @@ fn is_jamo(token: &str) -> bool {
     let letters = token.strip_prefix("##").unwrap_or(token);
     !letters.is_empty()
         && letters.chars().all(|c| {
-            matches!(c, '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}' | '\u{A960}'..='\u{A97F}' | '\u{D7B0}'..='\u{D7FF}')
+            // Jamo, compatibility jamo, extended-A and extended-B.
+            matches!(c,
+                '\u{1100}'..='\u{11FF}'
+                | '\u{3130}'..='\u{318F}'
+                | '\u{A960}'..='\u{A97F}'
+                | '\u{D7B0}'..='\u{D7FF}')
         })
 }
 

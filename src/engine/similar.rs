@@ -65,7 +65,9 @@ impl Engine {
                             format!("{path}: no such file in the brain folder")
                         }
                         _ => format!(
-                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft: brain similar - < {path}"
+                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft: brain similar - < {}",
+                            shlex::try_quote(&self.config.root.join(path).to_string_lossy())
+                                .unwrap_or_default()
                         ),
                     }));
                 };
@@ -144,7 +146,8 @@ impl Engine {
     }
 
     /// Clusters of notes that duplicate each other, from the stored vectors (nothing is
-    /// embedded), or from titles without a model.
+    /// embedded), or without a model from titles that are the same words and notes that
+    /// share half their words.
     pub fn similar_all(&self, sync: bool) -> Result<ClustersResponse> {
         let mut notices = Vec::new();
         if sync {
@@ -164,7 +167,7 @@ impl Engine {
             None => {
                 without_model(
                     &mut notices,
-                    "only notes whose titles are the same words are grouped",
+                    "only notes whose titles are the same words, one holding half the other's words, are grouped",
                 );
                 "keywords"
             }

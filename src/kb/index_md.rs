@@ -98,8 +98,9 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
     let mut groups: BTreeMap<(usize, String), Vec<&Entry>> = BTreeMap::new();
     for e in mine {
         // A list (`phase: [Exploring, Done]`) files the entry under each of its values.
+        let mut seen = std::collections::HashSet::new();
         let mut values = e.field_values(field);
-        values.dedup();
+        values.retain(|v| seen.insert(v.clone()));
         if values.is_empty() {
             let key = (order.len() + 1, format!("(no {field})"));
             groups.entry(key).or_default().push(e);
@@ -179,9 +180,10 @@ mod tests {
         assert_eq!(render(&schema, &shuffled), text);
         // A list files the entry under each of its values, as `check` reads each.
         let mut listed = entry("idea/l.md", "Listed", None);
-        listed
-            .fields
-            .insert("phase".into(), serde_json::json!(["Done", "Exploring"]));
+        listed.fields.insert(
+            "phase".into(),
+            serde_json::json!(["Done", "Exploring", "Done"]),
+        );
         let text = render(&schema, &[listed]);
         assert!(
             text.ends_with(

@@ -255,16 +255,19 @@ impl Resolver {
     /// Where `target` points.
     pub fn resolve(&self, target: &str) -> Resolution {
         match self.among_notes(target) {
-            Resolution::Broken { why } => match self.unindexed(target) {
+            Ok(found) => found,
+            // Only when no note has the name: a short link two notes answer stays broken,
+            // whatever file of that name sits at the root.
+            Err(why) => match self.unindexed(target) {
                 Some(path) => Resolution::Unindexed { path },
                 None => Resolution::Broken { why },
             },
-            found => found,
         }
     }
 
-    /// `target.md` as a file under the root, when [`Resolver::on_disk`] gave one: only a
-    /// plain relative path (no `..`, nothing absolute), and a file, not a folder.
+    /// `target.md`, or `target` as written (`[[scripts/deploy.sh]]`), as a file under the
+    /// root, when [`Resolver::on_disk`] gave one: only a plain relative path (no `..`,
+    /// nothing absolute), and a file, not a folder.
     fn unindexed(&self, target: &str) -> Option<String> {
         let root = self.root.as_ref()?;
         let rel = std::path::Path::new(target);
@@ -274,11 +277,14 @@ impl Resolver {
         if !plain {
             return None;
         }
-        let file = format!("{target}.md");
-        root.join(&file).is_file().then_some(file)
+        [format!("{target}.md"), target.to_string()]
+            .into_iter()
+            .find(|file| root.join(file).is_file())
     }
 
-    fn among_notes(&self, target: &str) -> Resolution {
+    /// The note `target` names, `Ok(Broken)` when several could be meant, or `Err` with why
+    /// none is.
+    fn among_notes(&self, target: &str) -> Result<Resolution, String> {
         let same = nfc(target);
         if target.contains('/') {
             // As written first: a brain may hold both spellings of a name (Linux allows it),
@@ -287,11 +293,11 @@ impl Resolver {
                 let last = spelled.rsplit('/').next().unwrap_or(spelled);
                 for candidate in [format!("{spelled}.md"), format!("{spelled}/{last}.md")] {
                     if self.exact.contains(&candidate) {
-                        return Resolution::Note { path: candidate };
+                        return Ok(Resolution::Note { path: candidate });
                     }
                     if spelled == &*same {
                         if let Some(path) = self.paths.get(&candidate) {
-                            return Resolution::Note { path: path.clone() };
+                            return Ok(Resolution::Note { path: path.clone() });
                         }
                     }
                 }
@@ -305,38 +311,34 @@ impl Resolver {
                     .get(&candidate.to_lowercase())
                     .map(Vec::as_slice)
                 {
-                    Some([one]) => return Resolution::Note { path: one.clone() },
+                    Some([one]) => return Ok(Resolution::Note { path: one.clone() }),
                     Some(many) if many.len() > 1 => {
-                        return Resolution::Broken {
+                        return Ok(Resolution::Broken {
                             why: format!(
                                 "{} notes differ from {target} only in case: {}",
                                 many.len(),
                                 many.join(", ")
                             ),
-                        }
+                        })
                     }
                     _ => {}
                 }
             }
-            return Resolution::Broken {
-                why: format!(
-                    "no note {target}.md (or {target}/{}.md)",
-                    target.rsplit('/').next().unwrap_or(target)
-                ),
-            };
+            return Err(format!(
+                "no note {target}.md (or {target}/{}.md)",
+                target.rsplit('/').next().unwrap_or(target)
+            ));
         }
         match self.by_name.get(&same.to_lowercase()).map(Vec::as_slice) {
-            Some([one]) => Resolution::Short { path: one.clone() },
-            Some(many) if many.len() > 1 => Resolution::Broken {
+            Some([one]) => Ok(Resolution::Short { path: one.clone() }),
+            Some(many) if many.len() > 1 => Ok(Resolution::Broken {
                 why: format!(
                     "{} notes are called {target}: {}",
                     many.len(),
                     many.join(", ")
                 ),
-            },
-            _ => Resolution::Broken {
-                why: format!("no note is called {target}"),
-            },
+            }),
+            _ => Err(format!("no note is called {target}")),
         }
     }
 }
@@ -493,7 +495,19 @@ mod tests {
                 "{link}"
             );
         }
-        for broken in ["lore/SCHEMA", "../lore/INDEX", "lore"] {
+        std::fs::create_dir_all(dir.path().join("scripts")).unwrap();
+        std::fs::write(dir.path().join("scripts/deploy.sh"), "#!/bin/sh\n").unwrap();
+        assert_eq!(
+            r.resolve("scripts/deploy.sh"),
+            Resolution::Unindexed {
+                path: "scripts/deploy.sh".into()
+            }
+        );
+        // Two notes called guide: a root guide.md not indexed does not settle it.
+        std::fs::write(dir.path().join("guide.md"), "# Guide\n").unwrap();
+        let two = Resolver::new(["lore/guide.md", "idea/guide.md"]).on_disk(dir.path());
+        assert!(matches!(two.resolve("guide"), Resolution::Broken { .. }));
+        for broken in ["lore/SCHEMA", "../lore/INDEX", "lore", "scripts/gone.sh"] {
             assert!(
                 matches!(r.resolve(broken), Resolution::Broken { .. }),
                 "{broken}"

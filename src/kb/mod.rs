@@ -135,6 +135,9 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
             .find(|e| crate::text::unicode_form::nfc(&e.path) == want)
     })?;
     let path = me.path.as_str();
+    let notes = Resolver::new(entries.iter().map(|e| e.path.as_str()));
+    // Only the note's own links are looked for on disk: an incoming link is one that
+    // resolves to a note, and a stat per broken link of the brain would find nothing.
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
     let outgoing = me
         .links
@@ -168,7 +171,7 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
         .flat_map(|e| {
             e.links
                 .iter()
-                .filter_map(|l| match resolver.resolve(&l.target) {
+                .filter_map(|l| match notes.resolve(&l.target) {
                     Resolution::Note { path: to } | Resolution::Short { path: to }
                         if to == path =>
                     {

@@ -38,9 +38,10 @@
 //!    similar score, not over everything the semantic list knows.
 //!
 //! 4. **A query the model cannot read is the keyword list's.** When half or more of its
-//!    tokens are the model's unknown token ([`UNKNOWN`]; Chinese or Korean for MiniLM's
-//!    English vocabulary, which knows few of their characters), its vector is the unknown
-//!    token's, near any note: `alpha` is 1 ([`Weights::from_unknown`]).
+//!    tokens are ones the model cannot read ([`UNKNOWN`]): its unknown token (Chinese for
+//!    MiniLM's English vocabulary, which knows few Han characters) or Hangul jamo (Korean,
+//!    which its normaliser spells letter by letter). Its vector is then near any note:
+//!    `alpha` is 1 ([`Weights::from_unknown`]).
 //!
 //! 5. **A note meaning has not read stands where the words put it.** A note not embedded
 //!    yet takes, as its similarity, that of meaning's note at its keyword rank; scored 0,
@@ -100,10 +101,10 @@ impl Weights {
         }
     }
 
-    /// Weights for a query whose tokens the model mostly does not know (`share` of them
-    /// unknown, at least [`UNKNOWN`]: Chinese or Korean for MiniLM's English vocabulary):
-    /// its vector is that of the unknown token, whose neighbours are any notes, so the
-    /// keyword list alone orders the results.
+    /// Weights for a query whose tokens the model mostly cannot read (`share` of them, at
+    /// least [`UNKNOWN`]: Chinese or Korean for MiniLM's English vocabulary): its vector
+    /// says little of its meaning and has any notes for neighbours, so the keyword list
+    /// alone orders the results.
     pub fn from_unknown(share: f32) -> Weights {
         Weights {
             alpha: 1.0,

@@ -45,8 +45,9 @@ pub(crate) fn find_clusters(reader: &Reader<'_>, matrix: Option<&Matrix>) -> Res
 }
 
 /// Without a model: notes whose titles are the same words, joined two by two when one
-/// holds [`verdict::NOTES_WORDS`] of the other's words, the rule `brain similar NOTE` keeps
-/// without a model. A folder of topics has many `install.md` or `json.md` (`go/json.md`,
+/// holds [`verdict::NOTES_WORDS`] of the other's words: when `brain similar` of either
+/// note, without a model, calls the other a duplicate (the overlap is one-way, so the
+/// other note's `similar` may say related). A folder of topics has many `install.md` or `json.md` (`go/json.md`,
 /// `javascript/json.md`), and a title alone once grouped them as "merge these".
 fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -71,7 +72,10 @@ fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
         }
         for (i, (a, text_a, words_a)) in notes.iter().enumerate() {
             for (b, text_b, words_b) in &notes[i + 1..] {
-                let overlap = words_a.overlap(text_b).max(words_b.overlap(text_a));
+                // Either way, as `similar NOTE` judges from the note asked about: a pair
+                // is grouped when either note's `similar` calls the other a duplicate.
+                let overlap =
+                    verdict::shown_words(words_a.overlap(text_b).max(words_b.overlap(text_a)));
                 if overlap >= verdict::NOTES_WORDS {
                     let reason = format!("titles are the same words; words overlap {overlap:.2}");
                     dup.push((*a.min(b), *a.max(b), overlap, reason));

@@ -154,7 +154,8 @@ pub struct Cluster {
 pub struct ClustersResponse {
     /// Largest first.
     pub clusters: Vec<Cluster>,
-    /// `semantic` or `keywords` (no model: notes whose titles are the same words).
+    /// `semantic` or `keywords` (no model: notes whose titles are the same words, one
+    /// holding half the other's words).
     pub mode: String,
     /// Something the person should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]

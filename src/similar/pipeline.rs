@@ -129,10 +129,16 @@ pub(crate) fn run(
             likeness: Some(round(likeness)),
             verdict: match exclude {
                 // A note of the brain: its duplicates are what `--all` would merge.
-                Some(_) => {
-                    verdict::judge_between_notes((round(score), t), round(likeness), ev.words)
-                }
-                None => verdict::judge((round(score), t), round(likeness), ev.words),
+                Some(_) => verdict::judge_between_notes(
+                    (round(score), t),
+                    round(likeness),
+                    verdict::shown_words(ev.words),
+                ),
+                None => verdict::judge(
+                    (round(score), t),
+                    round(likeness),
+                    verdict::shown_words(ev.words),
+                ),
             },
             reason: match exclude {
                 Some(_) => verdict::reason_from_note(&ev),

@@ -50,6 +50,12 @@ pub const KEYWORDS: Thresholds = Thresholds {
 /// overlaps its original by 0.23 or more; at 0.2 no verdict of either half changes.
 pub const DUPLICATE_NEEDS_WORDS: f64 = 0.2;
 
+/// A word overlap as reason lines show it (two decimals), which is what the thresholds
+/// are held to: `words overlap 0.50` under a rule of `>= 0.5` is a duplicate.
+pub(crate) fn shown_words(words: f64) -> f64 {
+    (words * 100.0).round() / 100.0
+}
+
 /// Without a model, the word overlap at which two notes of the brain are duplicates
 /// ([`judge_between_notes`]) and `--all` groups same-titled notes: half their words.
 /// Notes of one author share templates and phrasing, so the draft rule called 36 of 60
@@ -127,8 +133,9 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64, words: f64) ->
 }
 
 /// The verdict for a note of the brain against another: with a model, a duplicate only
-/// when the pair is one `brain similar --all` would merge ([`CLUSTER_AT`]), so that the two
-/// never disagree; without one, only when they share [`NOTES_WORDS`] of their `words`. The draft thresholds were calibrated on drafts written apart from the notes;
+/// when its score reaches the one at which `brain similar --all` merges a pair
+/// ([`CLUSTER_AT`]; `--all` averages the two ways); without one, only when they share [`NOTES_WORDS`] of their `words`.
+/// The draft thresholds were calibrated on drafts written apart from the notes;
 /// two notes of one brain share their author's templates and phrasing, which the word
 /// overlap reads as sameness (on 60 random notes of the notes-mix corpus, 24 were called
 /// duplicates of a neighbour under the draft rule: `set.md` of `arrays.md`, positional of
@@ -165,7 +172,11 @@ pub fn rule(semantic: bool, between_notes: bool) -> String {
     let t = if semantic { SEMANTIC } else { KEYWORDS };
     let duplicate = match (semantic, between_notes) {
         (true, false) => format!("likeness >= {}", t.duplicate),
-        (true, true) => format!("score >= {}", super::clusters::CLUSTER_AT),
+        (true, true) => format!(
+            "likeness >= {} and score >= {}",
+            t.duplicate,
+            super::clusters::CLUSTER_AT
+        ),
         (false, false) => format!(
             "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS}",
             t.duplicate

@@ -340,8 +340,10 @@ fn a_folder_on_stdin_and_a_file_that_is_not_a_note_say_what_to_run() {
     let run = b.run(&["similar", "lore/draft.txt"]);
     assert_eq!(run.code(), 2, "{}", run.stderr());
     assert!(
-        run.stderr()
-            .contains("compare its text as a draft: brain similar - < lore/draft.txt"),
+        run.stderr().contains(&format!(
+            "compare its text as a draft: brain similar - < {}",
+            b.root.join("lore/draft.txt").display()
+        )),
         "{}",
         run.stderr()
     );

@@ -343,7 +343,7 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (
             "similar",
             json!({"path": "lore/nope.md"}),
-            "not a note of the index",
+            "lore/nope.md: no such file in the brain folder",
         ),
         (
             "similar",
