@@ -471,6 +471,19 @@ fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
         }
         return Ok(note);
     }
+    // `lore/x.md:13` with `line` too: two lines asked for. Read as a path, it named a note
+    // that is not there, and the error sent the assistant to add a `:LINE` it had.
+    if let Ok(NoteRef {
+        path,
+        line: Some(_),
+        ..
+    }) = NoteRef::parse(&args.path)
+    {
+        return Err(format!(
+            "path {} already holds a line, and line (or count) is given too: pass the path {path} with line and count, or the path alone",
+            args.path
+        ));
+    }
     if args.line == Some(0) {
         return Err("line: lines are numbered from 1".into());
     }
@@ -549,6 +562,16 @@ mod tests {
         // A line asked for in the path is kept as `brain get` reads it.
         let note = note_ref(&args("a.md:7")).unwrap();
         assert_eq!((note.line, note.count), (Some(7), None));
+        // A line in the path and `line` too: said as such, not as a missing note.
+        let both = GetArgs {
+            line: Some(1),
+            ..args("a.md:13")
+        };
+        let err = note_ref(&both).unwrap_err();
+        assert!(
+            err.contains("already holds a line") && err.contains("the path a.md with line"),
+            "{err}"
+        );
 
         let (p, more) = cap(passage("one\ntwo", 900), None);
         assert_eq!(p.text, "one\ntwo");
