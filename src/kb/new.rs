@@ -110,6 +110,13 @@ pub fn plan(
                     root.join(kind).display()
                 )));
             }
+            // `NOTES` with both `Notes/` and `notes/` there: not unknown, but not one type.
+            if alike.len() > 1 {
+                return Err(Error::InvalidInput(format!(
+                    "type {kind:?} could be {}: folders differing only in case; give one exactly",
+                    alike.join(" or ")
+                )));
+            }
             return Err(Error::InvalidInput(format!(
                 "unknown type {kind:?}: the types are {} (or any top-level folder, without a schema)",
                 known.join(", ")
@@ -519,6 +526,16 @@ mod tests {
             err.contains(
                 "unknown type \"lroe\": the types are followup, idea, job, lore, research-link (or any top-level folder, without a schema)"
             ),
+            "{err}"
+        );
+        // Two folders differing only in case: the type asked for could be either.
+        std::fs::create_dir(dir.path().join("Notes")).unwrap();
+        std::fs::create_dir(dir.path().join("notes")).unwrap();
+        let err = plan(dir.path(), &schemas, "NOTES", "x", false, today)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("type \"NOTES\" could be Notes or notes"),
             "{err}"
         );
         for (title, want) in [
