@@ -263,13 +263,23 @@ pub fn check(
         let created = date("created");
         let updated = date("updated");
         for (field, d) in [("created", &created), ("updated", &updated)] {
-            if let Some(Err(text)) = d {
-                push(
+            match d {
+                Some(Err(text)) => push(
                     ProblemKind::BadDate,
                     &e.path,
                     Some(line_of(field)),
                     format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
-                );
+                ),
+                // A day of slack: a note written today where the date is already tomorrow.
+                // Past that, a typo (2062 for 2026), which would also keep it from going
+                // stale for decades.
+                Some(Ok(day)) if (*day - today).get_days() > 1 => push(
+                    ProblemKind::BadDate,
+                    &e.path,
+                    Some(line_of(field)),
+                    format!("{field}: {day} is in the future (today is {today}): a typo?"),
+                ),
+                _ => {}
             }
         }
         if let (Some(Ok(c)), Some(Ok(u))) = (&created, &updated) {
@@ -472,6 +482,31 @@ mod tests {
             &entries,
             &[],
             Date::constant(2026, 6, 1),
+        );
+        let future = old("idea/later.md", serde_json::json!("Done"));
+        let future = Entry {
+            fields: serde_json::json!({"created": "2099-01-01", "updated": "2026-06-02"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..future
+        };
+        let report2 = check(
+            "/b".as_ref(),
+            &schemas,
+            &[future],
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        let dates: Vec<_> = kinds(&report2, "idea/later.md")
+            .into_iter()
+            .filter(|(k, _)| *k == ProblemKind::BadDate)
+            .map(|(_, m)| m)
+            .collect();
+        assert_eq!(
+            dates,
+            ["created: 2099-01-01 is in the future (today is 2026-06-01): a typo?"],
+            "tomorrow's date is within the slack"
         );
         let stale = |path| {
             kinds(&report, path)
