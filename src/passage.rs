@@ -270,8 +270,9 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
-            "{}: a binary file (NUL bytes), not a note: the index skips it too",
-            note.path
+            "{}: {}, not a note: the index skips it too",
+            note.path,
+            crate::note::not_text_why(&bytes)
         )));
     }
     let text = String::from_utf8_lossy(&bytes);

@@ -155,7 +155,7 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             let meta = std::fs::metadata(&file).map_err(|e| brain::Error::io(&file, e))?;
             if meta.len() > max {
                 return Err(invalid(format!(
-                    "{arg} is {:.2} MB, over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
+                    "{arg} is {:.2} MiB, over the {:.0} MiB a note may be (max_file_mb): compare a shorter draft",
                     brain::config::megabytes(meta.len()),
                     brain::config::megabytes(max)
                 )));

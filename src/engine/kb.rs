@@ -62,7 +62,13 @@ impl Engine {
                 let path = format!("{}/{INDEX_FILE}", schema.kind);
                 IndexFile {
                     generated: index_md::render(schema, entries),
-                    current: std::fs::read_to_string(self.config.root.join(&path)).ok(),
+                    // Not a file (a pipe would block) or unreadable: as if missing, so
+                    // `check` says it is out of date and `--write` replaces it.
+                    current: kb::read_regular(
+                        &self.config.root.join(&path),
+                        self.config.max_file_bytes,
+                    )
+                    .ok(),
                     entries: index_md::count(&schema.kind, entries),
                     path,
                 }

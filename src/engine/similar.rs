@@ -57,7 +57,7 @@ impl Engine {
                     let size = std::fs::metadata(self.config.root.join(path)).map(|m| m.len());
                     return Err(Error::InvalidInput(match size {
                         Ok(n) if n > max => format!(
-                            "{path} is {:.2} MB, over the {:.0} MB limit (max_file_mb), so it is not indexed: raise max_file_mb, or compare a shorter draft",
+                            "{path} is {:.2} MiB, over the {:.0} MiB limit (max_file_mb), so it is not indexed: raise max_file_mb, or compare a shorter draft",
                             crate::config::megabytes(n),
                             crate::config::megabytes(max)
                         ),

@@ -559,7 +559,7 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
         let warning = format!(
-            "{}: skipped: {:.2} MB is over the {:.0} MB limit (max_file_mb)",
+            "{}: skipped: {:.2} MiB is over the {:.0} MiB limit (max_file_mb)",
             stat.rel,
             crate::config::megabytes(stat.size),
             crate::config::megabytes(config.max_file_bytes)
@@ -589,7 +589,11 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
     if crate::note::looks_binary(&bytes) {
         return Outcome::Drop {
             id,
-            warning: Some(format!("{}: skipped: binary file (NUL bytes)", stat.rel)),
+            warning: Some(format!(
+                "{}: skipped: {}",
+                stat.rel,
+                crate::note::not_text_why(&bytes)
+            )),
         };
     }
     let sha: [u8; 32] = Sha256::digest(&bytes).into();

@@ -44,6 +44,38 @@ pub struct Walk {
     pub unreadable: Vec<String>,
 }
 
+/// The most an ignore file may hold: the `ignore` crate reads one whole, so a link to
+/// `/dev/zero` named `.brainignore` read until memory ran out.
+const IGNORE_FILE_MAX_BYTES: u64 = 8 << 20;
+
+/// Why the ignore files of `dir` cannot be trusted, if they cannot: one that is a pipe or
+/// a device (the `ignore` crate's read of a FIFO blocked every sync forever), too large,
+/// or unreadable (the crate then walked on without its rules, and a `.brainignore` the
+/// person could not read let the notes it excludes into the index).
+fn ignore_file_problem(dir: &Path) -> Option<String> {
+    for name in IGNORE_FILES {
+        let file = dir.join(name);
+        if file.symlink_metadata().is_err() {
+            continue;
+        }
+        return Some(match std::fs::metadata(&file) {
+            // A link to nowhere holds no rules, as no file would.
+            Err(_) => continue,
+            Ok(m) if !m.is_file() => format!("{name} is not a regular file (a pipe or a device?)"),
+            Ok(m) if m.len() > IGNORE_FILE_MAX_BYTES => format!(
+                "{name} is {:.1} MiB, over the {} MiB an ignore file may be",
+                crate::config::megabytes(m.len()),
+                IGNORE_FILE_MAX_BYTES >> 20
+            ),
+            Ok(_) => match std::fs::File::open(&file) {
+                Ok(_) => continue,
+                Err(e) => format!("{name} cannot be read ({e})"),
+            },
+        });
+    }
+    None
+}
+
 /// Whether `rel` lies in one of the `unreadable` folders of a [`Walk`].
 pub fn under_any(unreadable: &[String], rel: &str) -> bool {
     unreadable.iter().any(|dir| covers(dir, rel))
@@ -206,6 +238,17 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     let root = &config.root;
     check_root(root)?;
     let overrides = crate::config::exclude_overrides(root, &config.exclude)?;
+    // Its rules would be read before any filter could look: nothing is walked, and every
+    // note stays as last indexed (none is added that the rules may exclude).
+    if let Some(why) = ignore_file_problem(root) {
+        return Ok(Walk {
+            warnings: vec![format!(
+                "the brain folder's {why}; no note is read until it is fixed (notes are kept as last indexed)"
+            )],
+            unreadable: vec![String::new()],
+            ..Walk::default()
+        });
+    }
 
     // A symlink is never followed. One to outside the brain: `brain get` refuses what lies
     // outside, so the index must not show it in snippets either (said once per sync). One
@@ -215,6 +258,9 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     let root_real = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
     let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let (outside_seen, base) = (outside.clone(), root.clone());
+    // Folders whose ignore files cannot be trusted, and why: not entered, notes kept.
+    let distrusted = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let distrusted_seen = distrusted.clone();
     // One filter for everything: `filter_entry` replaces the filter set before it, so a
     // second call for the scope would drop the dot-folder and symlink rules.
     let scoped = (!scope.is_everything()).then(|| scope.clone());
@@ -234,6 +280,14 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             // sync while it is open.
             if e.depth() > 0 && e.file_name().to_str().is_some_and(|n| n.starts_with(".#")) {
                 return false;
+            }
+            if e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()) {
+                if let Some(why) = ignore_file_problem(e.path()) {
+                    let rel = relative(&base, e.path()).unwrap_or_default();
+                    let mut seen = distrusted_seen.lock().unwrap_or_else(|p| p.into_inner());
+                    seen.push((rel, why));
+                    return false;
+                }
             }
             if e.depth() > 0 && e.path_is_symlink() {
                 let why = match std::fs::canonicalize(e.path()) {
@@ -313,6 +367,14 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
     out.files.dedup_by(|a, b| a.rel == b.rel);
     let outside = std::mem::take(&mut *outside.lock().unwrap_or_else(|p| p.into_inner()));
     out.warnings.extend(outside);
+    let mut distrusted = std::mem::take(&mut *distrusted.lock().unwrap_or_else(|p| p.into_inner()));
+    distrusted.sort();
+    for (dir, why) in distrusted {
+        out.warnings.push(format!(
+            "{dir}/{why}; the folder is not read until it is fixed (its notes are kept as last indexed)"
+        ));
+        out.unreadable.push(dir);
+    }
     Ok(out)
 }
 
@@ -504,6 +566,46 @@ mod tests {
         let config = Config::for_root(root, root.join("data"));
         let w = walk(&config).unwrap();
         assert_eq!(names(&w), vec!["..md", "c.md", "idea/b.md", "lore/a.md"]);
+    }
+
+    /// An ignore file that is a pipe, a device or unreadable: its folder is not entered and
+    /// its notes are kept as last indexed (a FIFO blocked every sync forever; `/dev/zero`
+    /// was read until memory ran out; an unreadable `.brainignore` let what it excludes in).
+    #[test]
+    fn an_ignore_file_that_cannot_be_read_as_one_keeps_its_folder_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for p in ["a.md", "private/p.md", "dev/d.md"] {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, "x").unwrap();
+        }
+        let fifo = std::ffi::CString::new(
+            root.join("private/.brainignore")
+                .to_string_lossy()
+                .as_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", root.join("dev/.ignore")).unwrap();
+        let config = Config::for_root(root, root.join("data"));
+        let w = walk(&config).unwrap();
+        assert_eq!(names(&w), vec!["a.md"]);
+        assert_eq!(w.unreadable, vec!["dev", "private"]);
+        assert!(
+            w.warnings
+                .iter()
+                .any(|l| l.starts_with("private/.brainignore is not a regular file")),
+            "{:?}",
+            w.warnings
+        );
+        // At the root: nothing is walked, every note kept.
+        std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
+        let w = walk(&config).unwrap();
+        assert!(w.files.is_empty());
+        assert_eq!(w.unreadable, vec![""]);
+        assert!(w.warnings[0].starts_with("the brain folder's .gitignore is not a regular file"));
     }
 
     #[test]

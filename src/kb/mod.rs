@@ -193,6 +193,36 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
     })
 }
 
+/// The text of the file at `path` (a symlink followed), when it is a regular file of at most
+/// `max` bytes. A pipe or a device named `SCHEMA.md` or `INDEX.md` (or a link to
+/// `/dev/zero`) once blocked `check`, `new` and `index-md` forever, or read until memory
+/// ran out: such a file is an error here, said as the system's `InvalidInput`.
+pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe, a device or a folder): replace it with a file",
+        ));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{:.2} MiB, over the {:.0} MiB such a file may be",
+                crate::config::megabytes(meta.len()),
+                crate::config::megabytes(max)
+            ),
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(max)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// How [`write_atomic`] treats a file already at the path.
 #[derive(Debug, Clone, Copy)]
 pub enum WriteMode<'a> {
@@ -319,6 +349,27 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn only_a_regular_file_of_bounded_size_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("SCHEMA.md");
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = read_regular(&fifo, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let zero = dir.path().join("INDEX.md");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(read_regular(&zero, 1 << 20).is_err());
+        let big = dir.path().join("big.md");
+        std::fs::write(&big, "x".repeat(2000)).unwrap();
+        assert!(read_regular(&big, 1000)
+            .unwrap_err()
+            .to_string()
+            .contains("MiB"));
+        assert_eq!(read_regular(&big, 4000).unwrap().len(), 2000);
+    }
 
     #[test]
     fn a_folder_that_cannot_take_the_file_is_named_without_the_temp_file() {

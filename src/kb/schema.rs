@@ -34,6 +34,10 @@ use crate::error::{Error, Result};
 /// The schema file's name inside a type folder.
 pub const SCHEMA_FILE: &str = "SCHEMA.md";
 
+/// The most a `SCHEMA.md` is read of: a schema is a screenful, and a link to `/dev/zero`
+/// must not be read until memory runs out.
+const SCHEMA_MAX_BYTES: u64 = 1 << 20;
+
 /// Fields `brain new` always writes, and those required when a schema lists none.
 pub const BASE_FIELDS: &[&str] = &["type", "title", "created", "updated", "tags"];
 
@@ -319,9 +323,13 @@ impl Schemas {
                 continue;
             }
             let file = dir.join(SCHEMA_FILE);
-            let text = match std::fs::read_to_string(&file) {
+            let text = match super::read_regular(&file, SCHEMA_MAX_BYTES) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // A folder nobody may enter: whether it holds a schema cannot be known, and
+                // the walk already says the folder is not read ("secret/SCHEMA.md cannot be
+                // read" named a file that is not there).
+                Err(_) if file.symlink_metadata().is_err() => continue,
                 Err(e) => {
                     out.errors.push(Error::io(&file, e));
                     continue;

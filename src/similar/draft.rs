@@ -71,13 +71,18 @@ pub fn check(bytes: &[u8], max_bytes: u64) -> Result<&str> {
     if bytes.len() as u64 > max_bytes {
         return Err(Error::InvalidInput(format!(
             // No size: from stdin only the limit and a byte more are read.
-            "the draft is over the {:.0} MB a note may be (max_file_mb): compare a shorter draft",
+            "the draft is over the {:.0} MiB a note may be (max_file_mb): compare a shorter draft",
             crate::config::megabytes(max_bytes)
         )));
     }
     if bytes.contains(&0) {
         return Err(Error::InvalidInput(
-            "the draft holds NUL bytes, so it is not text: give a markdown draft".into(),
+            match crate::note::not_text_why(bytes) {
+                "binary file (NUL bytes)" => {
+                    "the draft holds NUL bytes, so it is not text: give a markdown draft".into()
+                }
+                utf16 => format!("the draft is {utf16}"),
+            },
         ));
     }
     std::str::from_utf8(bytes).map_err(|e| {

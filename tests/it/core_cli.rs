@@ -1115,7 +1115,7 @@ fn a_lowered_size_limit_drops_notes_indexed_under_the_old_one() {
     let r = b.ok(&["index"]);
     assert!(
         r.stderr()
-            .contains("lore/big.md: skipped: 1.43 MB is over the 1 MB limit"),
+            .contains("lore/big.md: skipped: 1.43 MiB is over the 1 MiB limit"),
         "{}",
         r.stderr()
     );
