@@ -157,12 +157,15 @@ pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
 /// `FF FE` or `FE FF`, as Windows Notepad saves "Unicode") has a NUL in every ASCII
 /// character, and was called binary, with no word on how to make it a note.
 pub(crate) fn not_text_why(bytes: &[u8]) -> &'static str {
-    match bytes {
-        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => {
-            "UTF-16 text (Windows' \"Unicode\"): save it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
-        }
-        _ => "binary file (NUL bytes)",
+    match is_utf16(bytes) {
+        true => "UTF-16 text (Windows' \"Unicode\"): save it as UTF-8 (iconv -f UTF-16 -t UTF-8)",
+        false => "binary file (NUL bytes)",
     }
+}
+
+/// Whether `bytes` open with a UTF-16 byte-order mark (`FF FE` or `FE FF`).
+pub(crate) fn is_utf16(bytes: &[u8]) -> bool {
+    matches!(bytes, [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..])
 }
 
 /// A file whose lines end in a lone CR (classic Mac OS; some exporters still write them)
@@ -177,6 +180,9 @@ pub fn mac_lines(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The `# Title` line repeats the title, which is indexed (and weighted) on its own: left in
+/// the body it would count twice and open every snippet. Its line stays, empty, so line
+/// numbers still match the file.
 fn blank_title_heading(text: &mut String, headings: &[Heading], title: &str, body_line: u32) {
     let Some(h) = headings
         .first()
@@ -239,6 +245,25 @@ fn split_frontmatter(source: &str) -> Frontmatter<'_> {
 /// the square of the depth (100,000 levels, 200 KB of frontmatter: 37 s per sync).
 const MAX_FLOW_DEPTH: usize = 128;
 
+/// Unclosed brackets anywhere, quoted or not, past which YAML is refused whatever the quotes
+/// say: a stray `'` (`don't` in a plain scalar or a comment) hides what follows from
+/// [`flow_depth`], and the parser's scan at this depth is still well under a second.
+const MAX_BRACKETS: usize = 4096;
+
+/// Why `yaml` is refused before parsing, if it is: flow collections nested past the
+/// parser's limit. Used for notes' frontmatter and for `SCHEMA.md`.
+pub(crate) fn too_deep(yaml: &str) -> Option<String> {
+    let bare = yaml
+        .chars()
+        .fold((0usize, 0usize), |(depth, deepest), c| match c {
+            '[' | '{' => (depth + 1, deepest.max(depth + 1)),
+            ']' | '}' => (depth.saturating_sub(1), deepest),
+            _ => (depth, deepest),
+        });
+    (flow_depth(yaml) > MAX_FLOW_DEPTH || bare.1 > MAX_BRACKETS)
+        .then(|| format!("lists or maps nested over {MAX_FLOW_DEPTH} levels deep"))
+}
+
 /// How deep `yaml`'s flow collections nest (brackets in quotes not counted).
 fn flow_depth(yaml: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
@@ -268,10 +293,8 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
     if yaml.trim().is_empty() {
         return Ok(Map::new());
     }
-    if flow_depth(yaml) > MAX_FLOW_DEPTH {
-        return Err(format!(
-            "invalid YAML: lists or maps nested over {MAX_FLOW_DEPTH} levels deep"
-        ));
+    if let Some(why) = too_deep(yaml) {
+        return Err(format!("invalid YAML: {why}"));
     }
     let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml)
         .map_err(|e| format!("invalid YAML: {}", in_file_lines(&e)))?;
@@ -382,9 +405,9 @@ fn tags_of(fields: &Map<String, Value>) -> Vec<String> {
     // took 26 s).
     let mut seen = std::collections::HashSet::new();
     let mut tags: Vec<String> = Vec::new();
-    for t in raw {
+    for t in &raw {
         let t = t.trim().trim_start_matches('#').trim();
-        if !t.is_empty() && seen.insert(t.to_string()) {
+        if !t.is_empty() && seen.insert(t) {
             tags.push(t.to_string());
         }
     }
@@ -572,6 +595,13 @@ mod tests {
         let err = parse_yaml(&deep).unwrap_err();
         assert!(err.contains("nested over 128 levels"), "{err}");
         assert!(parse_yaml(&format!("a: {}{}", "[".repeat(20), "]".repeat(20))).is_ok());
+        // A stray quote before it does not hide it.
+        let hidden = format!(
+            "a: don't\nb: {}{}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(parse_yaml(&hidden).unwrap_err().contains("nested over"));
     }
 
     #[test]

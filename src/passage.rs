@@ -270,7 +270,7 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
-            "{}: {}, not a note: the index skips it too",
+            "{}: not a note, and the index skips it too: a {}",
             note.path,
             crate::note::not_text_why(&bytes)
         )));

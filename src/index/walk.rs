@@ -1,6 +1,7 @@
 //! Finding the notes under a brain root: every `*.md`, minus dot-folders, `.gitignore` /
-//! `.brainignore` entries and the configured non-notes. Only `stat` is called here, so a
-//! walk of thousands of notes stays cheap enough to run before every search.
+//! `.brainignore` entries and the configured non-notes. Only `stat` is called here (and an
+//! open of each ignore file, to know its rules can be read), so a walk of thousands of
+//! notes stays cheap enough to run before every search.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -39,8 +40,9 @@ pub struct Walk {
     pub files: Vec<FileStat>,
     /// One line per problem (unreadable folder, symlink loop, ...), naming the path.
     pub warnings: Vec<String>,
-    /// Folders (relative to the root) that could not be listed, for lack of permission:
-    /// their notes are not gone, so a sync keeps them as last indexed.
+    /// Folders (relative to the root; `""` for the whole brain) that were not read: they
+    /// could not be listed for lack of permission, or their ignore files cannot be
+    /// trusted. Their notes are not gone, so a sync keeps them as last indexed.
     pub unreadable: Vec<String>,
 }
 
@@ -60,8 +62,12 @@ fn ignore_file_problem(dir: &Path) -> Option<String> {
         }
         return Some(match std::fs::metadata(&file) {
             // A link to nowhere holds no rules, as no file would.
-            Err(_) => continue,
-            Ok(m) if !m.is_file() => format!("{name} is not a regular file (a pipe or a device?)"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // A link into a folder brain may not enter, or a loop: rules it cannot read.
+            Err(e) => format!("{name} cannot be read ({e})"),
+            Ok(m) if !m.is_file() => {
+                format!("{name} is not a regular file (a folder, a pipe or a device)")
+            }
             Ok(m) if m.len() > IGNORE_FILE_MAX_BYTES => format!(
                 "{name} is {:.1} MiB, over the {} MiB an ignore file may be",
                 crate::config::megabytes(m.len()),
@@ -281,14 +287,6 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             if e.depth() > 0 && e.file_name().to_str().is_some_and(|n| n.starts_with(".#")) {
                 return false;
             }
-            if e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()) {
-                if let Some(why) = ignore_file_problem(e.path()) {
-                    let rel = relative(&base, e.path()).unwrap_or_default();
-                    let mut seen = distrusted_seen.lock().unwrap_or_else(|p| p.into_inner());
-                    seen.push((rel, why));
-                    return false;
-                }
-            }
             if e.depth() > 0 && e.path_is_symlink() {
                 let why = match std::fs::canonicalize(e.path()) {
                     Ok(real) if real.starts_with(&root_real) => return false,
@@ -300,13 +298,27 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                 seen.push(format!("{rel}: skipped: {why}"));
                 return false;
             }
-            match &scoped {
+            let in_scope = match &scoped {
                 None => true,
                 Some(scope) => match relative(&base, e.path()) {
                     Some(rel) => rel.is_empty() || scope.contains(&rel) || scope.leads_to(&rel),
                     None => false,
                 },
+            };
+            // Only a folder the walk would enter: a scoped sync must not report (and hold
+            // back) folders it was not asked about.
+            if in_scope && e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()) {
+                if let Some(why) = ignore_file_problem(e.path()) {
+                    // A name that is not UTF-8 holds no note the index can key: skipped, not
+                    // recorded as "" (which would hold back the whole brain).
+                    if let Some(rel) = relative(&base, e.path()).filter(|r| !r.is_empty()) {
+                        let mut seen = distrusted_seen.lock().unwrap_or_else(|p| p.into_inner());
+                        seen.push((rel, why));
+                    }
+                    return false;
+                }
             }
+            in_scope
         })
         .parents(false)
         .git_global(false)
@@ -375,6 +387,8 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         ));
         out.unreadable.push(dir);
     }
+    out.unreadable.sort();
+    out.unreadable.dedup();
     Ok(out)
 }
 
@@ -600,6 +614,15 @@ mod tests {
             "{:?}",
             w.warnings
         );
+        // A walk of another folder neither reports nor holds them back.
+        let w = walk_scoped(&config, &Scope::new(["a.md"])).unwrap();
+        assert_eq!(names(&w), vec!["a.md"]);
+        assert!(w.unreadable.is_empty() && w.warnings.is_empty(), "{w:?}");
+        // A link that loops is rules that cannot be read, as an unreadable file is.
+        fs::create_dir(root.join("loop")).unwrap();
+        fs::write(root.join("loop/l.md"), "x").unwrap();
+        std::os::unix::fs::symlink(".brainignore", root.join("loop/.brainignore")).unwrap();
+        assert_eq!(walk(&config).unwrap().unreadable, vec!["dev", "loop", "private"]);
         // At the root: nothing is walked, every note kept.
         std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
         let w = walk(&config).unwrap();

@@ -149,6 +149,9 @@ impl Schema {
                 "no YAML frontmatter: the schema goes between two '---' lines at the top".into(),
             )
         })?;
+        if let Some(why) = crate::note::too_deep(yaml) {
+            return Err(bad(None, why));
+        }
         let raw: RawSchema = serde_yaml_ng::from_str(yaml).map_err(|e| {
             // The YAML starts on the file's second line.
             let line = e.location().map(|l| l.line() + 1);
@@ -454,6 +457,10 @@ mod tests {
             (
                 "---\nfields:\n  tags: {default: inbox}\n---\n",
                 "field tags: 'brain new' writes tags itself",
+            ),
+            (
+                &format!("---\na: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000)),
+                "nested over 128 levels",
             ),
             // serde's words for Rust's types, said as a person writing YAML reads them.
             (

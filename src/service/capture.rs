@@ -81,8 +81,12 @@ pub fn capture(
         new::write(&planned)?;
         // The walk's own rules, on the one path: whether any sync will ever see it.
         let scope = crate::index::walk::Scope::new([planned.entry.path.as_str()]);
-        excluded = crate::index::walk::walk_scoped(brain.config(), &scope)
-            .is_ok_and(|w| w.files.iter().all(|f| f.rel != planned.entry.path));
+        // A folder held back (an ignore file brain cannot trust) is not an exclusion: the
+        // walk's warning says why, and the entry is found once it is fixed.
+        excluded = crate::index::walk::walk_scoped(brain.config(), &scope).is_ok_and(|w| {
+            w.files.iter().all(|f| f.rel != planned.entry.path)
+                && !crate::index::walk::under_any(&w.unreadable, &planned.entry.path)
+        });
         // Written is what was asked; a brain that cannot sync the entry now still finds it
         // when its watcher or the next sync gets to it.
         if let Err(e) = brain.saved(&planned.entry.path) {

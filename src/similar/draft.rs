@@ -76,14 +76,10 @@ pub fn check(bytes: &[u8], max_bytes: u64) -> Result<&str> {
         )));
     }
     if bytes.contains(&0) {
-        return Err(Error::InvalidInput(
-            match crate::note::not_text_why(bytes) {
-                "binary file (NUL bytes)" => {
-                    "the draft holds NUL bytes, so it is not text: give a markdown draft".into()
-                }
-                utf16 => format!("the draft is {utf16}"),
-            },
-        ));
+        return Err(Error::InvalidInput(match crate::note::is_utf16(bytes) {
+            true => format!("the draft is {}", crate::note::not_text_why(bytes)),
+            false => "the draft holds NUL bytes, so it is not text: give a markdown draft".into(),
+        }));
     }
     std::str::from_utf8(bytes).map_err(|e| {
         Error::InvalidInput(format!(

@@ -473,11 +473,13 @@ fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
     }
     // `lore/x.md:13` with `line` too: two lines asked for. Read as a path, it named a note
     // that is not there, and the error sent the assistant to add a `:LINE` it had.
-    if let Ok(NoteRef {
+    if let Some(NoteRef {
         path,
         line: Some(_),
         ..
     }) = NoteRef::parse(&args.path)
+        .ok()
+        .filter(|n| n.path.ends_with(".md"))
     {
         return Err(format!(
             "path {} already holds a line, and line (or count) is given too: pass the path {path} with line and count, or the path alone",
