@@ -210,6 +210,12 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
                 root.display()
             )));
         }
+        // A symlink loop names nothing, as a link to nowhere does (exit 2, not 1).
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::InvalidInput(format!(
+                "{rel}: a symlink loop, not a note: point the link at a note, or remove it"
+            )));
+        }
         Err(e) => return Err(Error::io(&candidate, e)),
     };
     if !real.starts_with(&root_real) {
@@ -227,6 +233,27 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
+}
+
+/// The bytes of the regular file at `path` (a symlink followed), at most `max` of them,
+/// opened so that a pipe cannot block: the file is opened non-blocking and checked as
+/// opened, so one swapped for a FIFO after a `stat` is refused, not waited on forever.
+pub(crate) fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, a pipe or a device): replace it with a file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The file `path` names when its name was typed in one Unicode form and is held in the
@@ -267,7 +294,7 @@ fn other_unicode_form(path: &Path) -> Option<PathBuf> {
 pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
-    let bytes = std::fs::read(&real).map_err(|e| Error::io(&real, e))?;
+    let bytes = read_file(&real, u64::MAX).map_err(|e| Error::io(&real, e))?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
             "{}: not a note, and the index skips it too: a {}",
@@ -318,6 +345,26 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pipe_is_refused_without_waiting_and_a_loop_is_bad_input() {
+        let root = tempfile::tempdir().unwrap();
+        let fifo = root.path().join("pipe.md");
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // No writer: a blocking open would wait forever.
+        let err = read_file(&fifo, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        std::os::unix::fs::symlink("b.md", root.path().join("a.md")).unwrap();
+        std::os::unix::fs::symlink("a.md", root.path().join("b.md")).unwrap();
+        let err = read(root.path(), &NoteRef::parse("a.md").unwrap()).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.to_string().contains("a.md: a symlink loop, not a note"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_hit_near_the_end_still_shows_a_whole_window() {

@@ -72,9 +72,11 @@ impl Engine {
                     }));
                 };
                 let file = self.config.root.join(path);
-                let bytes = std::fs::read(&file).map_err(|e| {
-                    Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
-                })?;
+                // One byte past the limit is enough for the draft to say it is too large.
+                let bytes =
+                    crate::passage::read_file(&file, max.saturating_add(1)).map_err(|e| {
+                        Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
+                    })?;
                 (Draft::parse(path, &bytes, max)?, Some(id))
             }
         };

@@ -3,6 +3,7 @@
 //! open of each ignore file, to know its rules can be read), so a walk of thousands of
 //! notes stays cheap enough to run before every search.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -73,7 +74,13 @@ fn ignore_file_problem(dir: &Path) -> Option<String> {
                 crate::config::megabytes(m.len()),
                 IGNORE_FILE_MAX_BYTES >> 20
             ),
-            Ok(_) => match std::fs::File::open(&file) {
+            // Non-blocking: a FIFO swapped in since the `stat` fails the next read, not
+            // this open.
+            Ok(_) => match std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&file)
+            {
                 Ok(_) => continue,
                 Err(e) => format!("{name} cannot be read ({e})"),
             },
@@ -622,7 +629,10 @@ mod tests {
         fs::create_dir(root.join("loop")).unwrap();
         fs::write(root.join("loop/l.md"), "x").unwrap();
         std::os::unix::fs::symlink(".brainignore", root.join("loop/.brainignore")).unwrap();
-        assert_eq!(walk(&config).unwrap().unreadable, vec!["dev", "loop", "private"]);
+        assert_eq!(
+            walk(&config).unwrap().unreadable,
+            vec!["dev", "loop", "private"]
+        );
         // At the root: nothing is walked, every note kept.
         std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
         let w = walk(&config).unwrap();

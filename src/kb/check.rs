@@ -360,18 +360,9 @@ pub fn check(
 
 /// The 1-based line of the top-level `field:` in the frontmatter of the note at `file`.
 fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
-    use std::io::Read;
     // The frontmatter is at the top: 1 MiB of it is plenty, and the note is read only if it
     // is still a regular file (replaced by a pipe since the sync, it would block).
-    if !std::fs::metadata(file).ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(1 << 20)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = crate::passage::read_file(file, 1 << 20).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut lines = text.lines();

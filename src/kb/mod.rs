@@ -198,15 +198,8 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
 /// `/dev/zero`) once blocked `check`, `new` and `index-md` forever, or read until memory
 /// ran out: such a file is an error here, said as the system's `InvalidInput`.
 pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
     let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a pipe, a device or a folder): replace it with a file",
-        ));
-    }
-    if meta.len() > max {
+    if meta.is_file() && meta.len() > max {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!(
@@ -216,11 +209,9 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
             ),
         ));
     }
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(max)
-        .read_to_string(&mut text)?;
-    Ok(text)
+    let bytes = crate::passage::read_file(path, max)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// How [`write_atomic`] treats a file already at the path.
