@@ -342,6 +342,14 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     })
 }
 
+/// Makes a FIFO at `path`, for tests of files that would block a reader.
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("no NUL");
+    // SAFETY: a valid, NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,9 +358,7 @@ mod tests {
     fn a_pipe_is_refused_without_waiting_and_a_loop_is_bad_input() {
         let root = tempfile::tempdir().unwrap();
         let fifo = root.path().join("pipe.md");
-        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
-        // SAFETY: a valid, NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        mkfifo(&fifo);
         // No writer: a blocking open would wait forever.
         let err = read_file(&fifo, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");

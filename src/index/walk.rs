@@ -601,14 +601,7 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(&path, "x").unwrap();
         }
-        let fifo = std::ffi::CString::new(
-            root.join("private/.brainignore")
-                .to_string_lossy()
-                .as_bytes(),
-        )
-        .unwrap();
-        // SAFETY: a valid, NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        crate::passage::mkfifo(&root.join("private/.brainignore"));
         std::os::unix::fs::symlink("/dev/zero", root.join("dev/.ignore")).unwrap();
         let config = Config::for_root(root, root.join("data"));
         let w = walk(&config).unwrap();

@@ -345,9 +345,7 @@ mod tests {
     fn only_a_regular_file_of_bounded_size_is_read() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("SCHEMA.md");
-        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
-        // SAFETY: a valid, NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        crate::passage::mkfifo(&fifo);
         let err = read_regular(&fifo, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         let zero = dir.path().join("INDEX.md");
