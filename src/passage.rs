@@ -213,7 +213,7 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         // A symlink loop names nothing, as a link to nowhere does (exit 2, not 1).
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(Error::InvalidInput(format!(
-                "{rel}: a symlink loop, not a note: point the link at a note, or remove it"
+                "{rel}: a symlink loop ({e}), not a note: point the link at a note, or remove it"
             )));
         }
         Err(e) => return Err(Error::io(&candidate, e)),
@@ -233,27 +233,6 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
-}
-
-/// The bytes of the regular file at `path` (a symlink followed), at most `max` of them,
-/// opened so that a pipe cannot block: the file is opened non-blocking and checked as
-/// opened, so one swapped for a FIFO after a `stat` is refused, not waited on forever.
-pub(crate) fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file (a folder, a pipe or a device): replace it with a file",
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(max).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// The file `path` names when its name was typed in one Unicode form and is held in the
@@ -294,7 +273,7 @@ fn other_unicode_form(path: &Path) -> Option<PathBuf> {
 pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
-    let bytes = read_file(&real, u64::MAX).map_err(|e| Error::io(&real, e))?;
+    let bytes = crate::file::read_file(&real, u64::MAX).map_err(|e| Error::io(&real, e))?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
             "{}: not a note, and the index skips it too: a {}",
@@ -342,14 +321,6 @@ pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     })
 }
 
-/// Makes a FIFO at `path`, for tests of files that would block a reader.
-#[cfg(test)]
-pub(crate) fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("no NUL");
-    // SAFETY: a valid, NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,16 +329,16 @@ mod tests {
     fn a_pipe_is_refused_without_waiting_and_a_loop_is_bad_input() {
         let root = tempfile::tempdir().unwrap();
         let fifo = root.path().join("pipe.md");
-        mkfifo(&fifo);
+        crate::file::mkfifo(&fifo);
         // No writer: a blocking open would wait forever.
-        let err = read_file(&fifo, 1 << 20).unwrap_err();
+        let err = crate::file::read_file(&fifo, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         std::os::unix::fs::symlink("b.md", root.path().join("a.md")).unwrap();
         std::os::unix::fs::symlink("a.md", root.path().join("b.md")).unwrap();
         let err = read(root.path(), &NoteRef::parse("a.md").unwrap()).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(
-            err.to_string().contains("a.md: a symlink loop, not a note"),
+            err.to_string().starts_with("a.md: a symlink loop ("),
             "{err}"
         );
     }

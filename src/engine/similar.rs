@@ -73,10 +73,9 @@ impl Engine {
                 };
                 let file = self.config.root.join(path);
                 // One byte past the limit is enough for the draft to say it is too large.
-                let bytes =
-                    crate::passage::read_file(&file, max.saturating_add(1)).map_err(|e| {
-                        Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
-                    })?;
+                let bytes = crate::file::read_file(&file, max.saturating_add(1)).map_err(|e| {
+                    Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
+                })?;
                 (Draft::parse(path, &bytes, max)?, Some(id))
             }
         };

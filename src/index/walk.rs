@@ -601,7 +601,7 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(&path, "x").unwrap();
         }
-        crate::passage::mkfifo(&root.join("private/.brainignore"));
+        crate::file::mkfifo(&root.join("private/.brainignore"));
         std::os::unix::fs::symlink("/dev/zero", root.join("dev/.ignore")).unwrap();
         let config = Config::for_root(root, root.join("data"));
         let w = walk(&config).unwrap();

@@ -362,7 +362,7 @@ pub fn check(
 fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
     // The frontmatter is at the top: 1 MiB of it is plenty, and the note is read only if it
     // is still a regular file (replaced by a pipe since the sync, it would block).
-    let bytes = crate::passage::read_file(file, 1 << 20).ok()?;
+    let bytes = crate::file::read_file(file, 1 << 20).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut lines = text.lines();

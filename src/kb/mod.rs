@@ -209,7 +209,7 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
             ),
         ));
     }
-    let bytes = crate::passage::read_file(path, max)?;
+    let bytes = crate::file::read_file(path, max)?;
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
@@ -345,7 +345,7 @@ mod tests {
     fn only_a_regular_file_of_bounded_size_is_read() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("SCHEMA.md");
-        crate::passage::mkfifo(&fifo);
+        crate::file::mkfifo(&fifo);
         let err = read_regular(&fifo, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
         let zero = dir.path().join("INDEX.md");

@@ -204,7 +204,7 @@ fn first_line_where(
 /// it is now) that holds a query word, and that line; the body's first line when none
 /// does (a match by stem, or a file that changed) or the file cannot be read.
 fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (String, u32) {
-    let Some(text) = crate::passage::read_file(&root.join(path), u64::MAX)
+    let Some(text) = crate::file::read_file(&root.join(path), u64::MAX)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
     else {
