@@ -201,16 +201,28 @@ pub fn hook_read_path(payload: &[u8], config: &Config) -> Option<String> {
     struct Payload {
         tool_name: String,
         tool_input: Input,
+        /// Claude Code's working folder, which a relative `file_path` is relative to.
+        #[serde(default)]
+        cwd: Option<String>,
+        /// `PostToolUse` for a read that happened; a `PreToolUse` hook runs before it, and
+        /// may be refused, so it is no read.
+        #[serde(default)]
+        hook_event_name: Option<String>,
     }
     #[derive(Deserialize)]
     struct Input {
         file_path: String,
     }
     let p: Payload = serde_json::from_slice(payload).ok()?;
-    if p.tool_name != "Read" {
+    if p.tool_name != "Read" || p.hook_event_name.is_some_and(|e| e != "PostToolUse") {
         return None;
     }
-    let file = std::fs::canonicalize(&p.tool_input.file_path).ok()?;
+    let named = std::path::Path::new(&p.tool_input.file_path);
+    let named = match (named.is_relative(), &p.cwd) {
+        (true, Some(cwd)) => std::path::Path::new(cwd).join(named),
+        _ => named.to_path_buf(),
+    };
+    let file = std::fs::canonicalize(&named).ok()?;
     let root = std::fs::canonicalize(&config.root).ok()?;
     if file.extension().is_none_or(|e| e != "md") {
         return None;
@@ -259,5 +271,12 @@ mod tests {
             read(r#"{"tool_name":"Read","tool_input":{"file_path":7}}"#.into()),
             None
         );
+        // A relative path is Claude Code's working folder's; a PreToolUse hook is no read.
+        let relative = serde_json::json!({"hook_event_name": "PostToolUse", "cwd": root,
+            "tool_name": "Read", "tool_input": {"file_path": "lore/x.md"}});
+        assert_eq!(read(relative.to_string()).as_deref(), Some("lore/x.md"));
+        let before = serde_json::json!({"hook_event_name": "PreToolUse",
+            "tool_name": "Read", "tool_input": {"file_path": root.join("lore/x.md")}});
+        assert_eq!(read(before.to_string()), None);
     }
 }

@@ -233,11 +233,13 @@ pub struct EvalArgs {
     pub half: Option<brain::eval::sets::Half>,
 
     /// Only the first N queries of each set.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    // `allow_hyphen_values`: `--limit -1` reaches the range check, not clap's "unexpected
+    // argument '-1'".
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = eval_count)]
     pub limit: Option<usize>,
 
     /// Index only the judged notes plus about N others (a quick run, as the tests do).
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = eval_count)]
     pub slice: Option<usize>,
 
     /// A folder holding corpora (tldr/, cranfield/, notes-mix/, ...), looked in first
@@ -514,6 +516,19 @@ fn whole_number(s: &str) -> Result<i64, String> {
         .map_err(|_| "expected a whole number (how many results)".to_string())
 }
 
+/// `eval --limit` and `--slice`: a whole number from 1 to a million, said so for `-1` or
+/// `2.5` (clap's own parser said "invalid digit found in string").
+fn eval_count(s: &str) -> Result<usize, String> {
+    let n: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "expected a whole number from 1 to 1000000".to_string())?;
+    usize::try_from(n)
+        .ok()
+        .filter(|n| (1..=1_000_000).contains(n))
+        .ok_or_else(|| format!("{n} is not a whole number from 1 to 1000000"))
+}
+
 /// `BRAIN_NO_DAEMON`'s value (`true` when the flag is given): empty is unset, as for every
 /// BRAIN_ variable, and a bad one names the variable (clap's own line names only the flag).
 fn no_daemon(s: &str) -> Result<bool, String> {
@@ -662,6 +677,23 @@ mod tests {
             Command::Search(s) => (restore_query(&s.query), s.mode),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn eval_counts_say_their_range_for_negative_and_fractional_values() {
+        assert_eq!(eval_count("3"), Ok(3));
+        assert_eq!(
+            eval_count("-1"),
+            Err("-1 is not a whole number from 1 to 1000000".into())
+        );
+        assert!(eval_count("2.5")
+            .unwrap_err()
+            .contains("expected a whole number"));
+        let err = Cli::try_parse_from(["brain", "eval", "--limit", "-1"]).unwrap_err();
+        assert!(
+            err.to_string().contains("-1 is not a whole number from 1"),
+            "{err}"
+        );
     }
 
     #[test]

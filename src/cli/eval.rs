@@ -58,8 +58,11 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
         writeln!(out)?;
         writeln!(
             out,
-            "{} ({} queries, {} notes)",
-            set.name, set.queries, set.notes
+            "{} ({} quer{}, {} notes)",
+            set.name,
+            set.queries,
+            if set.queries == 1 { "y" } else { "ies" },
+            set.notes
         )?;
         writeln!(
             out,

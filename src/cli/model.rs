@@ -109,6 +109,13 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
 }
 
 fn list(config: &Config, json: bool) -> Result<ExitCode> {
+    // The list is where a person looks when a search says the model is off: a name it does
+    // not hold is said, with the closest one (the table alone marked no row, in silence).
+    if !config.model.starts_with(brain::model::STAND_IN_PREFIX) {
+        if let Err(e) = brain::model::manifest(&config.model) {
+            eprintln!("warning: {e}");
+        }
+    }
     let device = embed::expected_device();
     let rows = config
         .models()

@@ -12,8 +12,10 @@ use brain::Config;
 use super::args::StatsArgs;
 
 /// The most of a hook payload read from stdin; a Read payload is a few hundred bytes plus
-/// the file's text, and only its head matters.
-const MAX_PAYLOAD: u64 = 8 * 1024 * 1024;
+/// the file's text, which may be as large as a note may be (`max_file_mb`, 10 MiB by
+/// default): at 8 MiB, the read of a 9 MiB note was cut, did not parse, and went
+/// uncounted.
+const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
 
 /// Runs `brain stats`.
 pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
@@ -107,7 +109,11 @@ fn is_yes(answer: &str) -> bool {
 /// The human report: totals, then one short table per question the logs answer.
 fn print(out: &mut impl Write, s: &Stats) -> io::Result<()> {
     let t = &s.window.totals;
-    writeln!(out, "the last {} days (since {})", s.days, s.since)?;
+    let days = match s.days {
+        1 => "day".to_string(),
+        n => format!("{n} days"),
+    };
+    writeln!(out, "the last {days} (since {})", s.since)?;
     writeln!(
         out,
         "  {}, {} found no note by their words; {}; {} surfaced, {} read",

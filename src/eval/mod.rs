@@ -130,6 +130,11 @@ pub fn run(
                     "--dump {}: its folder does not exist; create it, or name a file in a folder that does",
                     path.display()
                 )),
+                std::io::ErrorKind::IsADirectory => Error::InvalidInput(format!(
+                    "--dump {}: a folder, not a file; name a file to write (in it: {}/dump.jsonl)",
+                    path.display(),
+                    path.display()
+                )),
                 _ => Error::io(path, e),
             })?,
         )),

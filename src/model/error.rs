@@ -195,7 +195,21 @@ fn unknown(name: &str) -> String {
             )
         })
         .filter(|(likeness, _)| *likeness >= 0.7)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        // A part of the name (`minilm`, `allminilm`), far from the whole by edit distance.
+        .or_else(|| {
+            let letters = |s: &str| -> String {
+                s.chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .map(|c| c.to_ascii_lowercase())
+                    .collect()
+            };
+            let part = letters(name);
+            (part.len() >= 4)
+                .then(|| known.iter().find(|m| letters(&m.name).contains(&part)))
+                .flatten()
+                .map(|m| (1.0, &m.name))
+        });
     match near {
         Some((_, close)) => format!("unknown model {name:?} (did you mean {close}?): {set}"),
         None => format!("unknown model {name:?}: {set}"),
@@ -214,6 +228,8 @@ mod tests {
             "unknown model \"nomic-embed-text-v15\" (did you mean nomic-embed-text-v1.5?): \
              set BRAIN_MODEL, or model in the config file, to one of 'brain model list'"
         );
+        let part = ModelError::Unknown("MiniLM".into()).to_string();
+        assert!(part.contains("(did you mean all-minilm-l6-v2?)"), "{part}");
         let far = ModelError::Unknown("gpt".into()).to_string();
         assert!(!far.contains("did you mean"), "{far}");
         let empty = ModelError::Unknown(" ".into()).to_string();

@@ -713,6 +713,22 @@ fn eval_dump_into_a_missing_folder_is_one_line_and_exit_2() {
             dump.display()
         )
     );
+    // A folder: said so, exit 2.
+    let out = b
+        .command()
+        .args(["eval", "--set", "tldr", "--json", "--corpora"])
+        .arg(&corpora)
+        .arg("--dump")
+        .arg(&corpora)
+        .output()
+        .unwrap();
+    let r = crate::harness::Run(out);
+    assert_eq!(r.code(), 2, "{}", describe(&r));
+    assert!(
+        r.stderr().contains("a folder, not a file"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]

@@ -270,6 +270,21 @@ fn an_import_clears_what_killed_installs_left() {
     assert!(!partial.exists(), "the cut fetch's folder is left");
     let list = b.ok(&["model", "list"]).stdout();
     assert!(!list.contains("partial"), "{list}");
+    // A model name it does not know is said where a person looks, with the closest one.
+    let out = b
+        .command()
+        .env("BRAIN_MODEL", "minilm")
+        .args(["model", "list"])
+        .output()
+        .unwrap();
+    let r = crate::harness::Run(out);
+    assert_eq!(r.code(), 0);
+    assert!(
+        r.stderr()
+            .starts_with("warning: unknown model \"minilm\" (did you mean all-minilm-l6-v2?)"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
