@@ -435,13 +435,24 @@ fn install_prints_the_hook_and_check_sees_it_once_merged() {
     off["disableAllHooks"] = Value::Bool(true);
     std::fs::write(claude.join("settings.json"), off.to_string()).unwrap();
     assert!(run(&["install", "--check"]).contains("hook       disabled"));
-    let mut gone = snippet;
+    let mut gone = snippet.clone();
     gone["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
         Value::String("/nonexistent/brain log-read".into());
     std::fs::write(claude.join("settings.json"), gone.to_string()).unwrap();
     let check = run(&["install", "--check"]);
     assert!(
         check.contains("hook       broken") && check.contains("/nonexistent/brain"),
+        "{check}"
+    );
+    // One with an argument log-read refuses (exit 2 after every Read): broken too.
+    let mut bogus = snippet;
+    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
+        Value::String("brain log-read --bogus".into());
+    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
+    let check = run(&["install", "--check"]);
+    assert!(
+        check.contains("hook       broken")
+            && check.contains("\"--bogus\", which it does not take"),
         "{check}"
     );
     // A model name brain does not know is wrong, not a model to fetch.

@@ -261,6 +261,9 @@ pub enum Hook {
     /// One does, but its program is not there: Claude Code runs a missing program after
     /// every Read, and logs nothing.
     Missing(String),
+    /// One does, but with an argument `log-read` does not take (the word): it exits 2 after
+    /// every Read, and logs nothing.
+    BadArgument(String),
     /// One does, but the settings turn every hook off (`disableAllHooks`).
     Disabled,
     /// The settings file is there but cannot be read as settings: why.
@@ -289,7 +292,7 @@ pub fn hook() -> Hook {
         .as_array()
         .into_iter()
         .flatten();
-    let programs: Vec<String> = entries
+    let found: Vec<LogRead> = entries
         .filter(|e| matches_read(e["matcher"].as_str().unwrap_or("")))
         .flat_map(|e| e["hooks"].as_array().into_iter().flatten())
         .filter_map(|h| h["command"].as_str())
@@ -297,11 +300,15 @@ pub fn hook() -> Hook {
         .collect();
     // A path through a variable other than HOME cannot be read from here.
     let there = |p: &String| program_there(p) || (p.starts_with('$') && expand_home(p).is_none());
-    match programs.first() {
+    let works = |f: &LogRead| there(&f.program) && f.bad.is_none();
+    match found.first() {
         None => Hook::Off,
         Some(_) if json["disableAllHooks"].as_bool() == Some(true) => Hook::Disabled,
-        Some(first) if !programs.iter().any(there) => Hook::Missing(first.clone()),
-        Some(_) => Hook::On,
+        Some(_) if found.iter().any(works) => Hook::On,
+        Some(first) if !found.iter().any(|f| there(&f.program)) => {
+            Hook::Missing(first.program.clone())
+        }
+        Some(_) => Hook::BadArgument(found.iter().find_map(|f| f.bad.clone()).unwrap_or_default()),
     }
 }
 
@@ -321,10 +328,17 @@ fn matches_read(matcher: &str) -> bool {
 /// (`BRAIN_DIR=x brain ...`), `env [-i] [-u NAME]`, `exec`, `command`, `nohup`, `nice [-n
 /// N]`, `timeout [-k T] DURATION`, and `sh -c '...'` (or bash's, zsh's) holding the line;
 /// and `--dir X` after it: the forms a person with another brain or config writes.
-fn log_read_program(command: &str) -> Option<String> {
+fn log_read_program(command: &str) -> Option<LogRead> {
     commands_of(command)
         .into_iter()
         .find_map(|words| log_read_in(&words, 0))
+}
+
+/// A hook command that runs `brain log-read`: its program, and the first word after
+/// `log-read` that it does not take (it would exit 2 on every call).
+struct LogRead {
+    program: String,
+    bad: Option<String>,
 }
 
 /// The commands of a shell line (`a || b`, `a; b`), each as its words: split by words,
@@ -360,7 +374,7 @@ fn by_words(line: &str) -> Vec<Vec<String>> {
 }
 
 /// [`log_read_program`] for one command's `words`; `depth` bounds `sh -c` inside `sh -c`.
-fn log_read_in(words: &[String], depth: u8) -> Option<String> {
+fn log_read_in(words: &[String], depth: u8) -> Option<LogRead> {
     let mut i = 0;
     loop {
         let w = words.get(i)?.as_str();
@@ -406,7 +420,22 @@ fn log_read_in(words: &[String], depth: u8) -> Option<String> {
             _ => return None,
         }
     }
-    is_brain(&program).then_some(program)
+    // After it: `--dir` (clap takes it there too) and redirections; anything else is an
+    // argument it refuses (`brain log-read --bogus` is exit 2, after every Read).
+    let mut bad = None;
+    while let Some(w) = rest.next() {
+        match w.as_str() {
+            "--dir" | ">" | ">>" | "<" | "1>" | "2>" | "2>>" | "&>" => {
+                rest.next();
+            }
+            w if w.starts_with("--dir=") || w.contains(['<', '>']) => {}
+            w => {
+                bad = Some(w.to_string());
+                break;
+            }
+        }
+    }
+    is_brain(&program).then_some(LogRead { program, bad })
 }
 
 /// `program` with a leading `~/`, `$HOME/` or `${HOME}/` read as the shell that runs a
@@ -579,5 +608,22 @@ mod tests {
         // no `brain` is on PATH.
         let me = std::env::current_exe().unwrap();
         assert!(runs_log_read(&format!("'{}' log-read", me.display())));
+        // What comes after log-read: --dir and redirections it takes; anything else it
+        // refuses with exit 2, so that hook is said to be broken, naming the word.
+        let bad = |line: &str| log_read_program(line).and_then(|f| f.bad);
+        for fine in [
+            "brain log-read",
+            "brain log-read --dir /x",
+            "brain log-read --dir=/x 2>/dev/null",
+            "brain log-read > /dev/null 2>&1",
+            "brain log-read 2>> /tmp/log || true",
+        ] {
+            assert_eq!(bad(fine), None, "{fine:?}");
+        }
+        assert_eq!(bad("brain log-read --bogus").as_deref(), Some("--bogus"));
+        assert_eq!(
+            bad("brain log-read extra 2>/dev/null").as_deref(),
+            Some("extra")
+        );
     }
 }

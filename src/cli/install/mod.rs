@@ -515,6 +515,15 @@ fn report_hook_state(out: &mut impl Write) -> io::Result<Hook> {
                 hook_settings_shown()
             ),
         )?,
+        Hook::BadArgument(word) => line(
+            out,
+            "hook",
+            "broken",
+            format!(
+                "the Read hook runs log-read with {word:?}, which it does not take (exit 2 after every Read): remove it ({})",
+                hook_settings_shown()
+            ),
+        )?,
         Hook::Disabled => line(
             out,
             "hook",
@@ -538,7 +547,10 @@ fn hook_settings_shown() -> String {
 
 /// The read-log hook: brain does not edit Claude Code's settings, so it prints the entry.
 fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
-    if !matches!(report_hook_state(out)?, Hook::Off | Hook::Missing(_)) {
+    if !matches!(
+        report_hook_state(out)?,
+        Hook::Off | Hook::Missing(_) | Hook::BadArgument(_)
+    ) {
         return Ok(());
     }
     line(
@@ -745,7 +757,7 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "optional: 'brain install' prints the Read hook for Claude Code's settings",
         )?,
         Hook::On | Hook::Disabled => {}
-        Hook::Missing(_) | Hook::Unreadable(_) => s.failed = true,
+        Hook::Missing(_) | Hook::BadArgument(_) | Hook::Unreadable(_) => s.failed = true,
     }
     if let Err(e) = brain::embed::check_model_name(&s.config) {
         fail(s, out, "model", "unknown", e.to_string())?;
@@ -848,7 +860,10 @@ pub fn uninstall(
         )?;
         writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
     }
-    if matches!(claude::hook(), Hook::On | Hook::Missing(_) | Hook::Disabled) {
+    if matches!(
+        claude::hook(),
+        Hook::On | Hook::Missing(_) | Hook::BadArgument(_) | Hook::Disabled
+    ) {
         // Once brain is gone, Claude Code would run a missing program after every Read.
         line(
             &mut out,
