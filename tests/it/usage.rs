@@ -455,6 +455,21 @@ fn install_prints_the_hook_and_check_sees_it_once_merged() {
             && check.contains("\"--bogus\", which it does not take"),
         "{check}"
     );
+    // One that logs into a folder that is not this brain: broken, saying which.
+    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
+        Value::String("brain --dir /nonexistent/notes log-read".into());
+    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
+    let check = run(&["install", "--check"]);
+    assert!(
+        check.contains("hook       broken")
+            && check.contains("logs into /nonexistent/notes, which does not exist"),
+        "{check}"
+    );
+    // Naming this brain is fine.
+    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
+        Value::String(format!("brain --dir '{}' log-read", b.root.display()));
+    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
+    assert!(run(&["install", "--check"]).contains("hook       ok"));
     // A model name brain does not know is wrong, not a model to fetch.
     let out = b
         .command()

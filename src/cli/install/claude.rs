@@ -264,14 +264,18 @@ pub enum Hook {
     /// One does, but with an argument `log-read` does not take (the word): it exits 2 after
     /// every Read, and logs nothing.
     BadArgument(String),
+    /// One does, but into another brain folder (`--dir X` or `BRAIN_DIR=X`): this brain's
+    /// stats never see a read. The folder as written, and whether it exists.
+    OtherBrain(String, bool),
     /// One does, but the settings turn every hook off (`disableAllHooks`).
     Disabled,
     /// The settings file is there but cannot be read as settings: why.
     Unreadable(String),
 }
 
-/// Reads the hook's state from Claude Code's user settings (read-only).
-pub fn hook() -> Hook {
+/// Reads the hook's state from Claude Code's user settings (read-only), for the brain
+/// folder `root`.
+pub fn hook(root: &Path) -> Hook {
     let Some(path) = hook_settings_path() else {
         return Hook::Off;
     };
@@ -301,10 +305,28 @@ pub fn hook() -> Hook {
     // A path through a variable other than HOME cannot be read from here.
     let there = |p: &String| program_there(p) || (p.starts_with('$') && expand_home(p).is_none());
     let works = |f: &LogRead| there(&f.program) && f.bad.is_none();
+    // Its folder: none named, one that is this brain, or one that cannot be placed from
+    // here (relative to Claude's working folder, or through a variable) log into it.
+    let ours = |f: &LogRead| match &f.dir {
+        None => true,
+        Some(dir) => match folder_of(dir) {
+            None => true,
+            Some(folder) => same_folder(&folder, root),
+        },
+    };
     match found.first() {
         None => Hook::Off,
         Some(_) if json["disableAllHooks"].as_bool() == Some(true) => Hook::Disabled,
-        Some(_) if found.iter().any(works) => Hook::On,
+        Some(_) if found.iter().any(|f| works(f) && ours(f)) => Hook::On,
+        Some(_) if found.iter().any(works) => {
+            let dir = found
+                .iter()
+                .filter(|f| works(f))
+                .find_map(|f| f.dir.clone())
+                .unwrap_or_default();
+            let exists = folder_of(&dir).is_some_and(|f| f.is_dir());
+            Hook::OtherBrain(dir, exists)
+        }
         Some(first) if !found.iter().any(|f| there(&f.program)) => {
             Hook::Missing(first.program.clone())
         }
@@ -334,11 +356,31 @@ fn log_read_program(command: &str) -> Option<LogRead> {
         .find_map(|words| log_read_in(&words, 0))
 }
 
-/// A hook command that runs `brain log-read`: its program, and the first word after
-/// `log-read` that it does not take (it would exit 2 on every call).
+/// A hook command that runs `brain log-read`: its program, the brain folder it names
+/// (`--dir X`, `BRAIN_DIR=X`), and the first word after `log-read` that it does not take
+/// (it would exit 2 on every call).
 struct LogRead {
     program: String,
+    dir: Option<String>,
     bad: Option<String>,
+}
+
+/// A hook's `--dir` as a folder here: absolute, or from `~/` or `$HOME/`; `None` for one
+/// that cannot be placed from here (relative, or through another variable).
+fn folder_of(dir: &str) -> Option<PathBuf> {
+    match expand_home(dir) {
+        Some(home) => Some(home),
+        None if Path::new(dir).is_absolute() => Some(PathBuf::from(dir)),
+        None => None,
+    }
+}
+
+/// Whether two paths name one folder (links resolved; as written when one is missing).
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// The commands of a shell line (`a || b`, `a; b`), each as its words: split by words,
@@ -376,13 +418,19 @@ fn by_words(line: &str) -> Vec<Vec<String>> {
 /// [`log_read_program`] for one command's `words`; `depth` bounds `sh -c` inside `sh -c`.
 fn log_read_in(words: &[String], depth: u8) -> Option<LogRead> {
     let mut i = 0;
+    let mut dir = None;
     loop {
         let w = words.get(i)?.as_str();
         let assignment = w.split_once('=').is_some_and(|(name, _)| {
             !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
         match w {
-            _ if assignment => i += 1,
+            _ if assignment => {
+                if let Some(value) = w.strip_prefix("BRAIN_DIR=") {
+                    dir = Some(value.to_string());
+                }
+                i += 1;
+            }
             "exec" | "command" | "nohup" => i += 1,
             "env" | "nice" | "timeout" => {
                 i += 1;
@@ -413,10 +461,8 @@ fn log_read_in(words: &[String], depth: u8) -> Option<LogRead> {
     loop {
         match rest.next()?.as_str() {
             "log-read" => break,
-            "--dir" => {
-                rest.next()?;
-            }
-            w if w.starts_with("--dir=") => {}
+            "--dir" => dir = Some(rest.next()?.clone()),
+            w if w.starts_with("--dir=") => dir = w.strip_prefix("--dir=").map(String::from),
             _ => return None,
         }
     }
@@ -425,17 +471,19 @@ fn log_read_in(words: &[String], depth: u8) -> Option<LogRead> {
     let mut bad = None;
     while let Some(w) = rest.next() {
         match w.as_str() {
-            "--dir" | ">" | ">>" | "<" | "1>" | "2>" | "2>>" | "&>" => {
+            "--dir" => dir = rest.next().cloned(),
+            w if w.starts_with("--dir=") => dir = w.strip_prefix("--dir=").map(String::from),
+            ">" | ">>" | "<" | "1>" | "2>" | "2>>" | "&>" => {
                 rest.next();
             }
-            w if w.starts_with("--dir=") || w.contains(['<', '>']) => {}
+            w if w.contains(['<', '>']) => {}
             w => {
                 bad = Some(w.to_string());
                 break;
             }
         }
     }
-    is_brain(&program).then_some(LogRead { program, bad })
+    is_brain(&program).then_some(LogRead { program, dir, bad })
 }
 
 /// `program` with a leading `~/`, `$HOME/` or `${HOME}/` read as the shell that runs a
@@ -621,6 +669,19 @@ mod tests {
             assert_eq!(bad(fine), None, "{fine:?}");
         }
         assert_eq!(bad("brain log-read --bogus").as_deref(), Some("--bogus"));
+        // The folder it logs into, wherever it is named.
+        let dir = |line: &str| log_read_program(line).and_then(|f| f.dir);
+        for (line, want) in [
+            ("brain --dir /x log-read", Some("/x")),
+            ("brain log-read --dir=/y 2>/dev/null", Some("/y")),
+            ("BRAIN_DIR=~/notes brain log-read", Some("~/notes")),
+            ("env BRAIN_DIR=/z brain log-read", Some("/z")),
+            ("brain log-read", None),
+        ] {
+            assert_eq!(dir(line).as_deref(), want, "{line:?}");
+        }
+        assert_eq!(folder_of("relative/notes"), None);
+        assert_eq!(folder_of("/abs"), Some(PathBuf::from("/abs")));
         assert_eq!(
             bad("brain log-read extra 2>/dev/null").as_deref(),
             Some("extra")

@@ -497,8 +497,8 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
 }
 
 /// Says how the read-log hook stands, on one line unless it is off; returns it.
-fn report_hook_state(out: &mut impl Write) -> io::Result<Hook> {
-    let hook = claude::hook();
+fn report_hook_state(out: &mut impl Write, root: &Path) -> io::Result<Hook> {
+    let hook = claude::hook(root);
     match &hook {
         Hook::On => line(
             out,
@@ -521,6 +521,17 @@ fn report_hook_state(out: &mut impl Write) -> io::Result<Hook> {
             "broken",
             format!(
                 "the Read hook runs log-read with {word:?}, which it does not take (exit 2 after every Read): remove it ({})",
+                hook_settings_shown()
+            ),
+        )?,
+        Hook::OtherBrain(dir, exists) => line(
+            out,
+            "hook",
+            "broken",
+            format!(
+                "the Read hook logs into {dir}, {}, not this brain ({}): fix its --dir or BRAIN_DIR ({})",
+                if *exists { "another brain folder" } else { "which does not exist" },
+                root.display(),
                 hook_settings_shown()
             ),
         )?,
@@ -548,8 +559,8 @@ fn hook_settings_shown() -> String {
 /// The read-log hook: brain does not edit Claude Code's settings, so it prints the entry.
 fn report_hook(s: &Setup, out: &mut impl Write) -> Result<()> {
     if !matches!(
-        report_hook_state(out)?,
-        Hook::Off | Hook::Missing(_) | Hook::BadArgument(_)
+        report_hook_state(out, &s.config.root)?,
+        Hook::Off | Hook::Missing(_) | Hook::BadArgument(_) | Hook::OtherBrain(..)
     ) {
         return Ok(());
     }
@@ -749,7 +760,7 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         )?,
         (Registration::None, None) => line(out, "mcp", "off", format!("optional: {add}"))?,
     }
-    match report_hook_state(out)? {
+    match report_hook_state(out, &s.config.root)? {
         Hook::Off => line(
             out,
             "hook",
@@ -757,7 +768,9 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "optional: 'brain install' prints the Read hook for Claude Code's settings",
         )?,
         Hook::On | Hook::Disabled => {}
-        Hook::Missing(_) | Hook::BadArgument(_) | Hook::Unreadable(_) => s.failed = true,
+        Hook::Missing(_) | Hook::BadArgument(_) | Hook::OtherBrain(..) | Hook::Unreadable(_) => {
+            s.failed = true
+        }
     }
     if let Err(e) = brain::embed::check_model_name(&s.config) {
         fail(s, out, "model", "unknown", e.to_string())?;
@@ -861,8 +874,8 @@ pub fn uninstall(
         writeln!(out, "\n    {}\n", claude::mcp_remove_line(&registration))?;
     }
     if matches!(
-        claude::hook(),
-        Hook::On | Hook::Missing(_) | Hook::BadArgument(_) | Hook::Disabled
+        claude::hook(&s.config.root),
+        Hook::On | Hook::Missing(_) | Hook::BadArgument(_) | Hook::OtherBrain(..) | Hook::Disabled
     ) {
         // Once brain is gone, Claude Code would run a missing program after every Read.
         line(
