@@ -435,41 +435,35 @@ fn install_prints_the_hook_and_check_sees_it_once_merged() {
     off["disableAllHooks"] = Value::Bool(true);
     std::fs::write(claude.join("settings.json"), off.to_string()).unwrap();
     assert!(run(&["install", "--check"]).contains("hook       disabled"));
-    let mut gone = snippet.clone();
-    gone["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
-        Value::String("/nonexistent/brain log-read".into());
-    std::fs::write(claude.join("settings.json"), gone.to_string()).unwrap();
-    let check = run(&["install", "--check"]);
-    assert!(
-        check.contains("hook       broken") && check.contains("/nonexistent/brain"),
-        "{check}"
-    );
-    // One with an argument log-read refuses (exit 2 after every Read): broken too.
-    let mut bogus = snippet;
-    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
-        Value::String("brain log-read --bogus".into());
-    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
-    let check = run(&["install", "--check"]);
-    assert!(
-        check.contains("hook       broken")
-            && check.contains("\"--bogus\", which it does not take"),
-        "{check}"
-    );
-    // One that logs into a folder that is not this brain: broken, saying which.
-    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
-        Value::String("brain --dir /nonexistent/notes log-read".into());
-    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
-    let check = run(&["install", "--check"]);
-    assert!(
-        check.contains("hook       broken")
-            && check.contains("logs into /nonexistent/notes, which does not exist"),
-        "{check}"
-    );
+    // The check with the hook's command set to `command`.
+    let check_with = |command: &str| {
+        let mut hook = snippet.clone();
+        hook["hooks"]["PostToolUse"][0]["hooks"][0]["command"] = Value::String(command.into());
+        std::fs::write(claude.join("settings.json"), hook.to_string()).unwrap();
+        run(&["install", "--check"])
+    };
+    for (command, says) in [
+        ("/nonexistent/brain log-read", "/nonexistent/brain"),
+        // An argument log-read refuses (exit 2 after every Read).
+        (
+            "brain log-read --bogus",
+            "\"--bogus\", which it does not take",
+        ),
+        // A folder that is not this brain.
+        (
+            "brain --dir /nonexistent/notes log-read",
+            "logs into /nonexistent/notes, which does not exist",
+        ),
+    ] {
+        let check = check_with(command);
+        assert!(
+            check.contains("hook       broken") && check.contains(says),
+            "{command}: {check}"
+        );
+    }
     // Naming this brain is fine.
-    bogus["hooks"]["PostToolUse"][0]["hooks"][0]["command"] =
-        Value::String(format!("brain --dir '{}' log-read", b.root.display()));
-    std::fs::write(claude.join("settings.json"), bogus.to_string()).unwrap();
-    assert!(run(&["install", "--check"]).contains("hook       ok"));
+    let named = format!("brain --dir '{}' log-read", b.root.display());
+    assert!(check_with(&named).contains("hook       ok"));
     // A model name brain does not know is wrong, not a model to fetch.
     let out = b
         .command()
