@@ -78,21 +78,10 @@ impl Engine {
 
     /// The links from and to the note at `path` (relative to the root).
     pub fn links(&self, path: &str, sync: bool) -> Result<LinksReport> {
-        let given = path.trim_start_matches("./");
+        let path = path.trim_start_matches("./");
         // Said before any sync: "  is not a note" would read as a garbled message.
-        crate::passage::check_path(given)?;
+        crate::passage::check_path(path)?;
         let (_, entries, notice) = self.kb_state(sync, true)?;
-        // The note as a link names it (`lore/x`, `idea/capture` for a folder entry) is the
-        // note: the form `check` and `links` print, copied back.
-        let linked = if entries.iter().any(|e| e.path == given) {
-            None
-        } else {
-            match kb::links::Resolver::new(entries.iter().map(|e| e.path.as_str())).resolve(given) {
-                kb::links::Resolution::Note { path } => Some(path),
-                _ => None,
-            }
-        };
-        let path = linked.as_deref().unwrap_or(given);
         let report = kb::links_of(&self.config.root, &entries, path).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "{path} is not a note of the index (a path relative to the brain folder, as search results give it)"

@@ -283,8 +283,8 @@ impl Resolver {
     }
 
     /// The note `target` names, `Ok(Broken)` when several could be meant, or `Err` with why
-    /// none is.
-    fn among_notes(&self, target: &str) -> Result<Resolution, String> {
+    /// none is; files on disk are not looked at.
+    pub(crate) fn among_notes(&self, target: &str) -> Result<Resolution, String> {
         let same = nfc(target);
         if target.contains('/') {
             // As written first: a brain may hold both spellings of a name (Linux allows it),

@@ -125,20 +125,29 @@ pub struct InLink {
 }
 
 /// The links from and to `path` among `entries` of the brain at `root`; `None` when `path`
-/// is not among them.
+/// is not among them. `path` may be written as a link names the note (`lore/x`, a folder
+/// entry's `idea/capture`), the form `check` and `links` print, copied back.
 pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option<LinksReport> {
-    // Typed in one Unicode form, held in the other (a name with an accent): the same note.
-    let me = entries.iter().find(|e| e.path == path).or_else(|| {
-        let want = crate::text::unicode_form::nfc(path);
-        entries
-            .iter()
-            .find(|e| crate::text::unicode_form::nfc(&e.path) == want)
-    })?;
-    let path = me.path.as_str();
-    let notes = Resolver::new(entries.iter().map(|e| e.path.as_str()));
     // Only the note's own links are looked for on disk: an incoming link is one that
-    // resolves to a note, and a stat per broken link of the brain would find nothing.
+    // resolves to a note (`among_notes`), and a stat per broken link of the brain would
+    // find nothing.
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
+    let linked = match resolver.among_notes(path) {
+        Ok(Resolution::Note { path }) => Some(path),
+        _ => None,
+    };
+    // Typed in one Unicode form, held in the other (a name with an accent): the same note.
+    let me = entries
+        .iter()
+        .find(|e| e.path == path)
+        .or_else(|| {
+            let want = crate::text::unicode_form::nfc(path);
+            entries
+                .iter()
+                .find(|e| crate::text::unicode_form::nfc(&e.path) == want)
+        })
+        .or_else(|| entries.iter().find(|e| Some(&e.path) == linked.as_ref()))?;
+    let path = me.path.as_str();
     let outgoing = me
         .links
         .iter()
@@ -171,8 +180,8 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
         .flat_map(|e| {
             e.links
                 .iter()
-                .filter_map(|l| match notes.resolve(&l.target) {
-                    Resolution::Note { path: to } | Resolution::Short { path: to }
+                .filter_map(|l| match resolver.among_notes(&l.target) {
+                    Ok(Resolution::Note { path: to } | Resolution::Short { path: to })
                         if to == path =>
                     {
                         Some(InLink {
@@ -198,18 +207,20 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
 /// `/dev/zero`) once blocked `check`, `new` and `index-md` forever, or read until memory
 /// ran out: such a file is an error here, said as the system's `InvalidInput`.
 pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<String> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_file() && meta.len() > max {
+    use std::io::Read;
+    let (file, size) = crate::file::open_regular(path)?;
+    if size > max {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!(
                 "{:.2} MiB, over the {:.0} MiB such a file may be",
-                crate::config::megabytes(meta.len()),
+                crate::config::megabytes(size),
                 crate::config::megabytes(max)
             ),
         ));
     }
-    let bytes = crate::file::read_file(path, max)?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
     String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
