@@ -212,6 +212,17 @@ enum Frontmatter<'a> {
     },
 }
 
+/// The YAML of `source`'s frontmatter as [`parse`] finds it (a byte-order mark skipped,
+/// classic Mac line ends read as lines); its first line is line 2 of the file. `None`
+/// without a closed frontmatter block.
+pub(crate) fn frontmatter_yaml(source: &str) -> Option<String> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    match split_frontmatter(&mac_lines(source)) {
+        Frontmatter::Block { yaml, .. } => Some(yaml.to_string()),
+        _ => None,
+    }
+}
+
 /// Finds a `---` ... `---` (or `...`) block at the very top of the file.
 fn split_frontmatter(source: &str) -> Frontmatter<'_> {
     let first_end = source.find('\n').unwrap_or(source.len());

@@ -3,7 +3,6 @@
 //! open of each ignore file, to know its rules can be read), so a walk of thousands of
 //! notes stays cheap enough to run before every search.
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -61,29 +60,21 @@ fn ignore_file_problem(dir: &Path) -> Option<String> {
         if file.symlink_metadata().is_err() {
             continue;
         }
-        return Some(match std::fs::metadata(&file) {
+        return Some(match crate::file::open_regular(&file) {
             // A link to nowhere holds no rules, as no file would.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            // A link into a folder brain may not enter, or a loop: rules it cannot read.
-            Err(e) => format!("{name} cannot be read ({e})"),
-            Ok(m) if !m.is_file() => {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
                 format!("{name} is not a regular file (a folder, a pipe or a device)")
             }
-            Ok(m) if m.len() > IGNORE_FILE_MAX_BYTES => format!(
+            // A link into a folder brain may not enter, a loop, no permission: rules it
+            // cannot read.
+            Err(e) => format!("{name} cannot be read ({e})"),
+            Ok((_, size)) if size > IGNORE_FILE_MAX_BYTES => format!(
                 "{name} is {:.1} MiB, over the {} MiB an ignore file may be",
-                crate::config::megabytes(m.len()),
+                crate::config::megabytes(size),
                 IGNORE_FILE_MAX_BYTES >> 20
             ),
-            // Non-blocking: a FIFO swapped in since the `stat` fails the next read, not
-            // this open.
-            Ok(_) => match std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&file)
-            {
-                Ok(_) => continue,
-                Err(e) => format!("{name} cannot be read ({e})"),
-            },
+            Ok(_) => continue,
         });
     }
     None

@@ -363,17 +363,9 @@ fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
     // The frontmatter is at the top: 1 MiB of it is plenty, and the note is read only if it
     // is still a regular file (replaced by a pipe since the sync, it would block).
     let bytes = crate::file::read_file(file, 1 << 20).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let mut lines = text.lines();
-    if lines.next()?.trim_end() != "---" {
-        return None;
-    }
-    for (i, line) in lines.enumerate() {
+    let yaml = crate::note::frontmatter_yaml(&String::from_utf8_lossy(&bytes))?;
+    for (i, line) in yaml.lines().enumerate() {
         let line = line.trim_end();
-        if line == "---" || line == "..." {
-            return None;
-        }
         let key = line
             .strip_prefix(field)
             .or_else(|| line.strip_prefix(&format!("\"{field}\"")))
