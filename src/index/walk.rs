@@ -401,6 +401,23 @@ enum Seen {
     Unsearchable(String),
 }
 
+/// Why a file that its owner surely meant as a note is not one, or `None`. Only names
+/// ending in `.md` are notes (links, `brain new` and `get` say so too); `Note.MD` and a
+/// file named `.md` were skipped without a word, which on a Mac, where `Note.MD` opens as
+/// markdown, reads as a lost note.
+fn not_quite_a_note(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    if name == ".md" {
+        return Some(
+            "a note needs a name before .md; rename it (e.g. to note.md) to index it".into(),
+        );
+    }
+    let (stem, ext) = name.rsplit_once('.')?;
+    (ext != "md" && ext.eq_ignore_ascii_case("md") && !stem.is_empty()).then(|| {
+        format!("only names ending in lowercase .md are notes; rename it to {stem}.md to index it")
+    })
+}
+
 /// What one walked entry is, or `None` for nothing worth keeping.
 fn visit(
     root: &Path,
@@ -415,6 +432,10 @@ fn visit(
         return None;
     }
     let path = entry.path();
+    if let Some(why) = not_quite_a_note(path) {
+        let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
+        return Some(Seen::Warning(format!("{shown}: skipped: {why}")));
+    }
     if path.extension().is_none_or(|e| e != "md") {
         return None;
     }
@@ -721,6 +742,24 @@ mod tests {
         assert_eq!(
             w.warnings,
             ["bad\u{FFFD}.md: skipped: the file name is not UTF-8; rename it to index it"]
+        );
+    }
+
+    #[test]
+    fn an_upper_case_extension_and_a_bare_dot_md_are_warnings_not_silence() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["ok.md", "Loud.MD", "mixed.Md", ".md", "notes.txt", "..md"] {
+            fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
+        assert_eq!(names(&w), vec!["..md", "ok.md"]);
+        assert_eq!(
+            w.warnings,
+            [
+                ".md: skipped: a note needs a name before .md; rename it (e.g. to note.md) to index it",
+                "Loud.MD: skipped: only names ending in lowercase .md are notes; rename it to Loud.md to index it",
+                "mixed.Md: skipped: only names ending in lowercase .md are notes; rename it to mixed.md to index it",
+            ]
         );
     }
 
