@@ -170,6 +170,51 @@ pub fn check(
                 ),
             }
         }
+        // The line of a field, read from the note only when a problem names it (check reads
+        // no note otherwise); 1, the frontmatter's start, when it cannot be found.
+        let line_of = |field: &str| field_line(&root.join(&e.path), field).unwrap_or(1);
+        // A date that does not parse leaves the note on its file's day, in any folder: a
+        // `--since` search then misses it, so every note's dates are checked, typed or not.
+        let date = |field: &str| -> Option<Result<Date, String>> {
+            let v = e.fields.get(field)?;
+            if v.is_null() {
+                return None;
+            }
+            let text = scalar(v);
+            Some(value_date(&text).ok_or(text))
+        };
+        let created = date("created");
+        let updated = date("updated");
+        for (field, d) in [("created", &created), ("updated", &updated)] {
+            match d {
+                Some(Err(text)) => push(
+                    ProblemKind::BadDate,
+                    &e.path,
+                    Some(line_of(field)),
+                    format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
+                ),
+                // A day of slack: a note written today where the date is already tomorrow.
+                // Past that, a typo (2062 for 2026), which would also keep it from going
+                // stale for decades.
+                Some(Ok(day)) if (*day - today).get_days() > 1 => push(
+                    ProblemKind::BadDate,
+                    &e.path,
+                    Some(line_of(field)),
+                    format!("{field}: {day} is in the future (today is {today}): a typo?"),
+                ),
+                _ => {}
+            }
+        }
+        if let (Some(Ok(c)), Some(Ok(u))) = (&created, &updated) {
+            if u < c {
+                push(
+                    ProblemKind::DatesOutOfOrder,
+                    &e.path,
+                    Some(line_of("updated")),
+                    format!("updated {u} is before created {c}"),
+                );
+            }
+        }
         let Some((folder, slug)) = e.slot() else {
             continue;
         };
@@ -192,9 +237,6 @@ pub fn check(
         if e.problem.is_some() && e.fields.is_empty() {
             continue;
         }
-        // The line of a field, read from the note only when a problem names it (check reads
-        // no note otherwise); 1, the frontmatter's start, when it cannot be found.
-        let line_of = |field: &str| field_line(&root.join(&e.path), field).unwrap_or(1);
         match e.fields.get("type") {
             Some(serde_json::Value::String(t)) if t != folder => push(
                 ProblemKind::WrongType,
@@ -249,46 +291,6 @@ pub fn check(
                     &e.path,
                     Some(line_of(name)),
                     format!("{name}: {v:?} is not one of {}", rule.values.join(", ")),
-                );
-            }
-        }
-        let date = |field: &str| -> Option<Result<Date, String>> {
-            let v = e.fields.get(field)?;
-            if v.is_null() {
-                return None;
-            }
-            let text = scalar(v);
-            Some(value_date(&text).ok_or(text))
-        };
-        let created = date("created");
-        let updated = date("updated");
-        for (field, d) in [("created", &created), ("updated", &updated)] {
-            match d {
-                Some(Err(text)) => push(
-                    ProblemKind::BadDate,
-                    &e.path,
-                    Some(line_of(field)),
-                    format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
-                ),
-                // A day of slack: a note written today where the date is already tomorrow.
-                // Past that, a typo (2062 for 2026), which would also keep it from going
-                // stale for decades.
-                Some(Ok(day)) if (*day - today).get_days() > 1 => push(
-                    ProblemKind::BadDate,
-                    &e.path,
-                    Some(line_of(field)),
-                    format!("{field}: {day} is in the future (today is {today}): a typo?"),
-                ),
-                _ => {}
-            }
-        }
-        if let (Some(Ok(c)), Some(Ok(u))) = (&created, &updated) {
-            if u < c {
-                push(
-                    ProblemKind::DatesOutOfOrder,
-                    &e.path,
-                    Some(line_of("updated")),
-                    format!("updated {u} is before created {c}"),
                 );
             }
         }
@@ -450,6 +452,44 @@ mod tests {
         assert_eq!(line(ProblemKind::WrongType), Some(7));
         assert_eq!(field_line(&dir.path().join("lore/x.md"), "body"), None);
         assert_eq!(field_line(&dir.path().join("lore/none.md"), "title"), None);
+    }
+
+    #[test]
+    fn dates_are_checked_in_every_folder_not_only_typed_ones() {
+        let loose = |path: &str, fields| Entry {
+            kind: "notes".into(),
+            ..entry(path, fields, None)
+        };
+        let entries = [
+            loose("root.md", serde_json::json!({"created": "2024-02-30"})),
+            loose(
+                "misc/x.md",
+                serde_json::json!({"created": "2026-02-01", "updated": "2026-01-01"}),
+            ),
+            loose("misc/fine.md", serde_json::json!({"created": "2024-02-29"})),
+        ];
+        let report = check(
+            "/b".as_ref(),
+            &Schemas::default(),
+            &entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        assert_eq!(
+            kinds(&report, "root.md"),
+            [(
+                ProblemKind::BadDate,
+                "created: \"2024-02-30\" is not a date (write YYYY-MM-DD)".to_string()
+            )]
+        );
+        assert_eq!(
+            kinds(&report, "misc/x.md"),
+            [(
+                ProblemKind::DatesOutOfOrder,
+                "updated 2026-01-01 is before created 2026-02-01".to_string()
+            )]
+        );
+        assert!(kinds(&report, "misc/fine.md").is_empty(), "{report:?}");
     }
 
     #[test]
