@@ -306,11 +306,26 @@ pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
 /// the brain and did not answer, or one not asked, is not "not running".
 pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend) -> io::Result<()> {
     let s = &report.status;
-    let types: Vec<String> = s
-        .types
+    // Largest first, and only the largest: a brain filed in a hundred folders made this one
+    // line of hundreds of names. `--json` lists every type.
+    const SHOWN_TYPES: usize = 8;
+    let mut by_size: Vec<(&String, &u64)> = s.types.iter().collect();
+    by_size.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut types: Vec<String> = by_size
         .iter()
+        .take(SHOWN_TYPES)
         .map(|(k, v)| format!("{} {v}", shown(k)))
         .collect();
+    if by_size.len() > SHOWN_TYPES {
+        types.push(format!(
+            "{}: brain status --json lists them",
+            counted(
+                (by_size.len() - SHOWN_TYPES) as u64,
+                "more type",
+                "more types"
+            )
+        ));
+    }
     let missing = if s.root_exists { "" } else { "  (missing!)" };
     writeln!(out, "brain:     {}{missing}", s.root)?;
     writeln!(
@@ -567,6 +582,41 @@ mod tests {
             .unwrap()
             .get("change_journal")
             .is_none());
+    }
+
+    #[test]
+    fn status_names_the_largest_types_first_and_counts_the_rest() {
+        let notes_line = |types: serde_json::Value| {
+            let report: StatusReport = serde_json::from_value(serde_json::json!({
+                "root": "/b", "root_exists": true, "index_path": "/d/brain.sqlite",
+                "index_bytes": 0, "notes": 99, "types": types, "chunks": 0, "pending_chunks": 0,
+                "last_sync_at": null, "last_sync": null, "model": "m",
+                "model_installed": false, "device": "cpu", "embedded_with": null,
+                "recalls": {"searches": 0, "last_7_days": 0, "empty": 0, "reads": 0,
+                            "reads_last_7_days": 0},
+                "backend": null
+            }))
+            .unwrap();
+            let mut out = Vec::new();
+            status(&mut out, &report).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            text.lines()
+                .find(|l| l.starts_with("notes:"))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            notes_line(serde_json::json!({"a": 1, "b": 5, "c": 5})),
+            "notes:     99 (b 5, c 5, a 1)"
+        );
+        let many: serde_json::Map<String, serde_json::Value> = (0..11)
+            .map(|i| (format!("t{i:02}"), (i + 1).into()))
+            .collect();
+        assert_eq!(
+            notes_line(many.into()),
+            "notes:     99 (t10 11, t09 10, t08 9, t07 8, t06 7, t05 6, t04 5, t03 4, \
+             3 more types: brain status --json lists them)"
+        );
     }
 
     #[test]
