@@ -51,7 +51,7 @@ pub fn run(config: Config, args: EvalArgs) -> Result<ExitCode> {
         // The configured model is the one asked for, whatever else is installed.
         None => writeln!(
             out,
-            "model: {config_model} is not installed (bm25 only; run 'brain model fetch {config_model}', or set BRAIN_MODEL to an installed one)"
+            "model: {config_model} is not installed (bm25 only; run 'brain model fetch {config_model}' or 'brain model import {config_model} DIR', or set BRAIN_MODEL to an installed one)"
         )?,
     }
     for set in &report.sets {

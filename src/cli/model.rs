@@ -17,6 +17,7 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
     match cmd {
         ModelCommand::List { json } => list(&config, json),
         ModelCommand::Fetch { name, json } => {
+            known(name.as_deref())?;
             let name = name.unwrap_or_else(|| config.model.clone());
             let hub = model::fetch::hub_url();
             // A setting that cannot be a hub is the setting's fault (exit 2), said before
@@ -35,6 +36,7 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             installed(&report.map_err(brain::Error::from)?, json, "fetched")
         }
         ModelCommand::Import { name, from, json } => {
+            known(Some(&name))?;
             let report = config
                 .models()
                 .import(&name, &from)
@@ -42,7 +44,13 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             installed(&report, json, "imported")
         }
         ModelCommand::Verify { name, json } => {
-            verify(&config, &name.unwrap_or_else(|| config.model.clone()), json)
+            let typed = name.is_some();
+            verify(
+                &config,
+                &name.unwrap_or_else(|| config.model.clone()),
+                typed,
+                json,
+            )
         }
         ModelCommand::Embed {
             text,
@@ -58,6 +66,7 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
                 )
                 .into());
             }
+            known(name.as_deref())?;
             let name = name.unwrap_or_else(|| config.model.clone());
             let started = Instant::now();
             let embedder = embed::load_with(
@@ -166,8 +175,27 @@ fn list(config: &Config, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify(config: &Config, name: &str, json: bool) -> Result<ExitCode> {
+/// `Ok` unless `typed`, a model name given as an argument, names no model brain knows:
+/// then the error is about the argument, not the setting ("set BRAIN_MODEL" would send the
+/// reader to a setting that is fine). Stand-in names are left to the command, which says
+/// whether it takes one.
+fn known(typed: Option<&str>) -> Result<(), brain::Error> {
+    match typed {
+        Some(name)
+            if !name.starts_with(model::STAND_IN_PREFIX) && model::manifest(name).is_err() =>
+        {
+            Err(model::ModelError::UnknownArgument(name.to_string()).into())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn verify(config: &Config, name: &str, typed: bool, json: bool) -> Result<ExitCode> {
     let (report, err) = config.models().verify(name);
+    let err = match err {
+        Some(model::ModelError::Unknown(n)) if typed => Some(model::ModelError::UnknownArgument(n)),
+        other => other,
+    };
     let mut out = io::stdout().lock();
     if json {
         let value = serde_json::json!({ "report": report, "ok": err.is_none(), "error": err.as_ref().map(|e| e.to_string()) });

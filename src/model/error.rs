@@ -7,8 +7,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// No manifest of that name is compiled in.
-    #[error("{}", unknown(.0))]
+    #[error("{}", unknown(.0, SET_IT))]
     Unknown(String),
+    /// No manifest of that name, which was typed as an argument (`brain model fetch X`):
+    /// the setting is not the cause, so the line does not send the reader to it.
+    #[error("{}", unknown(.0, "give one of 'brain model list'"))]
+    UnknownArgument(String),
     /// The model is not installed in the data dir.
     #[error(
         "model {0} is not installed; run 'brain model fetch {0}' (or 'brain model import {0} DIR')"
@@ -133,6 +137,7 @@ impl ModelError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ModelError::Unknown(_)
+            | ModelError::UnknownArgument(_)
             | ModelError::Missing { .. }
             | ModelError::WrongSize { .. }
             | ModelError::ServedOtherSize { .. }
@@ -163,11 +168,13 @@ impl ModelError {
     }
 }
 
+/// Where a model name brain reads by itself is set.
+const SET_IT: &str = "set BRAIN_MODEL, or model in the config file, to one of 'brain model list'";
+
 /// The line for a model name brain does not know: the closest known name when one is near
 /// (a version typed without its dot), and where names are set.
-fn unknown(name: &str) -> String {
+fn unknown(name: &str, set: &str) -> String {
     let known = super::manifest::all();
-    let set = "set BRAIN_MODEL, or model in the config file, to one of 'brain model list'";
     if name.trim().is_empty() {
         return format!("the model name is empty: {set}, or remove it");
     }
@@ -230,6 +237,12 @@ mod tests {
         );
         let part = ModelError::Unknown("MiniLM".into()).to_string();
         assert!(part.contains("(did you mean all-minilm-l6-v2?)"), "{part}");
+        let typed = ModelError::UnknownArgument("nomic-embed-text-v15".into()).to_string();
+        assert_eq!(
+            typed,
+            "unknown model \"nomic-embed-text-v15\" (did you mean nomic-embed-text-v1.5?): \
+             give one of 'brain model list'"
+        );
         let far = ModelError::Unknown("gpt".into()).to_string();
         assert!(!far.contains("did you mean"), "{far}");
         let empty = ModelError::Unknown(" ".into()).to_string();

@@ -285,6 +285,20 @@ fn an_import_clears_what_killed_installs_left() {
         "{}",
         r.stderr()
     );
+    // A name typed as an argument is the argument's fault, not the setting's.
+    for args in [
+        &["model", "fetch", "minilm"][..],
+        &["model", "verify", "minilm"],
+        &["model", "embed", "--model", "minilm", "x"],
+    ] {
+        let r = b.run(args);
+        assert_eq!(r.code(), 2, "{args:?}");
+        assert_eq!(
+            r.stderr().trim(),
+            "error: unknown model \"minilm\" (did you mean all-minilm-l6-v2?): give one of 'brain model list'",
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
