@@ -14,6 +14,9 @@ pub struct Heading {
     pub text: String,
     /// 1-based line in the file.
     pub line: u32,
+    /// 1-based line of its last line of text: `line` but for a heading underlined with
+    /// `===` or `---` that runs over several lines.
+    pub last_line: u32,
 }
 
 /// A parsed note. Paths are relative to the brain root with `/` separators.
@@ -190,16 +193,20 @@ fn blank_title_heading(text: &mut String, headings: &[Heading], title: &str, bod
     else {
         return;
     };
-    let idx = (h.line - body_line) as usize;
-    let start: usize = text.split('\n').take(idx).map(|l| l.len() + 1).sum();
+    let first = (h.line - body_line) as usize;
+    let last = (h.last_line.max(h.line) - body_line) as usize;
+    let start: usize = text.split('\n').take(first).map(|l| l.len() + 1).sum();
     if start > text.len() {
         return;
     }
-    let end = text[start..]
-        .find('\n')
-        .map(|i| start + i)
-        .unwrap_or(text.len());
-    text.replace_range(start..end, "");
+    // The heading's lines, each left empty (an underlined title may run over several).
+    let kept: String = text[start..]
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| if i <= last - first { "" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.replace_range(start.., &kept);
 }
 
 enum Frontmatter<'a> {
@@ -446,7 +453,8 @@ fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
     let mut cur_line = 0usize;
     let mut need_space = false;
     let mut headings = Vec::new();
-    let mut heading: Option<(u8, usize, String)> = None;
+    // Level, first line, text so far, last line with text.
+    let mut heading: Option<(u8, usize, String, usize)> = None;
 
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
@@ -456,15 +464,17 @@ fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
             // always shows it as text, never as markup.
             Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => t.as_ref(),
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some((heading_level(*level), line_of(range.start), String::new()));
+                let line = line_of(range.start);
+                heading = Some((heading_level(*level), line, String::new(), line));
                 continue;
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, line, text)) = heading.take() {
+                if let Some((level, line, text, last)) = heading.take() {
                     headings.push(Heading {
                         level,
                         text: text.trim().to_string(),
                         line: body_line + line as u32,
+                        last_line: body_line + last as u32,
                     });
                 }
                 need_space = true;
@@ -479,15 +489,30 @@ fn plain_text(body: &str, body_line: u32) -> (String, Vec<Heading>) {
             )
             | Event::SoftBreak
             | Event::HardBreak => {
+                // A heading's lines (`Retry` / `policy` / `===`) are one title of words.
+                if let Some((_, _, h, _)) = heading.as_mut() {
+                    h.push(' ');
+                }
                 need_space = true;
                 continue;
             }
             _ => continue,
         };
-        if let Some((_, _, h)) = heading.as_mut() {
-            h.push_str(text);
-        }
+        // `&#10;` or `&NewLine;` is decoded to a line end the file does not have: kept, it
+        // would push every later line past its place (hits on lines past the end, the
+        // title's blanking on a line of text). Such a text is one line, as in the file.
+        let spaced;
+        let text = if text.matches('\n').count() > body[range.clone()].matches('\n').count() {
+            spaced = text.replace('\n', " ");
+            spaced.as_str()
+        } else {
+            text
+        };
         let line = line_of(range.start);
+        if let Some((_, _, h, last)) = heading.as_mut() {
+            h.push_str(text);
+            *last = line;
+        }
         if line > cur_line {
             out.extend(std::iter::repeat_n('\n', line - cur_line));
             cur_line = line;
@@ -630,9 +655,36 @@ mod tests {
             vec![Heading {
                 level: 1,
                 text: "Heading".into(),
-                line: 7
+                line: 7,
+                last_line: 7
             }]
         );
+    }
+
+    #[test]
+    fn a_decoded_line_end_does_not_move_later_lines() {
+        let (n, _) = parse(
+            "nl.md",
+            b"# NL\n\nstart&NewLine;&#10;&#x0A; wombat\nsecond okapi\n",
+        );
+        let lines: Vec<&str> = n.text.split('\n').collect();
+        assert_eq!(lines.len(), 4, "{:?}", n.text);
+        assert!(lines[2].contains("wombat") && lines[3].contains("okapi"));
+        // The title's line is the one blanked, not a line of text after it.
+        let (n, _) = parse("blank.md", b"a&#10;okapi\n# Title\nrest\n");
+        assert!(n.text.contains("okapi"), "{:?}", n.text);
+        assert!(!n.text.contains("Title"), "{:?}", n.text);
+    }
+
+    #[test]
+    fn an_underlined_heading_over_two_lines_is_one_title_of_words() {
+        let (n, _) = parse("r.md", b"Retry\npolicy\n======\n\nbody text quokka\n");
+        assert_eq!(n.title, "Retry policy");
+        assert_eq!(n.headings[0].line, 1);
+        assert_eq!(n.headings[0].last_line, 2);
+        // Both of its lines are blanked; the body stays where it was.
+        assert_eq!(n.text.split('\n').nth(4), Some("body text quokka"));
+        assert!(!n.text.contains("policy"), "{:?}", n.text);
     }
 
     #[test]
