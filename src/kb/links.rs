@@ -329,6 +329,17 @@ impl Resolver {
                 target.rsplit('/').next().unwrap_or(target)
             ));
         }
+        // A note at the root is named in full by its bare name (`[[a]]` for `a.md`): not the
+        // short form, which `check` would ask to be written as itself.
+        for spelled in [target, &*same] {
+            let candidate = format!("{spelled}.md");
+            if self.exact.contains(&candidate) {
+                return Ok(Resolution::Note { path: candidate });
+            }
+            if let Some(path) = self.paths.get(&candidate).filter(|_| spelled == &*same) {
+                return Ok(Resolution::Note { path: path.clone() });
+            }
+        }
         match self.by_name.get(&same.to_lowercase()).map(Vec::as_slice) {
             Some([one]) => Ok(Resolution::Short { path: one.clone() }),
             Some(many) if many.len() > 1 => Ok(Resolution::Broken {
@@ -442,6 +453,20 @@ mod tests {
             panic!()
         };
         assert!(why.contains("2 notes are called dup"), "{why}");
+        // A note at the root: its bare name is its full link, even beside a namesake.
+        let r = Resolver::new(["a.md", "lore/b.md", "lore/a.md"]);
+        assert_eq!(
+            r.resolve("a"),
+            Resolution::Note {
+                path: "a.md".into()
+            }
+        );
+        assert_eq!(
+            r.resolve("b"),
+            Resolution::Short {
+                path: "lore/b.md".into()
+            }
+        );
         // A file named in NFD, linked in NFC (and the other way): the path as it is held.
         let r = Resolver::new(["lore/cafe\u{301}-nfd.md", "lore/na\u{ef}ve.md"]);
         for (link, path) in [
