@@ -120,7 +120,9 @@ fn scalar_of(field: &str, v: serde_yaml_ng::Value) -> std::result::Result<Option
     use serde_yaml_ng::Value;
     let (text, bare) = match v {
         Value::Null => return Ok(None),
-        Value::String(s) => (s, false),
+        // Trimmed as `check` trims a note's value: `" Exploring"` in the schema would
+        // otherwise be written by `brain new` and then refused by `check`.
+        Value::String(s) => (s.trim().to_string(), false),
         Value::Bool(b) => (b.to_string(), true),
         Value::Number(n) => (n.to_string(), true),
         Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => {
@@ -411,6 +413,16 @@ mod tests {
         assert_eq!(d("size"), Some(("1", false)));
         assert_eq!(d("note"), None);
         assert_eq!(s.fields["priority"].values, ["1", "2", "3"]);
+        let padded =
+            parse("---\nfields:\n  phase:\n    values: [\" Exploring\", Done ]\n---\n").unwrap();
+        assert_eq!(padded.fields["phase"].values, ["Exploring", "Done"]);
+        assert_eq!(
+            padded.fields["phase"]
+                .default
+                .as_ref()
+                .map(|d| d.text.as_str()),
+            Some("Exploring")
+        );
     }
 
     #[test]
