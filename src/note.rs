@@ -42,6 +42,9 @@ pub struct Note {
     pub headings: Vec<Heading>,
 }
 
+/// How the warning for a note that is not UTF-8 starts (`brain check` files it apart).
+pub const NOT_UTF8: &str = "invalid UTF-8";
+
 /// A problem with a note that did not stop it being indexed.
 pub type Warning = String;
 
@@ -53,7 +56,7 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(e) => {
             warnings.push(format!(
-                "{rel_path}: invalid UTF-8 at byte {}; indexed with replacement characters",
+                "{rel_path}: {NOT_UTF8} at byte {}; indexed with replacement characters",
                 e.valid_up_to()
             ));
             String::from_utf8_lossy(bytes)

@@ -23,8 +23,11 @@ use crate::error::Error;
 pub enum ProblemKind {
     /// A `SCHEMA.md` that cannot be used.
     Schema,
-    /// Frontmatter that could not be read (the note was indexed as plain markdown).
+    /// Frontmatter that could not be read (the note was indexed as plain markdown), or a
+    /// title or tags of a shape brain does not read.
     Frontmatter,
+    /// A note that is not valid UTF-8 (indexed with replacement characters).
+    Encoding,
     /// A link to no note.
     BrokenLink,
     /// A link in the short form `[[slug]]` where the convention is `[[type/slug]]`.
@@ -55,6 +58,9 @@ impl ProblemKind {
         match self {
             ProblemKind::Schema => "schema files that cannot be used",
             ProblemKind::Frontmatter => "frontmatter that could not be read",
+            ProblemKind::Encoding => {
+                "notes that are not UTF-8 (indexed with replacement characters)"
+            }
             ProblemKind::BrokenLink => "broken links",
             ProblemKind::ShortLink => "links in the short form (write [[type/slug]])",
             ProblemKind::MissingField => "missing required fields",
@@ -146,12 +152,22 @@ pub fn check(
             let message = problem
                 .strip_prefix(&format!("{}: ", e.path))
                 .unwrap_or(problem);
-            push(
-                ProblemKind::Frontmatter,
-                &e.path,
-                Some(1),
-                message.to_string(),
-            );
+            // Bytes that are not UTF-8 are no frontmatter problem, and their line is the
+            // one to fix (read from the note only then, as a field's line is).
+            match message.starts_with(crate::note::NOT_UTF8) {
+                true => push(
+                    ProblemKind::Encoding,
+                    &e.path,
+                    Some(invalid_utf8_line(&root.join(&e.path)).unwrap_or(1)),
+                    message.to_string(),
+                ),
+                false => push(
+                    ProblemKind::Frontmatter,
+                    &e.path,
+                    Some(1),
+                    message.to_string(),
+                ),
+            }
         }
         for l in &e.links {
             match resolver.resolve(&l.target) {
@@ -379,6 +395,15 @@ fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
     None
 }
 
+/// The 1-based line of the first bytes in `file` that are not UTF-8; `None` when it cannot
+/// be read or is UTF-8 now.
+fn invalid_utf8_line(file: &std::path::Path) -> Option<u32> {
+    let bytes = crate::file::read_file(file, u64::from(u32::MAX)).ok()?;
+    let valid = std::str::from_utf8(&bytes).err()?.valid_up_to();
+    let ends = bytes[..valid].iter().filter(|&&b| b == b'\n').count();
+    u32::try_from(ends + 1).ok()
+}
+
 /// A frontmatter scalar as text (a list item, a date written as a number...).
 fn scalar(v: &serde_json::Value) -> String {
     match v {
@@ -452,6 +477,30 @@ mod tests {
         assert_eq!(line(ProblemKind::WrongType), Some(7));
         assert_eq!(field_line(&dir.path().join("lore/x.md"), "body"), None);
         assert_eq!(field_line(&dir.path().join("lore/none.md"), "title"), None);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_an_encoding_problem_at_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.md"), b"# X\n\ncaf\xe9 au lait\n").unwrap();
+        let entries = [Entry {
+            kind: "notes".into(),
+            ..entry(
+                "x.md",
+                serde_json::json!({}),
+                Some("x.md: invalid UTF-8 at byte 8; indexed with replacement characters"),
+            )
+        }];
+        let report = check(
+            dir.path(),
+            &Schemas::default(),
+            &entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        let p = &report.problems[0];
+        assert_eq!((p.kind, p.line), (ProblemKind::Encoding, Some(3)));
+        assert!(p.message.starts_with("invalid UTF-8 at byte 8"), "{p:?}");
     }
 
     #[test]
