@@ -318,7 +318,7 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
         return Err(format!("invalid YAML: {why}"));
     }
     let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml)
-        .map_err(|e| format!("invalid YAML: {}", in_file_lines(&e)))?;
+        .map_err(|e| format!("invalid YAML: {}{}", in_file_lines(&e), tab_hint(yaml)))?;
     match yaml_to_json(value) {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
@@ -326,6 +326,18 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
             "expected key: value pairs, found {}",
             json_kind(&other)
         )),
+    }
+}
+
+/// What to add to a YAML error when a line of `yaml` is indented with a tab, which YAML
+/// forbids and its parser words as "found character that cannot start any token".
+pub(crate) fn tab_hint(yaml: &str) -> &'static str {
+    let tab_indented = yaml
+        .lines()
+        .any(|l| l[..l.len() - l.trim_start().len()].contains('\t'));
+    match tab_indented {
+        true => " (YAML indents with spaces, not tabs: replace the tabs)",
+        false => "",
     }
 }
 
@@ -718,6 +730,15 @@ mod tests {
             lines_named("---\ntitle: ok\ntags: [unclosed\n---\nbody\n"),
             ["---", "tags: [unclosed"]
         );
+        // a tab where YAML wants spaces is named as such, at its line
+        assert_eq!(lines_named("---\ntags:\n\t- a\n---\n"), ["\t- a"]);
+        let (_, w) = parse("a.md", b"---\ntags:\n\t- a\n---\n");
+        assert!(
+            w[0].ends_with("(YAML indents with spaces, not tabs: replace the tabs)"),
+            "{w:?}"
+        );
+        let (_, w) = parse("a.md", b"---\nkey: value: more\n---\n");
+        assert!(!w[0].contains("tabs"), "{w:?}");
     }
 
     #[test]

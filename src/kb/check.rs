@@ -164,7 +164,7 @@ pub fn check(
                 false => push(
                     ProblemKind::Frontmatter,
                     &e.path,
-                    Some(1),
+                    Some(yaml_error_line(message).unwrap_or(1)),
                     message.to_string(),
                 ),
             }
@@ -395,6 +395,14 @@ fn field_line(file: &std::path::Path, field: &str) -> Option<u32> {
     None
 }
 
+/// The file line a YAML error names first (`... at line 4 column 1, while ...`), which the
+/// note's warning already gives in the file's lines.
+fn yaml_error_line(message: &str) -> Option<u32> {
+    let (_, after) = message.split_once(" at line ")?;
+    let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    after[..digits].parse().ok()
+}
+
 /// The 1-based line of the first bytes in `file` that are not UTF-8; `None` when it cannot
 /// be read or is UTF-8 now.
 fn invalid_utf8_line(file: &std::path::Path) -> Option<u32> {
@@ -501,6 +509,26 @@ mod tests {
         let p = &report.problems[0];
         assert_eq!((p.kind, p.line), (ProblemKind::Encoding, Some(3)));
         assert!(p.message.starts_with("invalid UTF-8 at byte 8"), "{p:?}");
+    }
+
+    #[test]
+    fn unread_frontmatter_is_said_at_the_line_its_error_names() {
+        let problem = "x.md: frontmatter ignored: invalid YAML: found character that cannot \
+                       start any token at line 4 column 1, while scanning for the next token";
+        let entries = [Entry {
+            kind: "notes".into(),
+            ..entry("x.md", serde_json::json!({}), Some(problem))
+        }];
+        let report = check(
+            "/b".as_ref(),
+            &Schemas::default(),
+            &entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        let p = &report.problems[0];
+        assert_eq!((p.kind, p.line), (ProblemKind::Frontmatter, Some(4)));
+        assert_eq!(yaml_error_line("frontmatter has no closing '---'"), None);
     }
 
     #[test]

@@ -159,7 +159,11 @@ impl Schema {
             let line = e.location().map(|l| l.line() + 1);
             let message = e.to_string();
             let message = message.split(" at line ").next().unwrap_or(&message);
-            bad(line, crate::error::in_plain_words(message))
+            let hint = crate::note::tab_hint(yaml);
+            bad(
+                line,
+                format!("{}{hint}", crate::error::in_plain_words(message)),
+            )
         })?;
         if let Some(named) = raw.kind.as_deref().filter(|k| *k != kind) {
             return Err(bad(
