@@ -39,13 +39,17 @@ pub fn run(config: Config, args: StatsArgs) -> Result<ExitCode> {
         if !args.yes && !confirm(&question)? {
             // Declining is an answer, not bad input: nothing to do, and that is done.
             match args.json {
-                true => writeln!(out, "{}", serde_json::to_string(&Dropped::default())?)?,
+                true => writeln!(out, "{}", reset_json(Dropped::default(), false)?)?,
                 false => writeln!(out, "nothing reset")?,
             }
             return Ok(ExitCode::SUCCESS);
         }
         let dropped = usage.reset()?;
-        return report(&mut out, args.json, "emptied the logs", dropped);
+        if args.json {
+            writeln!(out, "{}", reset_json(dropped, true)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        return report(&mut out, false, "emptied the logs", dropped);
     }
     if let Some(days) = args.prune {
         let dropped = usage.prune(days)?;
@@ -82,6 +86,16 @@ fn report(
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--reset --json`: what was removed, and `reset`, false when the question was declined
+/// (which removes nothing, as emptying empty logs does: a script tells them apart by it).
+fn reset_json(dropped: Dropped, reset: bool) -> Result<String> {
+    let mut value = serde_json::to_value(dropped)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert("reset".into(), reset.into());
+    }
+    Ok(value.to_string())
 }
 
 /// Asks `question` on the terminal: true for yes, false for anything else. Without a

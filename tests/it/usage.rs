@@ -207,7 +207,7 @@ fn the_logs_are_pruned_and_reset_only_when_asked_and_bad_windows_are_refused() {
     assert_eq!(stats(&b, &[])["totals"]["searches"], 1);
     assert_eq!(
         b.json(&["stats", "--reset", "--yes"]),
-        json!({"searches": 1, "reads": 1})
+        json!({"searches": 1, "reads": 1, "reset": true})
     );
     let s = stats(&b, &[]);
     assert_eq!(
@@ -256,7 +256,7 @@ fn stats_of_a_missing_brain_folder_is_an_error_and_creates_nothing() {
 /// `brain stats --reset` answered `answer` at a real terminal (util-linux `script` gives it
 /// one): its exit code and what the terminal showed.
 #[cfg(target_os = "linux")]
-fn reset_at_a_terminal(b: &Brain, answer: &str) -> (i32, String) {
+fn reset_at_a_terminal(b: &Brain, answer: &str, json: bool) -> (i32, String) {
     // The harness's environment, for `script` and the brain it starts.
     let template = b.command();
     let mut cmd = std::process::Command::new("script");
@@ -266,7 +266,8 @@ fn reset_at_a_terminal(b: &Brain, answer: &str) -> (i32, String) {
             cmd.env(key, value);
         }
     }
-    let line = format!("'{}' stats --reset", crate::harness::BIN);
+    let json = if json { " --json" } else { "" };
+    let line = format!("'{}' stats --reset{json}", crate::harness::BIN);
     let r = crate::harness::Run(
         cmd.args(["-qec", &line, "/dev/null"])
             .stdin(std::process::Stdio::piped())
@@ -291,11 +292,17 @@ fn reset_at_a_terminal(b: &Brain, answer: &str) -> (i32, String) {
 fn declining_the_reset_at_the_terminal_resets_nothing_and_is_not_an_error() {
     let b = Brain::example();
     b.ok(&["search", "wal", "--mode", "bm25"]);
-    let (code, shown) = reset_at_a_terminal(&b, "n\n");
+    let (code, shown) = reset_at_a_terminal(&b, "n\n", false);
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("[y/N] nothing reset"), "{shown}");
+    let (code, shown) = reset_at_a_terminal(&b, "n\n", true);
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(r#""reset":false"#) && shown.contains(r#""searches":0"#),
+        "{shown}"
+    );
     assert_eq!(stats(&b, &[])["totals"]["searches"], 1);
-    let (code, shown) = reset_at_a_terminal(&b, "y\n");
+    let (code, shown) = reset_at_a_terminal(&b, "y\n", false);
     assert_eq!(code, 0, "{shown}");
     assert!(
         shown.contains("emptied the logs: 1 search and 0 reads removed"),
