@@ -493,6 +493,30 @@ mod tests {
     }
 
     #[test]
+    fn a_title_that_is_the_query_leads_though_it_holds_common_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(&root).unwrap();
+        for (path, text) in [
+            ("go.md", "# go\n\nManage Go source code. Run go build, go test, go mod.\n"),
+            ("go-get.md", "# go get\n\nAdd a dependency package to the module.\n"),
+            ("howto.md", "---\ntitle: How to cut a release\n---\nSteps: tag, build, publish.\n"),
+            ("checklist.md", "# Release cutting checklist\n\nCut the release branch. Cut release notes. How we cut a release every week, and how to cut a release fast.\n"),
+        ] {
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
+        for (query, first) in [
+            ("go get", "go-get.md"),
+            ("go", "go.md"),
+            ("How to cut a release", "howto.md"),
+        ] {
+            let r = engine.search(&req(query, Mode::Bm25)).unwrap();
+            assert_eq!(r.results[0].path, first, "{query}");
+        }
+    }
+
+    #[test]
     fn a_query_past_the_word_cap_still_searches_and_says_what_it_left_out() {
         let (_dir, engine) = engine();
         let filler: String = (0..crate::search::query::MAX_TERMS)

@@ -81,6 +81,10 @@ pub struct Query {
     /// The last quote was never closed (`"retry jitter`): the rest was read as a phrase,
     /// and the search says so.
     pub unclosed_quote: bool,
+    /// The words of the positive terms as typed, stopwords kept: what an exact-name check
+    /// compares with (`go get` names a note, though `get` is too common to search for).
+    /// Empty for a query not made by [`Query::parse`]: its terms are then the words.
+    pub typed_words: Vec<String>,
 }
 
 /// Words too common to rank by; dropped from the OR list unless nothing else is left.
@@ -179,6 +183,7 @@ impl Query {
                 }
             }
         }
+        q.typed_words = q.words();
         let content: Vec<Term> = q
             .terms
             .iter()
@@ -281,9 +286,12 @@ impl Query {
         tokens(text).collect::<Vec<_>>().join(" ")
     }
 
-    /// The lowercase words of the positive terms as typed (a CJK run cut into pairs counts
-    /// once, whole): what an exact-name check compares with.
+    /// The lowercase words of the positive terms as typed, stopwords included (a CJK run
+    /// cut into pairs counts once, whole): what an exact-name check compares with.
     pub fn words(&self) -> Vec<String> {
+        if !self.typed_words.is_empty() {
+            return self.typed_words.clone();
+        }
         let mut whole: Option<&str> = None;
         self.terms
             .iter()
@@ -500,6 +508,14 @@ mod tests {
             .map(|t| t.text)
             .collect();
         assert_eq!(apart, ["retry", "jitter"]);
+    }
+
+    #[test]
+    fn stopwords_are_not_searched_for_but_are_part_of_a_name() {
+        let q = Query::parse("how to cut a release");
+        assert_eq!(q.terms.len(), 2);
+        assert_eq!(q.words(), ["how", "to", "cut", "a", "release"]);
+        assert_eq!(Query::parse("go get -\"old way\"").words(), ["go", "get"]);
     }
 
     #[test]
