@@ -30,13 +30,62 @@ pub fn one_line(s: &str) -> String {
         let chars = word.chars().count();
         if chars <= WORD_CHARS {
             out.extend(word.chars().map(printable));
+        } else if word.contains('«') {
+            out.push_str(&around_first_mark(word));
         } else {
-            // Both ends stay: a «mark» opens at the start of a word and closes at its end.
+            // Both ends stay: the start says what it is, the end where it goes.
             let tail = WORD_CHARS / 4;
             out.extend(word.chars().take(WORD_CHARS - tail - 1).map(printable));
             out.push('…');
             out.extend(word.chars().skip(chars - tail).map(printable));
         }
+    }
+    out
+}
+
+/// A long word (a URL, a path) that holds a «mark», cut to about [`WORD_CHARS`] characters
+/// around its first mark, `…` where it was cut, every mark left in it closed: cutting by
+/// position alone split marks (`«kubect…`) or cut the marked word out.
+fn around_first_mark(word: &str) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    let open = chars.iter().position(|&c| c == '«').unwrap_or(0);
+    let close = chars[open..]
+        .iter()
+        .position(|&c| c == '»')
+        .map_or(chars.len() - 1, |i| open + i);
+    // The marked stretch itself too long (a blob that matched): its two ends.
+    let (start, end, kept): (usize, usize, Vec<char>) = if close - open + 1 > WORD_CHARS {
+        let tail = WORD_CHARS / 4;
+        let mut kept: Vec<char> = chars[open..open + WORD_CHARS - tail - 1].to_vec();
+        kept.push('…');
+        kept.extend_from_slice(&chars[close + 1 - tail..=close]);
+        (open, close + 1, kept)
+    } else {
+        let spare = WORD_CHARS - (close - open + 1);
+        let start = open.saturating_sub(spare / 2);
+        let end = (start + WORD_CHARS).min(chars.len());
+        let start = end.saturating_sub(WORD_CHARS);
+        (start, end, chars[start..end].to_vec())
+    };
+    let mut out = String::with_capacity(WORD_CHARS * 4);
+    if start > 0 {
+        out.push('…');
+    }
+    let mut inside = false;
+    for c in kept {
+        match c {
+            '«' if inside => continue,
+            '»' if !inside => continue,
+            '«' | '»' => inside = !inside,
+            _ => {}
+        }
+        out.push(printable(c));
+    }
+    if inside {
+        out.push('»');
+    }
+    if end < chars.len() {
+        out.push('…');
     }
     out
 }
@@ -177,6 +226,29 @@ mod tests {
         assert_eq!(short.chars().count(), 4 + WORD_CHARS + 5);
         assert!(short.starts_with("see «xxx") && short.ends_with("xnarwhal» here"));
         assert!(short.contains('…'));
+    }
+
+    #[test]
+    fn a_long_word_is_cut_around_its_first_mark_and_its_marks_stay_paired() {
+        let url = "<https://kubernetes.io/docs/reference/«kubectl»/«generated»/«kubectl»_diff/>.";
+        let short = one_line(url);
+        assert!(short.chars().count() <= WORD_CHARS + 2, "{short}");
+        assert!(short.contains("«kubectl»"), "{short}");
+        let balanced = short.chars().try_fold(false, |open, c| match c {
+            '«' if !open => Some(true),
+            '»' if open => Some(false),
+            '«' | '»' => None,
+            _ => Some(open),
+        });
+        assert_eq!(balanced, Some(false), "{short}");
+        // A hit late in the word is shown, not cut out of the middle.
+        let late = format!("{}/«generated»/{}", "a".repeat(80), "b".repeat(80));
+        let short = one_line(&late);
+        assert!(short.starts_with('…') && short.ends_with('…'), "{short}");
+        assert!(short.contains("/«generated»/"), "{short}");
+        // Unmarked: both ends, as before.
+        let plain = one_line(&"z".repeat(100));
+        assert_eq!(plain.chars().count(), WORD_CHARS);
         assert_eq!(
             one_line("a\u{1b}]0;PWNED\u{7} b"),
             "a\u{FFFD}]0;PWNED\u{FFFD} b"
