@@ -14,8 +14,10 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
     let mut note = NoteRef::parse(&args.spec)?;
     // Paths are the brain's (as search prints them); one that names no note there but a
     // file of the current folder is that file (`cd lore; brain get x.md`), which must
-    // still lie inside the brain.
-    if std::path::Path::new(&note.path).is_relative() && !config.root.join(&note.path).exists() {
+    // still lie inside the brain. `./x.md` names this folder's file first.
+    if std::path::Path::new(&note.path).is_relative()
+        && (from_here(&note.path) || !config.root.join(&note.path).exists())
+    {
         if let Ok(here) = std::env::current_dir().map(|d| d.join(&note.path)) {
             if here.is_file() {
                 note.path = here.to_string_lossy().into_owned();
@@ -31,6 +33,12 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
         print(&mut out, &passage)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a relative path says it starts from the current folder (`./x.md`, `../x.md`),
+/// as a shell reads it: that folder's file first, the brain's only when it has none.
+pub(crate) fn from_here(path: &str) -> bool {
+    path.starts_with("./") || path.starts_with("../")
 }
 
 /// `lore/x.md:10-29 (of 45 lines)` then `   10  text` lines.

@@ -507,6 +507,28 @@ fn a_data_folder_inside_the_brain_is_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn get_reads_a_dot_slash_path_from_the_current_folder_first() {
+    let b = Brain::new();
+    b.write("o.md", "root note\n");
+    b.write("sub/o.md", "sub note\n");
+    b.write("sub/only.md", "only here\n");
+    let from_sub = |path: &str| {
+        let out = b
+            .command()
+            .current_dir(b.root.join("sub"))
+            .args(["get", path])
+            .output()
+            .unwrap();
+        crate::harness::Run(out)
+    };
+    // As a shell reads it: `./o.md` is this folder's; `o.md` is the brain's, as hits print.
+    assert!(from_sub("./o.md").stdout().contains("sub note"));
+    assert!(from_sub("o.md").stdout().contains("root note"));
+    assert!(from_sub("only.md").stdout().contains("only here"));
+    assert!(from_sub("../o.md").stdout().contains("root note"));
+}
+
+#[test]
 fn io_errors_say_their_cause_once() {
     let b = Brain::example();
     std::os::unix::fs::symlink("loop.md", b.root.join("loop.md")).unwrap();
