@@ -596,6 +596,8 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
     let mut in_search = false;
     let mut after_value_option = false;
     let mut after_double_dash = false;
+    // A query word came: `-h` after one is a flag searched for (`ls -h`), not help.
+    let mut query_started = false;
     let mut known: Option<Vec<(String, bool)>> = None;
     for arg in args {
         let rewritten = match arg.to_str() {
@@ -605,7 +607,7 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
                     && chars
                         .next()
                         .is_some_and(|c| c.is_alphanumeric() || c == '"')
-                    && s != "-h";
+                    && (s != "-h" || query_started);
                 let name = s.split('=').next().unwrap_or(s);
                 let options = known.get_or_insert_with(search_options);
                 // A near miss of one of search's own options (`--jsn`, `--nosync`) is a
@@ -618,6 +620,7 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
             _ => None,
         };
         let s = arg.to_str().unwrap_or("");
+        let after_value_option_before = after_value_option;
         after_value_option = in_search
             && rewritten.is_none()
             && !s.contains('=')
@@ -625,6 +628,7 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
                 .get_or_insert_with(search_options)
                 .iter()
                 .any(|(o, value)| *value && o == s);
+        query_started |= in_search && !after_value_option_before && !s.starts_with('-');
         after_double_dash |= in_search && s == "--";
         in_search |= s == "search";
         out.push(rewritten.unwrap_or(arg));
@@ -748,6 +752,17 @@ mod tests {
             ("cargo test --release".into(), Mode::Bm25)
         );
         assert_eq!(parsed(&["search", "tar", "-xzf"]).0, "tar -xzf");
+        // `-h` after a word of the query is one too (`ls -h`); before any, it is help.
+        assert_eq!(parsed(&["search", "ls", "-h"]).0, "ls -h");
+        assert_eq!(parsed(&["search", "--mode", "bm25", "du", "-h"]).0, "du -h");
+        for help in [
+            &["brain", "search", "-h"][..],
+            &["brain", "search", "--mode", "bm25", "-h"],
+        ] {
+            let argv = help.iter().map(std::ffi::OsString::from).collect();
+            let err = Cli::try_parse_from(protect_excludes(argv)).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{help:?}");
+        }
         assert_eq!(parsed(&["search", "flags", "-legacy"]).0, "flags -legacy");
         assert_eq!(
             parsed(&["search", "--mode=semantic", "git", "--no-verify"]),
