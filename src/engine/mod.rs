@@ -517,6 +517,33 @@ mod tests {
     }
 
     #[test]
+    fn a_character_that_shows_as_nothing_does_not_split_a_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(
+            root.join("a.md"),
+            "Blue-green deploy\u{200B}ment, soft\u{AD}ware.\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("b.md"), "Nothing here but gardening.\n").unwrap();
+        let engine = Engine::open(Config::for_root(&root, dir.path().join("data"))).unwrap();
+        for query in [
+            "deployment",
+            "software",
+            "de\u{200B}ployment",
+            "\u{FEFF}deployment",
+        ] {
+            let r = engine.search(&req(query, Mode::Bm25)).unwrap();
+            assert_eq!(
+                r.results.first().map(|h| h.path.as_str()),
+                Some("a.md"),
+                "{query:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_query_past_the_word_cap_still_searches_and_says_what_it_left_out() {
         let (_dir, engine) = engine();
         let filler: String = (0..crate::search::query::MAX_TERMS)

@@ -10,15 +10,41 @@ use std::borrow::Cow;
 
 use crate::text::{cjk, symbols};
 
-/// `text` as the index holds it; unchanged (borrowed) when no mark applies.
+/// Characters that show as nothing and carry no meaning in a word: a soft hyphen, a
+/// zero-width space, a word joiner, a byte-order mark. FTS5's tokenizer reads each as a
+/// word break, so `deploy<U+200B>ment` (pasted from a web page) was two words that
+/// `deployment` did not find. (The zero-width joiners, which shape Persian, Indic scripts
+/// and emoji, are kept.)
+const INVISIBLE: [char; 4] = ['\u{AD}', '\u{200B}', '\u{2060}', '\u{FEFF}'];
+
+/// `text` without [`INVISIBLE`] characters; borrowed when it has none. The query is read
+/// so too, so that both sides break words alike.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    match text.contains(INVISIBLE) {
+        true => Cow::Owned(text.replace(INVISIBLE, "")),
+        false => Cow::Borrowed(text),
+    }
+}
+
+/// `text` as the index holds it ([`visible`], then marked); unchanged (borrowed) when
+/// nothing applies.
 pub fn indexed(text: &str) -> Cow<'_, str> {
+    match visible(text) {
+        Cow::Borrowed(t) => marked(t),
+        Cow::Owned(t) => Cow::Owned(marked(&t).into_owned()),
+    }
+}
+
+/// `text` with the tokenizer's marks put in.
+fn marked(text: &str) -> Cow<'_, str> {
     match symbols::marked(text) {
         Cow::Borrowed(t) => cjk::spaced(t),
         Cow::Owned(t) => Cow::Owned(cjk::spaced(&t).into_owned()),
     }
 }
 
-/// `text` read from the index, without the marks [`indexed`] put in.
+/// `text` read from the index, without the marks [`indexed`] put in (its [`INVISIBLE`]
+/// characters are not put back: they showed as nothing).
 pub fn shown(text: &str) -> Cow<'_, str> {
     match cjk::unspaced(text) {
         Cow::Borrowed(t) => symbols::unmarked(t),
@@ -47,6 +73,11 @@ mod tests {
             assert_eq!(show(held.into_owned()), text);
         }
         assert!(matches!(indexed("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            indexed("deploy\u{200B}ment soft\u{AD}hyphen"),
+            "deployment softhyphen"
+        );
+        assert_eq!(shown(&indexed("a\u{FEFF}b C++")), "ab C++");
         assert!(matches!(shown("plain"), Cow::Borrowed(_)));
     }
 }

@@ -107,7 +107,9 @@ impl Query {
         // Control characters are spaces: SQLite reads a MATCH string up to a NUL, so one
         // inside a quoted term left the quote open ("unterminated string", found by the
         // fuzzer), and no note is searched for them anyway.
-        let input: String = input
+        // Characters that show as nothing are taken out, as the index takes them out of
+        // notes (`fts_text::visible`): a zero-width space pasted into a word stays one word.
+        let input: String = crate::index::fts_text::visible(input)
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
