@@ -213,12 +213,26 @@ fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (S
     let lines: Vec<&str> = text.lines().collect();
     let body = (body_line.max(1) as usize - 1).min(lines.len());
     let words = query.searched_words();
-    let at = (body..lines.len())
-        .find(|&i| {
-            let line = lines[i].to_lowercase();
-            words.iter().any(|w| line.contains(w.as_str()))
+    let phrases: Vec<String> = query
+        .terms
+        .iter()
+        .filter(|t| t.quoted)
+        .map(|t| {
+            t.text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
         })
-        .unwrap_or(body);
+        .collect();
+    let lower: Vec<String> = lines[body..].iter().map(|l| l.to_lowercase()).collect();
+    // The line holding a phrase asked for, else one holding every word, else any word:
+    // the first word alone put a phrase's hit on line 1 of a long note that named it there.
+    let first = |wanted: &dyn Fn(&str) -> bool| lower.iter().position(|l| wanted(l));
+    let at = first(&|l| phrases.iter().any(|p| l.contains(p.as_str())))
+        .or_else(|| first(&|l| words.iter().all(|w| l.contains(w.as_str()))))
+        .or_else(|| first(&|l| words.iter().any(|w| l.contains(w.as_str()))))
+        .map_or(body, |i| body + i);
     let shown = lines[at..]
         .iter()
         .take(SHOWN_LINES)

@@ -1135,6 +1135,24 @@ fn a_large_notes_keyword_hit_shows_the_passage_with_the_word() {
         at.iter().any(|l| l.contains("needleword")),
         "line {line}: {at:?}"
     );
+    // A phrase is found at its own line, not at the first line holding one of its words;
+    // and words, at the first line holding them all.
+    for (query, want) in [
+        ("\"line 5000 alpha\"", "line 5000 alpha"),
+        ("needleword sits", "the needleword sits here"),
+    ] {
+        let j = b.ok(&["search", query, "--mode", "bm25", "--json"]).json();
+        let hits = j["results"].as_array().unwrap();
+        let big = hits
+            .iter()
+            .find(|h| h["path"] == "lore/big-log.md")
+            .unwrap();
+        let line = big["line"].as_u64().unwrap() as usize;
+        assert!(
+            text.lines().nth(line - 1).unwrap().contains(want),
+            "{query}: line {line}"
+        );
+    }
 }
 
 /// Lowering `max_file_mb` drops the notes already indexed over it at the next sync, as
