@@ -172,6 +172,30 @@ impl Scan {
     }
 }
 
+/// `query`'s words without its exclusions.
+fn positive(query: &Query) -> Query {
+    Query {
+        terms: query.terms.clone(),
+        ..Default::default()
+    }
+}
+
+/// What a keyword search that found nothing says when its words are in notes but every
+/// such note holds an excluded word (filters aside, which say their own). One FTS5 lookup.
+fn excluded_notice(
+    reader: &Reader<'_>,
+    query: &Query,
+    filters: &Filters,
+) -> Result<Option<String>> {
+    if query.excludes.is_empty() || !filters.is_empty() || !held_anywhere(reader, &positive(query))?
+    {
+        return Ok(None);
+    }
+    Ok(Some(
+        "every note that holds the query's words holds an excluded one too".to_string(),
+    ))
+}
+
 /// What a hybrid search says when no note holds any word of the query.
 const NO_KEYWORD_MATCH: &str =
     "no note holds any word of the query: these are only the notes nearest in meaning (a typo?)";
@@ -184,22 +208,21 @@ fn first_phrase(query: &Query) -> Option<&Term> {
 
 /// What a search whose keyword list came back empty says about a phrase in the query: its
 /// words may well be in notes, only not together as written (`keywords_only`: no list by
-/// meaning stands in for the keyword list). Nothing under a filter or an exclusion, either
-/// of which may be why instead, nor when no note holds its words apart either (a typo:
-/// dropping the quotes would find nothing more). One FTS5 lookup, on a search that found
-/// no keyword hit.
+/// meaning stands in for the keyword list). Nothing when some note matches the query's
+/// words after all, so that a filter or an exclusion is why instead, nor when no note
+/// holds the phrase's words apart either (a typo: dropping the quotes would find nothing
+/// more). At most two FTS5 lookups, on a search that found no keyword hit.
 fn phrase_notice(
     reader: &Reader<'_>,
     query: &Query,
-    filters: &Filters,
     keywords_only: bool,
 ) -> Result<Option<String>> {
-    if !filters.is_empty() || !query.excludes.is_empty() {
-        return Ok(None);
-    }
     let Some(phrase) = first_phrase(query) else {
         return Ok(None);
     };
+    if held_anywhere(reader, &positive(query))? {
+        return Ok(None);
+    }
     if !held_anywhere(reader, &Query::words_apart(&phrase.text))? {
         return Ok(None);
     }
@@ -254,7 +277,7 @@ fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> R
     if !held_anywhere(reader, &words)? {
         return Ok(NO_KEYWORD_MATCH.to_string());
     }
-    if let Some(phrase) = phrase_notice(reader, query, filters, false)? {
+    if let Some(phrase) = phrase_notice(reader, query, false)? {
         return Ok(phrase);
     }
     let nearest = "these are only the notes nearest in meaning";
@@ -456,7 +479,10 @@ pub(crate) fn run(
         notices.push(no_keyword_notice(reader, &query, &req.filters)?);
     }
     if mode == Mode::Bm25 && results.is_empty() {
-        notices.extend(phrase_notice(reader, &query, &req.filters, true)?);
+        match phrase_notice(reader, &query, true)? {
+            Some(phrase) => notices.push(phrase),
+            None => notices.extend(excluded_notice(reader, &query, &req.filters)?),
+        }
     }
     if results.is_empty() {
         notices.extend(empty_index_notice(reader, config)?);

@@ -94,17 +94,28 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             r.stderr()
         );
     }
-    // Under a filter or an exclusion, either may be the reason: no word about the phrase
-    // (`thundering herd` is in a lore note, which both leave out).
-    let r = b.ok(&[
-        "search",
-        "\"retry jitter\"",
-        "--mode",
-        "bm25",
-        "--type",
-        "idea",
-    ]);
-    assert_eq!(r.stderr(), "");
+    // A phrase no note holds is the reason under a filter or an exclusion too.
+    for args in [
+        &[
+            "search",
+            "\"retry jitter\"",
+            "--mode",
+            "bm25",
+            "--type",
+            "idea",
+        ][..],
+        &["search", "\"retry jitter\" -thundering", "--mode", "bm25"],
+    ] {
+        let r = b.ok(args);
+        assert!(r.stderr().starts_with(phrase), "{args:?}: {}", r.stderr());
+    }
+    // Where notes hold the phrase, a filter or an exclusion is the reason: no word about
+    // the phrase (`thundering herd` is in a lore note, which both leave out).
+    let r = b.ok(&["search", "thundering -jitter", "--mode", "bm25"]);
+    assert_eq!(
+        r.stderr(),
+        "every note that holds the query's words holds an excluded one too\n"
+    );
     for args in [
         &["search", "\"thundering herd\"", "--type", "idea"][..],
         &["search", "\"thundering herd\" -jitter"],
