@@ -511,9 +511,15 @@ fn days(s: &str) -> Result<u32, String> {
 /// `--top`'s value as a number, said in words when it is none (`1.5`, `abc`): the range
 /// is checked by [`top`], which knows the command's most.
 fn whole_number(s: &str) -> Result<i64, String> {
-    s.trim()
-        .parse::<i64>()
-        .map_err(|_| "expected a whole number (how many results)".to_string())
+    let s = s.trim();
+    s.parse::<i64>().map_err(|_| {
+        // A whole number past i64's range is one still, only far too many.
+        let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+        match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            true => "far past the most results allowed".to_string(),
+            false => "expected a whole number (how many results)".to_string(),
+        }
+    })
 }
 
 /// `eval --limit` and `--slice`: a whole number from 1 to a million, said so for `-1` or
@@ -712,6 +718,13 @@ mod tests {
             );
         }
         assert_eq!(top(7, max).unwrap(), 7);
+        assert_eq!(
+            whole_number("99999999999999999999").unwrap_err(),
+            "far past the most results allowed"
+        );
+        assert!(whole_number("2.5")
+            .unwrap_err()
+            .starts_with("expected a whole number"));
         // `-1` is the flag's value, not an unknown option.
         for args in [
             &["brain", "search", "x", "--top", "-1"][..],
