@@ -61,6 +61,9 @@ pub struct Server {
     pub args: Vec<String>,
     /// `BRAIN_CONFIG` from its `env`, if given.
     pub config: Option<String>,
+    /// The brain folder it is given: `--dir X` among its arguments, else `BRAIN_DIR` from
+    /// its `env` (the flag wins, as brain reads them).
+    pub dir: Option<String>,
 }
 
 impl Server {
@@ -72,6 +75,15 @@ impl Server {
                 .filter_map(|a| a.as_str().map(str::to_string))
                 .collect(),
             config: v["env"]["BRAIN_CONFIG"].as_str().map(str::to_string),
+            dir: dir_argument(
+                v["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str()),
+            )
+            .or_else(|| v["env"]["BRAIN_DIR"].as_str().map(str::to_string))
+            .filter(|d| !d.is_empty()),
         }
     }
 
@@ -79,7 +91,7 @@ impl Server {
     /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
     /// (a binary since moved, a config since named) is found by name alone, and Claude
     /// Code would then start nothing, or another brain.
-    pub fn drift(&self, config: Option<&Path>) -> Option<String> {
+    pub fn drift(&self, config: Option<&Path>, root: &Path) -> Option<String> {
         let Some(command) = &self.command else {
             return Some("it is reached by URL, not started as 'brain mcp'".into());
         };
@@ -92,6 +104,21 @@ impl Server {
                 "it runs {command} {}, not 'brain mcp'",
                 self.args.join(" ")
             ));
+        }
+        // A folder given that is not this brain's (one that cannot be placed from here,
+        // relative to Claude's working folder, is not judged).
+        if let Some(dir) = &self.dir {
+            if let Some(folder) = folder_of(dir).filter(|f| !same_folder(f, root)) {
+                return Some(format!(
+                    "it is given the brain folder {dir}, not this brain's {}{}",
+                    root.display(),
+                    if folder.is_dir() {
+                        ""
+                    } else {
+                        ", and that folder does not exist"
+                    }
+                ));
+            }
         }
         let want = config.map(|c| c.to_string_lossy().into_owned());
         match (&want, &self.config) {
@@ -365,6 +392,20 @@ struct LogRead {
     bad: Option<String>,
 }
 
+/// The value of `--dir X` or `--dir=X` among a command's arguments.
+fn dir_argument<'a>(args: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        if a == "--dir" {
+            return args.next().map(str::to_string);
+        }
+        if let Some(dir) = a.strip_prefix("--dir=") {
+            return Some(dir.to_string());
+        }
+    }
+    None
+}
+
 /// A hook's `--dir` as a folder here: absolute, or from `~/` or `$HOME/`; `None` for one
 /// that cannot be placed from here (relative, or through another variable).
 fn folder_of(dir: &str) -> Option<PathBuf> {
@@ -537,27 +578,58 @@ mod tests {
             command: command.map(str::to_string),
             args: args.iter().map(|a| a.to_string()).collect(),
             config: config.map(str::to_string),
+            dir: None,
         };
-        assert_eq!(server(Some(&me), &["mcp"], None).drift(None), None);
-        let gone = server(Some("/nonexistent/old/brain"), &["mcp"], None).drift(None);
+        let root = Path::new("/nonexistent-brain");
+        assert_eq!(server(Some(&me), &["mcp"], None).drift(None, root), None);
+        let gone = server(Some("/nonexistent/old/brain"), &["mcp"], None).drift(None, root);
         assert!(gone.unwrap().contains("is not there"));
-        let serve = server(Some(&me), &["serve"], None).drift(None);
+        let serve = server(Some(&me), &["serve"], None).drift(None, root);
         assert!(serve.unwrap().contains("not 'brain mcp'"));
-        assert!(server(None, &[], None).drift(None).unwrap().contains("URL"));
+        assert!(server(None, &[], None)
+            .drift(None, root)
+            .unwrap()
+            .contains("URL"));
         let c = Path::new("/c/brain.toml");
-        let other = server(Some(&me), &["mcp"], None).drift(Some(c));
+        let other = server(Some(&me), &["mcp"], None).drift(Some(c), root);
         assert!(other.unwrap().contains("BRAIN_CONFIG=/c/brain.toml"));
         assert_eq!(
-            server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(Some(c)),
+            server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(Some(c), root),
             None
         );
-        let given = server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(None);
+        let given = server(Some(&me), &["mcp"], Some("/c/brain.toml")).drift(None, root);
         assert!(given.unwrap().contains("does not read"));
         // Claude Code's PATH is its own: a bare name is not judged by this shell's.
         assert_eq!(
-            server(Some("brain-not-here"), &["mcp"], None).drift(None),
+            server(Some("brain-not-here"), &["mcp"], None).drift(None, root),
             None
         );
+        // A brain folder given, by flag or variable, must be this one.
+        let home = tempfile::tempdir().unwrap();
+        let given = |args: &[&str], env: serde_json::Value| {
+            Server::from_json(&serde_json::json!({"command": me, "args": args, "env": env}))
+        };
+        let here = home.path().display().to_string();
+        for ok in [
+            given(&["mcp", "--dir", &here], serde_json::json!({})),
+            given(&[&format!("--dir={here}"), "mcp"], serde_json::json!({})),
+            given(&["mcp"], serde_json::json!({"BRAIN_DIR": here})),
+            given(
+                &["mcp", "--dir", "relative/from/claude"],
+                serde_json::json!({}),
+            ),
+        ] {
+            assert_eq!(ok.drift(None, home.path()), None, "{ok:?}");
+        }
+        let other = given(&["mcp", "--dir", "/elsewhere/brain"], serde_json::json!({}));
+        let why = other.drift(None, home.path()).unwrap();
+        assert!(
+            why.starts_with("it is given the brain folder /elsewhere/brain, not this brain's")
+                && why.ends_with("and that folder does not exist"),
+            "{why}"
+        );
+        let by_env = given(&["mcp"], serde_json::json!({"BRAIN_DIR": "/elsewhere"}));
+        assert!(by_env.drift(None, home.path()).is_some());
         // A project's registration is removed from its folder.
         let local = Registration::Local("/home/me/my proj".into(), Server::default());
         assert_eq!(

@@ -455,7 +455,7 @@ fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
     let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
     if let Some(why) = registration
         .server()
-        .and_then(|server| server.drift(s.config_env.as_deref()))
+        .and_then(|server| server.drift(s.config_env.as_deref(), &s.config.root))
     {
         line(
             out,
@@ -734,7 +734,7 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
     let drift = registration
         .server()
-        .and_then(|server| server.drift(s.config_env.as_deref()));
+        .and_then(|server| server.drift(s.config_env.as_deref(), &s.config.root));
     match (&registration, drift) {
         (_, Some(why)) => fail(
             s,
