@@ -102,13 +102,30 @@ pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusq
     bump_version(tx)
 }
 
-/// Deletes vectors no chunk refers to any more (notes deleted or edited).
+/// Deletes the vectors no chunk refers to any more (notes deleted or edited), once they
+/// outnumber the vectors in use (and [`KEPT_UNUSED`]). Kept until then, a note that leaves
+/// and comes back unchanged (a folder moved out and back, a git branch switched and
+/// switched back, a backup restored, a notes disk unmounted under the backend) finds its
+/// passages' vectors still there instead of being embedded again, minutes of work; the
+/// bound keeps the vectors at most about twice what the notes need. Searches never see
+/// them: the matrix is the passages' vectors ([`for_each_vector`]).
 pub fn collect_garbage(tx: &Transaction) -> rusqlite::Result<usize> {
+    let (all, unused): (i64, i64) = tx.query_row(
+        "SELECT count(*), count(*) FILTER (WHERE hash NOT IN (SELECT hash FROM chunks)) FROM vectors",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if unused <= (all - unused).max(KEPT_UNUSED) {
+        return Ok(0);
+    }
     tx.execute(
         "DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)",
         [],
     )
 }
+
+/// Unused vectors always kept, however few are in use: a small brain emptied and refilled.
+const KEPT_UNUSED: i64 = 1000;
 
 /// A counter that moves whenever chunks or vectors change, so a cached matrix knows when
 /// it is stale without reloading anything.
@@ -255,6 +272,36 @@ mod tests {
         assert!(extend_from_blob(&mut back, &to_blob(&v)));
         assert_eq!(back, v);
         assert!(!extend_from_blob(&mut back, &[1, 2, 3]));
+    }
+
+    #[test]
+    fn unused_vectors_are_kept_until_they_outnumber_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = crate::index::Index::open(&dir.path().join("brain.sqlite")).unwrap();
+        let add = |from: u32, n: u32| {
+            index
+                .write(|tx| {
+                    let hashes: Vec<Vec<u8>> =
+                        (from..from + n).map(|i| i.to_be_bytes().to_vec()).collect();
+                    let vecs = vec![vec![1.0f32; 4]; hashes.len()];
+                    store(tx, &hashes, &vecs)
+                })
+                .unwrap()
+        };
+        let collect = || index.write(collect_garbage).unwrap();
+        let count = || -> i64 {
+            index
+                .conn()
+                .unwrap()
+                .query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))
+                .unwrap()
+        };
+        add(0, KEPT_UNUSED as u32);
+        assert_eq!(collect(), 0);
+        assert_eq!(count(), KEPT_UNUSED);
+        add(KEPT_UNUSED as u32, 1);
+        assert_eq!(collect(), KEPT_UNUSED as usize + 1);
+        assert_eq!(count(), 0);
     }
 
     #[test]

@@ -365,6 +365,9 @@ fn explain_shows_both_lists_evidence_and_fusion() {
     }
 }
 
+/// A paraphrase of the flag-cleanup lesson that only meaning finds.
+const TOGGLE: &str = "keep old behaviour covered when a toggle is removed";
+
 #[test]
 fn touched_and_renamed_notes_are_not_re_embedded() {
     let b = example_with_model();
@@ -382,16 +385,8 @@ fn touched_and_renamed_notes_are_not_re_embedded() {
     let out = b.ok(&["index"]).stdout();
     assert!(out.contains("(+1 ~0 -1)"), "{out}");
     assert!(!out.contains("embedded"), "a rename re-embedded: {out}");
-    let j = b
-        .ok(&[
-            "search",
-            "keep old behaviour covered when a toggle is removed",
-            "--mode",
-            "semantic",
-            "--json",
-        ])
-        .json();
-    assert_eq!(paths(&j)[0], "lore/renamed-flag-note.md");
+    let q = ["search", TOGGLE, "--mode", "semantic", "--json"];
+    assert_eq!(paths(&b.ok(&q).json())[0], "lore/renamed-flag-note.md");
     // An edit re-embeds only the passages that changed.
     let text = std::fs::read_to_string(b.root.join("lore/renamed-flag-note.md")).unwrap();
     std::fs::write(
@@ -401,6 +396,23 @@ fn touched_and_renamed_notes_are_not_re_embedded() {
     .unwrap();
     let out = b.ok(&["index"]).stdout();
     assert!(out.contains("embedded 1 passage with"), "{out}");
+    // A folder moved out of the brain and back (a branch switched and switched back) finds
+    // its passages' vectors still there.
+    let away = b.tmp.path().join("lore-away");
+    std::fs::rename(b.root.join("lore"), &away).unwrap();
+    let out = b.ok(&["index"]).stdout();
+    assert!(out.contains("-"), "{out}");
+    std::fs::rename(&away, b.root.join("lore")).unwrap();
+    let out = b.ok(&["index"]).stdout();
+    assert!(
+        !out.contains("embedded"),
+        "a note back unchanged re-embedded: {out}"
+    );
+    assert_eq!(
+        paths(&b.ok(&q).json())[0],
+        "lore/renamed-flag-note.md",
+        "its vectors are searched again"
+    );
 }
 
 #[test]
@@ -411,7 +423,7 @@ fn the_matrix_file_is_a_cache_that_never_decides_results() {
         std::path::Path::new(status["index_path"].as_str().unwrap()).with_file_name("matrix.bin");
     let q = [
         "search",
-        "keep old behaviour covered when a toggle is removed",
+        TOGGLE,
         "--mode",
         "semantic",
         "--json",
