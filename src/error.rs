@@ -23,6 +23,17 @@ pub enum Error {
         /// Why it could not be read.
         reason: String,
     },
+    /// The brain folder, a symlink, leads to another folder than the one whose index is
+    /// open (repointed under a running backend).
+    #[error("brain folder {} now leads to {}, not to {}, whose index this is: restart 'brain serve' (or run the command again) to use the folder it leads to now", path.display(), now.display(), was.display())]
+    RootMoved {
+        /// The brain folder as configured.
+        path: PathBuf,
+        /// Where it led when the index was opened.
+        was: PathBuf,
+        /// Where it leads now.
+        now: PathBuf,
+    },
     /// A file or folder could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {

@@ -11,6 +11,7 @@ mod similar;
 mod status;
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -74,6 +75,9 @@ pub struct Engine {
     passes: embedding::Passes,
     /// See [`WORDS_FROM_LENGTHS_FROM`] (lower in tests).
     words_from_lengths: i64,
+    /// The folder the brain folder led to when the engine opened (links resolved), whose
+    /// index this is; `None` when it could not be resolved then.
+    root_real: Option<PathBuf>,
 }
 
 impl Engine {
@@ -87,6 +91,7 @@ impl Engine {
     /// An engine with the defaults over an open `index`.
     fn over(config: Config, index: Index) -> Engine {
         Engine {
+            root_real: std::fs::canonicalize(&config.root).ok(),
             config,
             index,
             semantic: Mutex::new(SemanticCache::default()),
@@ -205,7 +210,27 @@ impl Engine {
     /// Brings the index in line with the folder (notes, full-text index and passages; the
     /// vectors of new passages are made by [`Engine::embed_pending`]).
     pub fn sync(&self) -> Result<SyncReport> {
+        self.same_root()?;
         sync::sync(&self.index, &self.config)
+    }
+
+    /// `Err` when the brain folder, a symlink, now leads to another folder than when the
+    /// engine opened: that folder has an index of its own, and synced into this one its
+    /// notes would replace these (their vectors dropped) and be served as this brain's.
+    /// A folder that is not there at all is the sync's to say.
+    fn same_root(&self) -> Result<()> {
+        let (Some(was), Ok(now)) = (&self.root_real, std::fs::canonicalize(&self.config.root))
+        else {
+            return Ok(());
+        };
+        match &now == was {
+            true => Ok(()),
+            false => Err(Error::RootMoved {
+                path: self.config.root.clone(),
+                was: was.clone(),
+                now,
+            }),
+        }
     }
 
     /// Syncs before answering (reading only what the volume's change journal says changed,
@@ -214,6 +239,7 @@ impl Engine {
     /// the notice of a command that can answer from what the index holds
     /// ([`behind_notice`]). Any other failure is an error.
     pub(crate) fn sync_or_say_why(&self) -> Result<Option<String>> {
+        self.same_root()?;
         match sync::sync_recent(&self.index, &self.config) {
             Ok(_) => Ok(None),
             Err(e) if e.is_unwritable() => Ok(Some(e.to_string())),
@@ -223,11 +249,13 @@ impl Engine {
 
     /// [`Engine::sync`] as `options` say (rewrite everything, stop when cancelled).
     pub fn sync_with(&self, options: SyncOptions<'_>) -> Result<SyncReport> {
+        self.same_root()?;
         sync::sync_with(&self.index, &self.config, options)
     }
 
     /// Syncs only the paths in `scope` (what a watcher saw change).
     pub fn sync_paths(&self, scope: &Scope, options: SyncOptions<'_>) -> Result<SyncReport> {
+        self.same_root()?;
         sync::sync_paths(&self.index, &self.config, scope, options)
     }
 
@@ -514,6 +542,30 @@ mod tests {
             let r = engine.search(&req(query, Mode::Bm25)).unwrap();
             assert_eq!(r.results[0].path, first, "{query}");
         }
+    }
+
+    #[test]
+    fn a_brain_folder_link_repointed_under_the_engine_is_not_synced_into_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, note) in [("a", "alpha.md"), ("b", "beta.md")] {
+            std::fs::create_dir(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join(note), "# note\n").unwrap();
+        }
+        let link = dir.path().join("brain");
+        std::os::unix::fs::symlink(dir.path().join("a"), &link).unwrap();
+        let engine = Engine::open(Config::for_root(&link, dir.path().join("data"))).unwrap();
+        engine.sync().unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("b"), &link).unwrap();
+        let err = engine.sync().unwrap_err();
+        assert!(matches!(err, Error::RootMoved { .. }), "{err}");
+        assert!(err.to_string().contains("restart 'brain serve'"), "{err}");
+        let scope = Scope::everything();
+        assert!(engine.sync_paths(&scope, SyncOptions::default()).is_err());
+        assert_eq!(
+            engine.note_paths().unwrap(),
+            HashSet::from(["alpha.md".to_string()])
+        );
     }
 
     #[test]
