@@ -297,7 +297,7 @@ impl Indexer {
                 if full && self.watcher.is_some() && self.rescan.is_none() {
                     self.live.fresh.store(true, Ordering::Relaxed);
                 }
-                self.live.set_error(None);
+                self.live.set_sync_error(None);
                 let summary = SyncSummary::from(report);
                 tracing::info!(
                     full,
@@ -321,7 +321,7 @@ impl Indexer {
             Err(e) => {
                 let message = super::protocol::chain(e);
                 tracing::warn!(error = %message, full, "sync failed");
-                self.live.set_error(Some(message.clone()));
+                self.live.set_sync_error(Some(message.clone()));
                 let _ = self.events.send(BackendEvent::Failed { message });
             }
         }
@@ -437,7 +437,7 @@ pub fn embed_loop(
         match outcome {
             Ok(report) => {
                 if retry.take().is_some() {
-                    live.set_error(None);
+                    live.set_embed_error(None);
                 }
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
                 if report.embedded > 0 {
@@ -460,7 +460,7 @@ pub fn embed_loop(
                 // file that changed, say, needs a person.
                 retry = e.is_unwritable().then(|| next_wait(retry));
                 tracing::warn!(error = %message, retry_in_secs = retry.map(|w| w.as_secs()), "embedding failed");
-                live.set_error(Some(message.clone()));
+                live.set_embed_error(Some(message.clone()));
                 let _ = events.send(BackendEvent::Failed { message });
             }
         }

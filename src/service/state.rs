@@ -128,7 +128,10 @@ pub struct Live {
     socket: PathBuf,
     watcher: Mutex<WatcherState>,
     fell_back: Mutex<Option<Fallback>>,
-    last_error: Mutex<Option<String>>,
+    /// The last sync's failure and the last embedding pass's, apart: a pass that works
+    /// again must not clear a sync that still fails (new notes missing, status clean).
+    sync_error: Mutex<Option<String>>,
+    embed_error: Mutex<Option<String>>,
     /// True while the index is known to match the folder: watching, and the last
     /// whole-folder sync done. Searches skip their own sync only then.
     pub(crate) fresh: AtomicBool,
@@ -154,7 +157,8 @@ impl Live {
                 WatcherState::Off
             }),
             fell_back: Mutex::new(None),
-            last_error: Mutex::new(None),
+            sync_error: Mutex::new(None),
+            embed_error: Mutex::new(None),
             fresh: AtomicBool::new(false),
             queued: AtomicU64::new(0),
             pending_chunks: AtomicU64::new(0),
@@ -195,8 +199,21 @@ impl Live {
         });
     }
 
-    pub(crate) fn set_error(&self, error: Option<String>) {
-        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+    /// Records the outcome of a sync: its failure, or `None` when it worked.
+    pub(crate) fn set_sync_error(&self, error: Option<String>) {
+        *self.sync_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+    }
+
+    /// Records the outcome of an embedding pass: its failure, or `None` when it worked.
+    pub(crate) fn set_embed_error(&self, error: Option<String>) {
+        *self.embed_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+    }
+
+    /// The problem status shows: a failing sync first (notes missing from the index),
+    /// else a failing embedding pass.
+    fn last_error(&self) -> Option<String> {
+        let get = |m: &Mutex<Option<String>>| m.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        get(&self.sync_error).or_else(|| get(&self.embed_error))
     }
 
     /// A consistent-enough snapshot for `brain status`, for a backend speaking `protocol`.
@@ -220,11 +237,7 @@ impl Live {
             syncing: self.syncing.load(Ordering::Relaxed),
             updates: get(&self.updates),
             full_syncs: get(&self.full_syncs),
-            last_error: self
-                .last_error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            last_error: self.last_error(),
             clients: get(&self.clients),
             requests: get(&self.requests),
         }
