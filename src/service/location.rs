@@ -16,11 +16,24 @@ use crate::config::Config;
 const MAX_SOCKET_PATH: usize = 103;
 
 /// The folder holding brain's sockets: `$XDG_RUNTIME_DIR/brain` when that names an
-/// existing folder (a per-user tmpfs on Linux; a stale value after `su` names none), else
-/// `run/` in the data dir.
+/// existing folder (a per-user tmpfs on Linux; a stale value after `su` names none) outside
+/// the brain folder, else `run/` in the data dir (which is never inside it). brain writes
+/// into the notes folder only when asked to: a socket folder there would be one more.
 pub fn runtime_dir(config: &Config) -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() && dir.is_dir() => dir.join("brain"),
+    runtime_dir_from(
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        config,
+    )
+}
+
+/// [`runtime_dir`] for `XDG_RUNTIME_DIR` = `xdg`.
+fn runtime_dir_from(xdg: Option<PathBuf>, config: &Config) -> PathBuf {
+    let among_notes = |dir: &Path| match (fs::canonicalize(dir), fs::canonicalize(&config.root)) {
+        (Ok(dir), Ok(root)) => dir.starts_with(root),
+        _ => false,
+    };
+    match xdg {
+        Some(dir) if dir.is_absolute() && dir.is_dir() && !among_notes(&dir) => dir.join("brain"),
         _ => config.data_dir.join("run"),
     }
 }
@@ -140,6 +153,27 @@ mod tests {
             "/d",
         ));
         assert!(long.file_name().unwrap().len() < 60, "{}", long.display());
+    }
+
+    #[test]
+    fn the_runtime_folder_is_never_among_the_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("notes");
+        let run = dir.path().join("run");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir(&run).unwrap();
+        let config = Config::for_root(&root, dir.path().join("data"));
+        assert_eq!(
+            runtime_dir_from(Some(run.clone()), &config),
+            run.join("brain")
+        );
+        for among in [root.clone(), root.join("sub")] {
+            assert_eq!(
+                runtime_dir_from(Some(among), &config),
+                dir.path().join("data/run")
+            );
+        }
+        assert_eq!(runtime_dir_from(None, &config), dir.path().join("data/run"));
     }
 
     #[test]
