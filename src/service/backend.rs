@@ -110,10 +110,11 @@ impl Backend {
         };
         let server = {
             let handler = handler.clone();
+            let socket_path = socket.clone();
             spawn("brain-server", move || {
                 let served = runtime.block_on(async move {
                     let listener = tokio::net::UnixListener::from_std(listener)?;
-                    server::serve(listener, handler, limits, shutdown_rx).await;
+                    server::serve(listener, &socket_path, handler, limits, shutdown_rx).await;
                     Ok::<(), std::io::Error>(())
                 });
                 if let Err(e) = served {
@@ -215,7 +216,7 @@ impl Drop for Backend {
 }
 
 /// Binds the socket and closes it to everyone but its owner.
-fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
+pub(crate) fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
     let listener =
         std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))

@@ -1,6 +1,7 @@
 //! The socket server: accepts clients, reads one request line at a time, answers on the
 //! blocking pool, writes one response line. A bad client only ever ends its own connection.
 
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{watch, Semaphore};
 
+use super::error::ServiceError;
 use super::framing::{read_line, Line};
 use super::handler::Handler;
 use super::location::my_uid;
@@ -23,18 +25,31 @@ pub struct Limits {
     pub max_clients: usize,
 }
 
-/// Accepts clients until `shutdown` changes (or its sender goes).
+/// How often the socket file is looked for (see [`rebound`]).
+const SOCKET_CHECK: Duration = Duration::from_secs(5);
+
+/// Accepts clients on `listener`, bound at `socket`, until `shutdown` changes (or its
+/// sender goes).
 pub async fn serve(
-    listener: UnixListener,
+    mut listener: UnixListener,
+    socket: &Path,
     handler: Arc<Handler>,
     limits: Limits,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_clients));
     let me = my_uid();
+    let mut check = tokio::time::interval(SOCKET_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
+            _ = check.tick() => {
+                if let Some(fresh) = rebound(socket) {
+                    listener = fresh;
+                }
+                continue;
+            }
             _ = shutdown.changed() => break,
         };
         let stream = match accepted {
@@ -79,6 +94,31 @@ pub async fn serve(
         });
     }
     tracing::debug!("stopped accepting clients");
+}
+
+/// A new listener at `socket` when its file is gone (a cleaner of the runtime folder, a
+/// person's `rm`): the backend kept the index and the watch, but no client could reach it,
+/// and a second `brain serve` is refused by the lock. `None` while the file is there.
+fn rebound(socket: &Path) -> Option<UnixListener> {
+    match std::fs::symlink_metadata(socket) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return None,
+    }
+    let bound = socket
+        .parent()
+        .map_or(Ok(()), super::location::ensure_private_dir)
+        .and_then(|()| super::backend::bind(socket))
+        .and_then(|l| UnixListener::from_std(l).map_err(|e| ServiceError::io(socket, e)));
+    match bound {
+        Ok(listener) => {
+            tracing::warn!(socket = %socket.display(), "the socket was removed; listening on a new one");
+            Some(listener)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the socket was removed and cannot be made again");
+            None
+        }
+    }
 }
 
 async fn refuse(mut stream: UnixStream, fault: Fault, timeout: Duration) {

@@ -505,6 +505,53 @@ fn the_brain_folder_deleted_and_recreated_while_serving() {
 }
 
 #[test]
+fn a_socket_removed_under_the_backend_is_made_again() {
+    let brain = Brain::example();
+    let server = brain.serve_synced(&[]);
+    std::fs::remove_file(&server.socket).unwrap();
+    assert!(
+        brain.status()["backend"].is_null(),
+        "nothing answers meanwhile"
+    );
+    eventually(15 * SECOND, || {
+        (brain.status()["backend"]["pid"] == server.pid()).then_some(())
+    });
+}
+
+#[test]
+fn a_brain_folder_link_repointed_under_the_backend_is_a_problem_not_a_sync() {
+    let brain = Brain::example();
+    let real = brain.tmp.path().join("real-notes");
+    std::fs::rename(&brain.root, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &brain.root).unwrap();
+    let server = brain.serve_synced(&[]);
+    let status = || server.conn().ask(r#"{"v":1,"op":"status"}"#)["result"]["status"].clone();
+    let notes = status()["notes"].clone();
+    let other = brain.tmp.path().join("other-notes");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("o.md"), "# Other\n\nothertok\n").unwrap();
+    std::fs::remove_file(&brain.root).unwrap();
+    std::os::unix::fs::symlink(&other, &brain.root).unwrap();
+    // (The CLI now names the other folder, with an index and socket of its own: the
+    // backend is asked on its socket.)
+    let reindex = server.conn().ask(r#"{"v":1,"op":"reindex"}"#);
+    assert!(
+        reindex["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("now leads to")),
+        "{reindex}"
+    );
+    let now = status();
+    assert_eq!(now["notes"], notes, "the other folder was synced in: {now}");
+    assert!(
+        now["backend"]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("restart 'brain serve'")),
+        "{now}"
+    );
+}
+
+#[test]
 fn a_second_serve_on_the_same_root_is_refused() {
     let brain = Brain::example();
     let server = brain.serve(&[]);
