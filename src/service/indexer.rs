@@ -97,6 +97,8 @@ pub struct Indexer {
     /// Set while the last sync failed: the paths it held were taken off `pending`, so a
     /// whole-folder sync is tried again then (what the watcher reported is not lost).
     retry: Option<Retry>,
+    /// The index file was found deleted (see [`Indexer::check_index_file`]).
+    index_gone: bool,
 }
 
 /// What an [`Indexer`] needs from the backend that starts it.
@@ -137,6 +139,7 @@ impl Indexer {
             rescan: None,
             burst: None,
             retry: None,
+            index_gone: false,
         }
     }
 
@@ -187,6 +190,7 @@ impl Indexer {
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
                 self.check_root(false);
+                self.check_index_file();
             }
         }
         tracing::debug!("indexer stopped");
@@ -297,7 +301,9 @@ impl Indexer {
                 if full && self.watcher.is_some() && self.rescan.is_none() {
                     self.live.fresh.store(true, Ordering::Relaxed);
                 }
-                self.live.set_sync_error(None);
+                if !self.index_gone {
+                    self.live.set_sync_error(None);
+                }
                 let summary = SyncSummary::from(report);
                 tracing::info!(
                     full,
@@ -331,6 +337,23 @@ impl Indexer {
     /// Keeps the watcher on the brain folder as it is now: stops it when the folder goes,
     /// restarts it (and syncs everything) when the folder comes back or is replaced. The
     /// `initial` call skips that sync: the startup sync follows it.
+    /// Says so in status when the index file is gone (its data dir deleted under the
+    /// backend): the backend goes on writing an unlinked file, and everything since is
+    /// lost when it stops. Only a new backend makes a new index.
+    fn check_index_file(&mut self) {
+        let path = self.engine.config().index_path();
+        if self.index_gone || path.exists() {
+            return;
+        }
+        self.index_gone = true;
+        let message = format!(
+            "the index file {} was deleted under this backend: what it indexes now is lost when it stops; restart 'brain serve'",
+            path.display()
+        );
+        tracing::error!("{message}");
+        self.live.set_sync_error(Some(message));
+    }
+
     fn check_root(&mut self, initial: bool) {
         if !self.watch {
             return;

@@ -552,6 +552,19 @@ fn a_brain_folder_link_repointed_under_the_backend_is_a_problem_not_a_sync() {
 }
 
 #[test]
+fn an_index_deleted_under_the_backend_is_a_problem_in_status() {
+    let brain = Brain::example();
+    let _server = brain.serve_synced(&[]);
+    std::fs::remove_dir_all(brain.config().index_dir()).unwrap();
+    eventually(10 * SECOND, || {
+        brain.status()["backend"]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("was deleted under this backend"))
+            .then_some(())
+    });
+}
+
+#[test]
 fn a_second_serve_on_the_same_root_is_refused() {
     let brain = Brain::example();
     let server = brain.serve(&[]);
