@@ -14,13 +14,14 @@ use super::print;
 
 /// Runs `brain index`.
 pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
-    let (engine, salvage, _lock) = if args.rebuild {
+    let (engine, salvage, report, _lock) = if args.rebuild {
         let r = brain::service::rebuild(config)?;
-        (r.engine, Some(r.salvage), Some(r.lock))
+        (r.engine, Some(r.salvage), r.synced, Some(r.lock))
     } else {
-        (Engine::open_named(config)?, None, None)
+        let engine = Engine::open_named(config)?;
+        let report = engine.sync()?;
+        (engine, None, report, None)
     };
-    let report = engine.sync()?;
     let notes = engine.note_count()?;
     let mut err = io::stderr().lock();
     for lost in salvage.iter().flat_map(|s| &s.lost) {

@@ -163,9 +163,10 @@ impl Engine {
     /// Builds the index for `config.root` again from the notes: the old file (damaged,
     /// truncated, or from a newer brain) is moved aside to `brain.sqlite.bak` (or `.bak.N`
     /// beside older backups), never deleted, and what can still be read of its search and
-    /// read logs and its vectors is copied into the new one. The caller then syncs and
-    /// embeds as for a new index.
-    pub fn rebuild(config: Config) -> Result<(Engine, Salvage)> {
+    /// read logs and its vectors is copied into the new one, and the notes are read into it,
+    /// all before it takes the old one's place (the sync's report comes back). The caller
+    /// then embeds as for a new index.
+    pub fn rebuild(config: Config) -> Result<(Engine, Salvage, SyncReport)> {
         let path = config.index_path();
         // The new index is made beside the old one, and takes its place only once it holds
         // the logs and vectors that could be saved: a rebuild killed before that leaves the
@@ -180,6 +181,11 @@ impl Engine {
             true => rebuild::salvage(&path, &index)?,
             false => Salvage::default(),
         };
+        // The notes are read into the new index before it takes the old one's place: put
+        // in place empty, it answered the searches made meanwhile with nothing, or with
+        // the notes read so far, and "run brain index". (Their vectors come after, from
+        // those kept, or embedded as any edit's are.)
+        let synced = sync::sync(&index, &config)?;
         index.checkpoint_all()?;
         drop(index);
         rebuild::remove_side_files(&staging)?;
@@ -193,7 +199,7 @@ impl Engine {
             Err(e) => return Err(Error::io(&rebuilt, e)),
         }
         let index = Index::open(&path)?;
-        Ok((Engine::over(config, index), salvage))
+        Ok((Engine::over(config, index), salvage, synced))
     }
 
     /// Whether this engine is in an embedding pass now: its searches then keep the vector

@@ -6,14 +6,17 @@ use super::error::ServiceError;
 use super::lock::{Holder, InstanceLock};
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::index::sync::SyncReport;
 use crate::index::Salvage;
 
 /// A rebuilt index, open, with the lock that keeps backends away until it is dropped.
 pub struct Rebuilt {
-    /// The engine over the new index (sync and embed it next).
+    /// The engine over the new index (embed it next).
     pub engine: Engine,
     /// What was kept of the old index.
     pub salvage: Salvage,
+    /// The notes read into the new index before it took the old one's place.
+    pub synced: SyncReport,
     /// Hold it until the new index is synced and embedded.
     pub lock: BackendLock,
 }
@@ -29,10 +32,11 @@ pub struct BackendLock {
 /// [`ServiceError::Rebuilding`] while another rebuild runs.
 pub fn rebuild(config: Config) -> Result<Rebuilt, ServiceError> {
     let lock = InstanceLock::for_backend(&config, Holder::Rebuild)?;
-    let (engine, salvage) = Engine::rebuild(config)?;
+    let (engine, salvage, synced) = Engine::rebuild(config)?;
     Ok(Rebuilt {
         engine,
         salvage,
+        synced,
         lock: BackendLock { _held: lock },
     })
 }

@@ -259,8 +259,9 @@ fn kill_9_at_random_moments_of_an_index_never_damages_it() {
 }
 
 /// A rebuild makes its new index beside the old one: killed at any moment, the index in
-/// place still holds the whole search log (the old one's, or the new one's copy of it),
-/// never the empty file a rebuild that moved the old one aside first left behind.
+/// place still holds the whole search log (the old one's, or the new one's copy of it) and
+/// every note, never the empty or half-read file a rebuild that moved the old one aside
+/// first left behind.
 #[test]
 fn kill_9_at_random_moments_of_a_rebuild_never_loses_the_search_log() {
     let b = bulk();
@@ -289,6 +290,8 @@ fn kill_9_at_random_moments_of_a_rebuild_never_loses_the_search_log() {
         let what = format!("rebuild killed, round {round}");
         assert_intact(&index, &what);
         assert_eq!(recalls(&index), logged, "{what}");
+        // Nor a new index half read: the notes are read in before it takes the place.
+        assert_eq!(note_rows(&index), NOTES as i64, "{what}");
     }
     let j = b.json(&["index", "--rebuild"]);
     assert_eq!(j["rebuild"]["recalls"], logged, "{j}");
@@ -452,6 +455,12 @@ fn assert_one_line(r: &crate::harness::Run, code: i32, want: &[&str]) {
 }
 
 /// The searches logged in the index at `path`.
+fn note_rows(path: &Path) -> i64 {
+    Connection::open(path)
+        .and_then(|c| c.query_row("SELECT COUNT(*) FROM notes", [], |r| r.get(0)))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 fn recalls(path: &Path) -> i64 {
     Connection::open(path)
         .and_then(|c| c.query_row("SELECT COUNT(*) FROM recalls", [], |r| r.get(0)))
