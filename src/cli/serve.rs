@@ -42,10 +42,16 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
     // app waits.
     brain::Engine::check_named(&config)?;
     let log_dir = config.log_dir();
-    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    // The log is the backend's first write: a data dir it cannot write gets what to do.
+    let unwritable = || {
+        format!(
+            "cannot write the backend's log in {} (make it writable, or set BRAIN_DATA_DIR to a folder that is)",
+            log_dir.display()
+        )
+    };
+    std::fs::create_dir_all(&log_dir).with_context(unwritable)?;
     let log_path = log_dir.join("serve.log");
-    let log = brain::service::RotatingLog::open(&log_path)
-        .with_context(|| format!("opening {}", log_path.display()))?;
+    let log = brain::service::RotatingLog::open(&log_path).with_context(unwritable)?;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(Mutex::new(log))
