@@ -127,6 +127,9 @@ impl ServiceError {
         match self {
             ServiceError::Remote(f) => i32::from(f.exit),
             ServiceError::AlreadyRunning { .. } | ServiceError::Rebuilding { .. } => 3,
+            // A socket path too long for the OS, or a file in the socket's place: settings
+            // or leftovers a person fixes (XDG_RUNTIME_DIR), as a bad setting is.
+            ServiceError::Unsafe { .. } => 2,
             ServiceError::Engine(e) => e.exit_code(),
             _ => 1,
         }

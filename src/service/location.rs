@@ -202,10 +202,9 @@ mod tests {
         drop(live);
         fs::remove_file(&sock).unwrap();
         fs::write(&sock, "x").unwrap();
-        assert!(matches!(
-            clear_stale_socket(&sock, "/r"),
-            Err(ServiceError::Unsafe { .. })
-        ));
+        let err = clear_stale_socket(&sock, "/r").unwrap_err();
+        assert!(matches!(err, ServiceError::Unsafe { .. }));
+        assert_eq!(err.exit_code(), 2, "a leftover a person removes: {err}");
         assert!(sock.exists());
     }
 }
