@@ -81,10 +81,21 @@ pub struct Query {
     /// The last quote was never closed (`"retry jitter`): the rest was read as a phrase,
     /// and the search says so.
     pub unclosed_quote: bool,
-    /// The words of the positive terms as typed, stopwords kept: what an exact-name check
+    /// The words as typed, in order, stopwords and repeats kept: what an exact-name check
     /// compares with (`go get` names a note, though `get` is too common to search for).
     /// Empty for a query not made by [`Query::parse`]: its terms are then the words.
-    pub typed_words: Vec<String>,
+    pub typed: Vec<TypedWord>,
+}
+
+/// A word of the query as typed, for the exact-name check ([`Query::words`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypedWord {
+    /// The lowercase word.
+    pub word: String,
+    /// For a word of `-word`, which may be a flag or an exclusion: the exclusion's text.
+    /// The word is part of the name only once [`Query::resolve_flags`] made it a flag
+    /// (`java -version`).
+    pub if_flag: Option<String>,
 }
 
 /// Words too common to rank by; dropped from the OR list unless nothing else is left.
@@ -163,6 +174,13 @@ impl Query {
                 && !quoted
                 && !prefix
                 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+            if !negate || maybe_flag {
+                let if_flag = negate.then(|| text.clone());
+                q.typed.extend(tokens(&text).map(|word| TypedWord {
+                    word,
+                    if_flag: if_flag.clone(),
+                }));
+            }
             let term = Term {
                 text,
                 prefix,
@@ -185,7 +203,6 @@ impl Query {
                 }
             }
         }
-        q.typed_words = q.words();
         let content: Vec<Term> = q
             .terms
             .iter()
@@ -291,8 +308,18 @@ impl Query {
     /// The lowercase words of the positive terms as typed, stopwords included (a CJK run
     /// cut into pairs counts once, whole): what an exact-name check compares with.
     pub fn words(&self) -> Vec<String> {
-        if !self.typed_words.is_empty() {
-            return self.typed_words.clone();
+        if !self.typed.is_empty() {
+            let flag = |f: &str| {
+                self.terms
+                    .iter()
+                    .any(|t| t.text.strip_prefix('-') == Some(f))
+            };
+            return self
+                .typed
+                .iter()
+                .filter(|t| t.if_flag.as_deref().is_none_or(flag))
+                .map(|t| t.word.clone())
+                .collect();
         }
         let mut whole: Option<&str> = None;
         self.terms
@@ -518,6 +545,16 @@ mod tests {
         assert_eq!(q.terms.len(), 2);
         assert_eq!(q.words(), ["how", "to", "cut", "a", "release"]);
         assert_eq!(Query::parse("go get -\"old way\"").words(), ["go", "get"]);
+        // A repeated word is part of the name too.
+        assert_eq!(
+            Query::parse("how to get to the office").words(),
+            ["how", "to", "get", "to", "the", "office"]
+        );
+        // A `-word` is part of it once it is read as a flag, not as an exclusion.
+        let mut q = Query::parse("java -version");
+        assert_eq!(q.words(), ["java"]);
+        q.resolve_flags(|_| Ok::<_, ()>(true)).unwrap();
+        assert_eq!(q.words(), ["java", "version"]);
     }
 
     #[test]
