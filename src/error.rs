@@ -25,7 +25,7 @@ pub enum Error {
     },
     /// The brain folder, a symlink, leads to another folder than the one whose index is
     /// open (repointed under a running backend).
-    #[error("brain folder {} now leads to {}, not to {}, whose index this is: restart 'brain serve' (or run the command again) to use the folder it leads to now", path.display(), now.display(), was.display())]
+    #[error("brain folder {} now leads to {}, not to {}, whose index this is: restart what has it open ('brain serve', the app, or the MCP server) to use the folder it leads to now", path.display(), now.display(), was.display())]
     RootMoved {
         /// The brain folder as configured.
         path: PathBuf,

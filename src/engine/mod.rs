@@ -177,15 +177,17 @@ impl Engine {
         rebuild::finish_interrupted(&path);
         rebuild::remove_with_sides(&staging)?;
         let index = Index::open(&staging)?;
-        let mut salvage = match path.exists() {
-            true => rebuild::salvage(&path, &index)?,
-            false => Salvage::default(),
-        };
         // The notes are read into the new index before it takes the old one's place: put
         // in place empty, it answered the searches made meanwhile with nothing, or with
         // the notes read so far, and "run brain index". (Their vectors come after, from
         // those kept, or embedded as any edit's are.)
         let synced = sync::sync(&index, &config)?;
+        // Then the logs, so that the searches made during that sync (minutes at 100k
+        // notes), logged in the old index, come across too.
+        let mut salvage = match path.exists() {
+            true => rebuild::salvage(&path, &index)?,
+            false => Salvage::default(),
+        };
         index.checkpoint_all()?;
         drop(index);
         rebuild::remove_side_files(&staging)?;
@@ -206,6 +208,12 @@ impl Engine {
     /// matrix they have a while longer, as each batch moves the vectors version.
     pub(crate) fn embedding_now(&self) -> bool {
         self.passes.running()
+    }
+
+    /// The index file this engine has open (which `config().index_path()` may no longer
+    /// name: it follows the brain folder's links as they are now).
+    pub fn index_file(&self) -> &std::path::Path {
+        self.index.path()
     }
 
     /// The settings this engine was opened with.
@@ -565,7 +573,10 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("b"), &link).unwrap();
         let err = engine.sync().unwrap_err();
         assert!(matches!(err, Error::RootMoved { .. }), "{err}");
-        assert!(err.to_string().contains("restart 'brain serve'"), "{err}");
+        assert!(
+            err.to_string().contains("restart what has it open"),
+            "{err}"
+        );
         let scope = Scope::everything();
         assert!(engine.sync_paths(&scope, SyncOptions::default()).is_err());
         assert_eq!(

@@ -341,7 +341,7 @@ impl Indexer {
     /// backend): the backend goes on writing an unlinked file, and everything since is
     /// lost when it stops. Only a new backend makes a new index.
     fn check_index_file(&mut self) {
-        let path = self.engine.config().index_path();
+        let path = self.engine.index_file();
         if self.index_gone || path.exists() {
             return;
         }
@@ -459,9 +459,10 @@ pub fn embed_loop(
         });
         match outcome {
             Ok(report) => {
-                if retry.take().is_some() {
-                    live.set_embed_error(None);
-                }
+                retry = None;
+                // Whatever failed before (a full disk, model files fetched again since) is
+                // over once a pass works.
+                live.set_embed_error(None);
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
                 if report.embedded > 0 {
                     tracing::info!(

@@ -433,6 +433,26 @@ fn a_folder_alias_does_not_blind_the_watcher_to_its_folder() {
     eventually(5 * SECOND, || find("quokkaalias").is_empty().then_some(()));
 }
 
+/// The example brain moved to `real-notes`, its folder a symlink to it; and that folder.
+fn brain_behind_a_link() -> (Brain, std::path::PathBuf) {
+    let brain = Brain::example();
+    let real = brain.tmp.path().join("real-notes");
+    std::fs::rename(&brain.root, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &brain.root).unwrap();
+    (brain, real)
+}
+
+#[test]
+fn a_brain_folder_that_is_a_symlink_is_watched_where_it_leads() {
+    let (brain, real) = brain_behind_a_link();
+    let _server = brain.serve_synced(&[]);
+    let find = |q: &str| hit_paths(&brain.json(&["search", q, "--mode", "bm25"]));
+    std::fs::write(real.join("lore/through-link.md"), "# Seen\n\nwombatlink\n").unwrap();
+    eventually(5 * SECOND, || {
+        (find("wombatlink") == ["lore/through-link.md"]).then_some(())
+    });
+}
+
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::example();
@@ -509,10 +529,6 @@ fn a_socket_removed_under_the_backend_is_made_again() {
     let brain = Brain::example();
     let server = brain.serve_synced(&[]);
     std::fs::remove_file(&server.socket).unwrap();
-    assert!(
-        brain.status()["backend"].is_null(),
-        "nothing answers meanwhile"
-    );
     eventually(15 * SECOND, || {
         (brain.status()["backend"]["pid"] == server.pid()).then_some(())
     });
@@ -520,10 +536,7 @@ fn a_socket_removed_under_the_backend_is_made_again() {
 
 #[test]
 fn a_brain_folder_link_repointed_under_the_backend_is_a_problem_not_a_sync() {
-    let brain = Brain::example();
-    let real = brain.tmp.path().join("real-notes");
-    std::fs::rename(&brain.root, &real).unwrap();
-    std::os::unix::fs::symlink(&real, &brain.root).unwrap();
+    let (brain, _) = brain_behind_a_link();
     let server = brain.serve_synced(&[]);
     let status = || server.conn().ask(r#"{"v":1,"op":"status"}"#)["result"]["status"].clone();
     let notes = status()["notes"].clone();
@@ -546,7 +559,7 @@ fn a_brain_folder_link_repointed_under_the_backend_is_a_problem_not_a_sync() {
     assert!(
         now["backend"]["last_error"]
             .as_str()
-            .is_some_and(|e| e.contains("restart 'brain serve'")),
+            .is_some_and(|e| e.contains("restart what has it open")),
         "{now}"
     );
 }
