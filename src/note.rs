@@ -556,7 +556,8 @@ fn heading_level(level: HeadingLevel) -> u8 {
 /// `git commit` both become `git commit`. Titles and file names are stored this way so a
 /// query that *is* a note's name finds it directly.
 pub fn name_key(s: &str) -> String {
-    s.split(|c: char| !c.is_alphanumeric())
+    crate::text::visible(s)
+        .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect::<Vec<_>>()
@@ -572,6 +573,7 @@ mod tests {
         assert_eq!(name_key("Git-Commit"), "git commit");
         assert_eq!(name_key("  tokio::select! "), "tokio select");
         assert_eq!(name_key("--"), "");
+        assert_eq!(name_key("Soft\u{AD}ware"), "software");
     }
 
     #[test]

@@ -10,21 +10,7 @@ use std::borrow::Cow;
 
 use crate::text::{cjk, symbols};
 
-/// Characters that show as nothing and carry no meaning in a word: a soft hyphen, a
-/// zero-width space, a word joiner, a byte-order mark. FTS5's tokenizer reads each as a
-/// word break, so `deploy<U+200B>ment` (pasted from a web page) was two words that
-/// `deployment` did not find. (The zero-width joiners, which shape Persian, Indic scripts
-/// and emoji, are kept.)
-const INVISIBLE: [char; 4] = ['\u{AD}', '\u{200B}', '\u{2060}', '\u{FEFF}'];
-
-/// `text` without [`INVISIBLE`] characters; borrowed when it has none. The query is read
-/// so too, so that both sides break words alike.
-pub fn visible(text: &str) -> Cow<'_, str> {
-    match text.contains(INVISIBLE) {
-        true => Cow::Owned(text.replace(INVISIBLE, "")),
-        false => Cow::Borrowed(text),
-    }
-}
+pub use crate::text::visible;
 
 /// `text` as the index holds it ([`visible`], then marked); unchanged (borrowed) when
 /// nothing applies.
@@ -43,7 +29,7 @@ fn marked(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `text` read from the index, without the marks [`indexed`] put in (its [`INVISIBLE`]
+/// `text` read from the index, without the marks [`indexed`] put in (its invisible
 /// characters are not put back: they showed as nothing).
 pub fn shown(text: &str) -> Cow<'_, str> {
     match cjk::unspaced(text) {

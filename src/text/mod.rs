@@ -6,3 +6,21 @@
 pub(crate) mod cjk;
 pub(crate) mod symbols;
 pub(crate) mod unicode_form;
+
+use std::borrow::Cow;
+
+/// Characters that show as nothing and carry no meaning in a word: a soft hyphen, a
+/// zero-width space, a word joiner, a byte-order mark. FTS5's tokenizer reads each as a
+/// word break, so `deploy<U+200B>ment` (pasted from a web page) was two words that
+/// `deployment` did not find. (The zero-width joiners, which shape Persian, Indic scripts
+/// and emoji, are kept.)
+const INVISIBLE: [char; 4] = ['\u{AD}', '\u{200B}', '\u{2060}', '\u{FEFF}'];
+
+/// `text` without [`INVISIBLE`] characters; borrowed when it has none. Notes are indexed
+/// and named (`note::name_key`) so, and queries read so, so that all break words alike.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    match text.contains(INVISIBLE) {
+        true => Cow::Owned(text.replace(INVISIBLE, "")),
+        false => Cow::Borrowed(text),
+    }
+}
