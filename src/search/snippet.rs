@@ -23,6 +23,9 @@ pub fn printable(c: char) -> char {
 /// terminal that prints its snippet.
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(4096));
+    // Whether a mark is open where the next word starts: FTS5 marks a phrase whole, spaces
+    // and all, so a mark may open in one word and close in a later one.
+    let mut open = false;
     for word in s.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
@@ -30,8 +33,8 @@ pub fn one_line(s: &str) -> String {
         let chars = word.chars().count();
         if chars <= WORD_CHARS {
             out.extend(word.chars().map(printable));
-        } else if word.contains('«') {
-            out.push_str(&around_first_mark(word));
+        } else if word.contains(['«', '»']) {
+            out.push_str(&around_first_mark(word, open));
         } else {
             // Both ends stay: the start says what it is, the end where it goes.
             let tail = WORD_CHARS / 4;
@@ -39,55 +42,96 @@ pub fn one_line(s: &str) -> String {
             out.push('…');
             out.extend(word.chars().skip(chars - tail).map(printable));
         }
+        open = word.chars().fold(open, |o, c| match c {
+            '«' => true,
+            '»' => false,
+            _ => o,
+        });
     }
-    out
+    paired(&out)
 }
 
-/// A long word (a URL, a path) that holds a «mark», cut to about [`WORD_CHARS`] characters
-/// around its first mark, `…` where it was cut, every mark left in it closed: cutting by
-/// position alone split marks (`«kubect…`) or cut the marked word out.
-fn around_first_mark(word: &str) -> String {
+/// A long word (a URL, a path) that holds a mark, cut to about [`WORD_CHARS`] characters
+/// around its first mark (`open`: a mark opened in an earlier word is open where it
+/// starts), `…` where it was cut, a mark cut open at either end closed or opened again:
+/// cutting by position split marks (`«kubect…`) or cut the hit out. A mark still open at
+/// the word's own end goes on into the next word.
+fn around_first_mark(word: &str, open: bool) -> String {
     let chars: Vec<char> = word.chars().collect();
-    let open = chars.iter().position(|&c| c == '«').unwrap_or(0);
-    let close = chars[open..]
+    let first = chars
         .iter()
-        .position(|&c| c == '»')
-        .map_or(chars.len() - 1, |i| open + i);
+        .position(|&c| c == '«' || c == '»')
+        .unwrap_or(0);
+    // The marked stretch: from its `«` to its `»` (or the word's end); a `»` first closes
+    // a mark opened before the word, which then runs from the word's start.
+    let (from, to) = match chars[first] {
+        '»' => (0, first),
+        _ => {
+            let close = chars[first..].iter().position(|&c| c == '»');
+            (first, close.map_or(chars.len() - 1, |i| first + i))
+        }
+    };
     // The marked stretch itself too long (a blob that matched): its two ends.
-    let (start, end, kept): (usize, usize, Vec<char>) = if close - open + 1 > WORD_CHARS {
+    let (start, end, kept): (usize, usize, Vec<char>) = if to - from + 1 > WORD_CHARS {
         let tail = WORD_CHARS / 4;
-        let mut kept: Vec<char> = chars[open..open + WORD_CHARS - tail - 1].to_vec();
+        let mut kept: Vec<char> = chars[from..from + WORD_CHARS - tail - 1].to_vec();
         kept.push('…');
-        kept.extend_from_slice(&chars[close + 1 - tail..=close]);
-        (open, close + 1, kept)
+        kept.extend_from_slice(&chars[to + 1 - tail..=to]);
+        (from, to + 1, kept)
     } else {
-        let spare = WORD_CHARS - (close - open + 1);
-        let start = open.saturating_sub(spare / 2);
+        let spare = WORD_CHARS - (to - from + 1);
+        let start = from.saturating_sub(spare / 2);
         let end = (start + WORD_CHARS).min(chars.len());
         let start = end.saturating_sub(WORD_CHARS);
         (start, end, chars[start..end].to_vec())
     };
+    let mut inside = chars[..start].iter().fold(open, |o, &c| match c {
+        '«' => true,
+        '»' => false,
+        _ => o,
+    });
     let mut out = String::with_capacity(WORD_CHARS * 4);
     if start > 0 {
         out.push('…');
+        if inside {
+            out.push('«');
+        }
     }
-    let mut inside = false;
     for c in kept {
+        match c {
+            '«' => inside = true,
+            '»' => inside = false,
+            _ => {}
+        }
+        out.push(printable(c));
+    }
+    if end < chars.len() {
+        if inside {
+            out.push('»');
+        }
+        out.push('…');
+    }
+    out
+}
+
+/// `s` with its marks paired: a `«` inside a mark and a `»` outside one dropped, one left
+/// open closed at the end, and an empty `«»` taken out.
+fn paired(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    let mut inside = false;
+    for c in s.chars() {
         match c {
             '«' if inside => continue,
             '»' if !inside => continue,
             '«' | '»' => inside = !inside,
             _ => {}
         }
-        out.push(printable(c));
+        out.push(c);
     }
     if inside {
         out.push('»');
     }
-    if end < chars.len() {
-        out.push('…');
-    }
-    out
+    out.replace("«»", "")
 }
 
 /// Cuts `s` to at most `max` characters at a word boundary, adding `...` when cut.
@@ -230,17 +274,33 @@ mod tests {
 
     #[test]
     fn a_long_word_is_cut_around_its_first_mark_and_its_marks_stay_paired() {
+        let balanced = |s: &str| {
+            s.chars().try_fold(false, |open, c| match c {
+                '«' if !open => Some(true),
+                '»' if open => Some(false),
+                '«' | '»' => None,
+                _ => Some(open),
+            }) == Some(false)
+        };
         let url = "<https://kubernetes.io/docs/reference/«kubectl»/«generated»/«kubectl»_diff/>.";
         let short = one_line(url);
-        assert!(short.chars().count() <= WORD_CHARS + 2, "{short}");
+        assert!(short.chars().count() <= WORD_CHARS + 4, "{short}");
         assert!(short.contains("«kubectl»"), "{short}");
-        let balanced = short.chars().try_fold(false, |open, c| match c {
-            '«' if !open => Some(true),
-            '»' if open => Some(false),
-            '«' | '»' => None,
-            _ => Some(open),
-        });
-        assert_eq!(balanced, Some(false), "{short}");
+        assert!(balanced(&short), "{short}");
+        // A phrase marked whole runs from a long word into the next one, and back.
+        let long = "a".repeat(80);
+        for text in [
+            format!("https://x.io/{long}/«kubectl get» pods"),
+            format!("«see https://x.io/»{long} now"),
+            format!("«see {long}/this»/{long} now"),
+            format!("{long}«"),
+        ] {
+            let short = one_line(&text);
+            assert!(balanced(&short), "{text:?} -> {short:?}");
+            assert!(!short.contains("«»"), "{short:?}");
+        }
+        assert!(one_line(&format!("https://x.io/{long}/«kubectl get» pods"))
+            .ends_with("/«kubectl get» pods"));
         // A hit late in the word is shown, not cut out of the middle.
         let late = format!("{}/«generated»/{}", "a".repeat(80), "b".repeat(80));
         let short = one_line(&late);
