@@ -325,13 +325,13 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
         // Symlinks are judged by the filter above, by what they point at, never walked.
         .follow_links(false)
         .add_custom_ignore_filename(BRAINIGNORE)
-        .overrides(overrides);
+        .overrides(overrides.clone());
     // Two or more threads: at 100k notes a walk is mostly `stat` calls, which the kernel
     // answers in parallel, and every `brain search` without a backend walks first.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
     let found = std::sync::Mutex::new(Walk::default());
     builder.threads(threads).build_parallel().run(|| {
-        let (found, root) = (&found, root.as_path());
+        let (found, root, overrides) = (&found, root.as_path(), &overrides);
         let mut folder = Folder::default();
         Box::new(move |entry| {
             if let Some(dir) = entry
@@ -346,7 +346,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                 out.unreadable.push(dir);
                 return ignore::WalkState::Continue;
             }
-            if let Some(seen) = visit(root, entry, &mut folder) {
+            if let Some(seen) = visit(root, entry, &mut folder, overrides) {
                 let mut out = found.lock().unwrap_or_else(|p| p.into_inner());
                 match seen {
                     Seen::File(file) => out.files.push(file),
@@ -405,7 +405,9 @@ enum Seen {
 /// ending in `.md` are notes (links, `brain new` and `get` say so too); `Note.MD` and a
 /// file named `.md` were skipped without a word, which on a Mac, where `Note.MD` opens as
 /// markdown, reads as a lost note.
-fn not_quite_a_note(path: &Path) -> Option<String> {
+/// A name the exclusions (`README.md`, `drafts/*.md`) would skip once renamed is left
+/// alone: renaming it would index nothing, and a `README.MD` is no lost note.
+fn not_quite_a_note(path: &Path, excluded: &ignore::overrides::Override) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     if name == ".md" {
         return Some(
@@ -413,7 +415,18 @@ fn not_quite_a_note(path: &Path) -> Option<String> {
         );
     }
     let (stem, ext) = name.rsplit_once('.')?;
-    (ext != "md" && ext.eq_ignore_ascii_case("md") && !stem.is_empty()).then(|| {
+    if ext == "md" || !ext.eq_ignore_ascii_case("md") || stem.is_empty() {
+        return None;
+    }
+    let renamed = path.with_file_name(format!("{stem}.md"));
+    let skipped = excluded.matched(&renamed, false).is_ignore()
+        || [
+            crate::kb::schema::SCHEMA_FILE,
+            crate::kb::index_md::INDEX_FILE,
+        ]
+        .iter()
+        .any(|kb| renamed.file_name().is_some_and(|n| n == *kb));
+    (!skipped).then(|| {
         format!("only names ending in lowercase .md are notes; rename it to {stem}.md to index it")
     })
 }
@@ -423,6 +436,7 @@ fn visit(
     root: &Path,
     entry: std::result::Result<ignore::DirEntry, ignore::Error>,
     folder: &mut Folder,
+    excluded: &ignore::overrides::Override,
 ) -> Option<Seen> {
     let entry = match entry {
         Ok(e) => e,
@@ -432,7 +446,7 @@ fn visit(
         return None;
     }
     let path = entry.path();
-    if let Some(why) = not_quite_a_note(path) {
+    if let Some(why) = not_quite_a_note(path, excluded) {
         let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
         return Some(Seen::Warning(format!("{shown}: skipped: {why}")));
     }
@@ -748,7 +762,15 @@ mod tests {
     #[test]
     fn an_upper_case_extension_and_a_bare_dot_md_are_warnings_not_silence() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["ok.md", "Loud.MD", "mixed.Md", ".md", "notes.txt", "..md"] {
+        for name in [
+            "ok.md",
+            "Loud.MD",
+            "mixed.Md",
+            ".md",
+            "notes.txt",
+            "..md",
+            "README.MD",
+        ] {
             fs::write(dir.path().join(name), "x").unwrap();
         }
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
