@@ -102,8 +102,9 @@ pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusq
     bump_version(tx)
 }
 
-/// Deletes the vectors no chunk refers to any more (notes deleted or edited), once they
-/// outnumber the vectors in use (and [`KEPT_UNUSED`]). Kept until then, a note that leaves
+/// Deletes the vectors no chunk refers to any more (notes deleted or edited) past the
+/// number in use (and [`KEPT_UNUSED`]): only the excess goes, so a brain whose notes all
+/// leave at once (a notes disk unmounted) keeps as many as it had. Kept, a note that leaves
 /// and comes back unchanged (a folder moved out and back, a git branch switched and
 /// switched back, a backup restored, a notes disk unmounted under the backend) finds its
 /// passages' vectors still there instead of being embedded again, minutes of work; the
@@ -115,12 +116,15 @@ pub fn collect_garbage(tx: &Transaction) -> rusqlite::Result<usize> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    if unused <= (all - unused).max(KEPT_UNUSED) {
+    let excess = unused - (all - unused).max(KEPT_UNUSED);
+    if excess <= 0 {
         return Ok(0);
     }
+    // Which of them goes is arbitrary (the table keeps no age): the first by hash.
     tx.execute(
-        "DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)",
-        [],
+        "DELETE FROM vectors WHERE hash IN
+           (SELECT hash FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks) LIMIT ?1)",
+        [excess],
     )
 }
 
@@ -299,9 +303,9 @@ mod tests {
         add(0, KEPT_UNUSED as u32);
         assert_eq!(collect(), 0);
         assert_eq!(count(), KEPT_UNUSED);
-        add(KEPT_UNUSED as u32, 1);
-        assert_eq!(collect(), KEPT_UNUSED as usize + 1);
-        assert_eq!(count(), 0);
+        add(KEPT_UNUSED as u32, 5);
+        assert_eq!(collect(), 5, "only the excess goes");
+        assert_eq!(count(), KEPT_UNUSED);
     }
 
     #[test]
