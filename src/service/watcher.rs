@@ -37,7 +37,13 @@ impl FolderWatcher {
         notify: impl Fn(Change) + Send + 'static,
     ) -> Result<FolderWatcher, String> {
         let identity = identity(root);
-        let (root_c, data_c) = (root.to_path_buf(), data_dir.to_path_buf());
+        // The folder a symlinked brain folder leads to is watched, under its own path:
+        // not following links (below) applies to the root too, so the link itself was
+        // watched and no edit inside was ever seen; and FSEvents reports real paths,
+        // which the link's path is not a prefix of.
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let (root_c, data_c) = (real(root), real(data_dir));
+        let watched = root_c.clone();
         let handler = move |res: notify::Result<Event>| {
             let change = match res {
                 Ok(event) => classify(&root_c, &data_c, &event),
@@ -55,7 +61,7 @@ impl FolderWatcher {
         let config = notify::Config::default().with_follow_symlinks(false);
         let mut inner = RecommendedWatcher::new(handler, config).map_err(|e| e.to_string())?;
         inner
-            .watch(root, RecursiveMode::Recursive)
+            .watch(&watched, RecursiveMode::Recursive)
             .map_err(|e| e.to_string())?;
         Ok(FolderWatcher {
             _inner: inner,
