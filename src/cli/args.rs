@@ -516,6 +516,7 @@ fn whole_number(s: &str) -> Result<i64, String> {
         // A whole number past i64's range is one still, only far too many.
         let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
         match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            true if s.starts_with('-') => "expected a whole number from 1 up".to_string(),
             true => "far past the most results allowed".to_string(),
             false => "expected a whole number (how many results)".to_string(),
         }
@@ -718,6 +719,10 @@ mod tests {
             );
         }
         assert_eq!(top(7, max).unwrap(), 7);
+        assert_eq!(
+            whole_number("-99999999999999999999").unwrap_err(),
+            "expected a whole number from 1 up"
+        );
         assert_eq!(
             whole_number("99999999999999999999").unwrap_err(),
             "far past the most results allowed"
