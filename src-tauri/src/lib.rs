@@ -61,9 +61,19 @@ pub fn builder(config: brain::Config) -> tauri::Builder<tauri::Wry> {
         ])
         .setup(|app| setup::init(app).map_err(Into::into))
         .on_window_event(|window, event| {
-            // Spotlight behaviour: clicking elsewhere dismisses the panel.
-            if window.label() == panel::PANEL && matches!(event, WindowEvent::Focused(false)) {
-                panel::blurred(window.app_handle());
+            if window.label() != panel::PANEL {
+                return;
+            }
+            match event {
+                // Spotlight behaviour: clicking elsewhere dismisses the panel.
+                WindowEvent::Focused(false) => panel::blurred(window.app_handle()),
+                // Cmd+W (the default menu's Close Window), a reflex for "dismiss", closed
+                // the one panel for good: the hotkey then showed nothing until a restart.
+                WindowEvent::CloseRequested { api, .. } => {
+                    api.prevent_close();
+                    panel::hide(window.app_handle());
+                }
+                _ => {}
             }
         })
 }
