@@ -351,15 +351,23 @@ pub fn choose_folder(app: &AppHandle) -> anyhow::Result<Option<PanelStatus>> {
 pub fn open_brain(app: &AppHandle) -> anyhow::Result<()> {
     let state = app.state::<AppState>();
     state.set_host(None);
+    state.set_start_error(None);
     let config = state.config();
     if config.root.is_dir() {
         let handle = app.clone();
-        let host = Host::start(config, move |activity| {
+        let started = Host::start(config, move |activity| {
             if handle.state::<AppState>().set_activity(activity) {
                 status_changed(&handle);
             }
-        })?;
-        state.set_host(Some(host));
+        });
+        match started {
+            Ok(host) => state.set_host(Some(host)),
+            Err(e) => {
+                state.set_start_error(Some(format!("{e:#}")));
+                status_changed(app);
+                return Err(e);
+            }
+        }
     }
     status_changed(app);
     Ok(())

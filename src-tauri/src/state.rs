@@ -54,6 +54,9 @@ pub struct AppState {
     hotkey_notice: Mutex<Option<String>>,
     launch_at_login: Mutex<Option<bool>>,
     downloading: AtomicBool,
+    /// Why the brain could not be opened (an index from a newer brain, a data folder the
+    /// app cannot write), while its folder is there: said instead of "no brain folder yet".
+    start_error: Mutex<Option<String>>,
     /// `BRAIN_CAPTURE_OPEN`: open, reveal and copy write here instead of acting (for tests).
     pub capture: Option<PathBuf>,
 }
@@ -99,6 +102,7 @@ impl AppState {
             hotkey_notice: Mutex::new(None),
             launch_at_login: Mutex::new(None),
             downloading: AtomicBool::new(false),
+            start_error: Mutex::new(None),
             capture: std::env::var_os("BRAIN_CAPTURE_OPEN")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
@@ -130,7 +134,15 @@ impl AppState {
 
     fn open_host(&self) -> anyhow::Result<Arc<Host>> {
         self.host()
-            .ok_or_else(|| anyhow!("no brain folder yet: create one or choose a folder"))
+            .ok_or_else(|| match lock(&self.start_error).clone() {
+                Some(why) => anyhow!("the brain could not be opened: {why}"),
+                None => anyhow!("no brain folder yet: create one or choose a folder"),
+            })
+    }
+
+    /// Records why opening the brain failed, or clears it (`None`) before a new attempt.
+    pub fn set_start_error(&self, why: Option<String>) {
+        *lock(&self.start_error) = why;
     }
 
     /// Records what the app is doing; returns false when nothing changed.
@@ -301,11 +313,24 @@ impl AppState {
                 )
             }
             Some(Err(e)) => (format!("Error: {e:#}"), 0, false),
-            None if config.root.is_dir() => ("Opening the brain…".to_string(), 0, false),
+            // Without a host, the model is looked for on disk: "no model yet" would send
+            // the person to download one they have.
+            None if config.root.is_dir() => match lock(&self.start_error).clone() {
+                Some(why) => (
+                    format!("Could not open the brain: {why}"),
+                    0,
+                    brain::embed::is_installed(&config),
+                ),
+                None => (
+                    "Opening the brain…".to_string(),
+                    0,
+                    brain::embed::is_installed(&config),
+                ),
+            },
             None => (
                 format!("No brain folder at {}", config.root.display()),
                 0,
-                false,
+                brain::embed::is_installed(&config),
             ),
         };
         PanelStatus {

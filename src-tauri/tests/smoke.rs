@@ -168,3 +168,39 @@ fn other_windows_get_no_commands() {
     .unwrap_err();
     assert!(err.as_str().unwrap().contains("not allowed"), "{err}");
 }
+
+#[test]
+fn a_brain_that_could_not_be_opened_says_why_not_that_there_is_no_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("brain");
+    std::fs::create_dir(&root).unwrap();
+    let config = brain::Config::for_root(&root, dir.path().join("data"));
+    let state = AppState::new(config);
+    state.set_start_error(Some("index x has schema version 99".into()));
+    let app = mock_builder()
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![commands::search, commands::status])
+        .build(tauri::generate_context!(test = true))
+        .unwrap();
+    let panel = window(&app, "panel");
+    let err = invoke(
+        &panel,
+        "search",
+        json!({ "query": "retries", "mode": "bm25" }),
+    )
+    .unwrap_err();
+    let err = err.as_str().unwrap();
+    assert!(
+        err.contains("could not be opened") && err.contains("schema version 99"),
+        "{err}"
+    );
+    assert!(!err.contains("no brain folder"), "{err}");
+    let status = invoke(&panel, "status", json!({})).unwrap();
+    assert!(
+        status["line"]
+            .as_str()
+            .unwrap()
+            .starts_with("Could not open the brain: "),
+        "{status}"
+    );
+}
