@@ -42,10 +42,26 @@ const state = {
   history: null, // earlier queries, most recent first; loaded on the first Alt+Up
   historyAt: -1, // -1: the box holds what was typed, not a history entry
   draft: "",
+  pending: false, // a search waits on the debounce timer
+  moved: false, // the selection was moved by hand since the box last changed
+  openAfter: null, // "open" or "reveal": Enter pressed while a search was on its way
+  composing: false, // an input method (Chinese, Japanese) is composing a word
+  measure: false, // the next answer is timed for the end-to-end test (a keystroke's)
 };
 
 // Timings the end-to-end test reads back: keystroke -> results painted, hotkey -> panel painted.
 const perf = (window.__brainPerf = { search: [], shown: [] });
+// The app runs for weeks: the timings keep the latest only.
+const PERF_KEPT = 500;
+function record(list, entry) {
+  list.push(entry);
+  if (list.length > PERF_KEPT) list.shift();
+}
+
+/** Whether the results on screen may not be for what the box holds yet. */
+function searching() {
+  return state.inflight || state.again || state.pending;
+}
 
 // ---- searching ----------------------------------------------------------------------
 
@@ -57,17 +73,24 @@ function schedule() {
   clearTimeout(state.timer);
   const wait = DEBOUNCE_MS - (performance.now() - state.lastSent);
   if (wait <= 0) send();
-  else state.timer = setTimeout(send, wait);
+  else {
+    state.pending = true;
+    state.timer = setTimeout(send, wait);
+  }
 }
 
 async function send() {
+  state.pending = false;
   const query = ui.query.value.trim();
   const seq = ++state.seq;
   const inputAt = state.lastInputAt;
+  const measure = state.measure;
+  state.measure = false;
   state.lastSent = performance.now();
   // No letter or digit yet (the `"` that starts a phrase, a lone `-`, an emoji): nothing
   // to search for; the backend would refuse it, and an error would flash while typing.
   if (!query || /^[^\p{L}\p{N}]*$/u.test(query)) {
+    state.openAfter = null;
     showHits([]);
     return;
   }
@@ -77,17 +100,29 @@ async function send() {
     if (seq !== state.seq) return; // a newer search (or a cleared box) won
     state.notice = res.notice || "";
     showHits(res.results, query);
-    afterPaint(() => perf.search.push({ query, ms: performance.now() - inputAt }));
+    if (measure) afterPaint(() => record(perf.search, { query, ms: performance.now() - inputAt }));
   } catch (err) {
     if (seq !== state.seq) return;
     state.notice = "";
+    state.openAfter = null;
     showHits([]);
-    showError(String(err));
+    if (state.mode === "semantic" && state.status && !state.status.model_installed) {
+      showMessage("error", "Meaning search needs the embedding model",
+        "Download it from the menu (Download Model…), or press Tab for hybrid or keyword search.");
+    } else {
+      showError(String(err));
+    }
   } finally {
     state.inflight = false;
     if (state.again) {
       state.again = false;
       schedule();
+    } else if (state.openAfter && !state.pending) {
+      // Enter pressed while this search was on its way: it meant these results.
+      const what = state.openAfter;
+      state.openAfter = null;
+      const hit = current();
+      if (hit) act(what, { path: hit.path });
     }
   }
 }
@@ -104,17 +139,26 @@ function afterPaint(f) {
 // ---- drawing --------------------------------------------------------------------------
 
 function showHits(hits, query) {
+  // A row picked by hand while this search was on its way stays picked when it is there.
+  const picked = state.moved ? current()?.path : undefined;
+  const kept = picked === undefined ? -1 : hits.findIndex((h) => h.path === picked);
   state.hits = hits;
-  state.selected = 0;
+  state.selected = Math.max(0, kept);
   ui.results.replaceChildren(...hits.map(resultRow));
+  ui.query.setAttribute("aria-expanded", String(hits.length > 0));
   if (hits.length) {
     hideMessage();
-    select(0);
-  } else if (query) {
-    const kw = state.mode === "bm25" ? "Meaning mode" : "Keywords mode";
-    showMessage("none", `No notes match “${query}”`, `Try fewer or different words, or ${kw} (Tab).`);
+    select(state.selected);
   } else {
-    showIdle();
+    ui.query.removeAttribute("aria-activedescendant");
+    if (query) {
+      const noModel = state.status && !state.status.model_installed;
+      const other = state.mode !== "bm25" ? "Keywords mode" : noModel ? "" : "Meaning mode";
+      const hint = other ? `Try fewer or different words, or ${other} (Tab).` : "Try fewer or different words.";
+      showMessage("none", `No notes match “${query}”`, hint);
+    } else {
+      showIdle();
+    }
   }
   drawFooter();
 }
@@ -169,17 +213,24 @@ async function loadPreview(hit) {
   try {
     let passage = state.previews.get(key);
     if (!passage) {
+      // The last note's text stays until this one's comes, dimmed: not this note's.
+      ui.preview.classList.add("loading");
       passage = await invoke("preview", { path: hit.path, line: hit.line || 1 });
+      if (state.previews.size >= 200) state.previews.clear();
       state.previews.set(key, passage);
     }
     if (seq !== state.previewSeq) return;
+    ui.preview.classList.remove("loading");
     ui.previewLines.textContent = `lines ${passage.start_line}–${passage.end_line} of ${passage.total_lines}`;
     const words = ui.query.value.trim().split(/\s+/);
     ui.previewText.replaceChildren(previewLines(passage, hit.line, words));
     const hitLine = ui.previewText.querySelector(".hit");
-    ui.previewText.scrollTop = hitLine ? Math.max(0, hitLine.offsetTop - 60) : 0;
+    // Both offsets are from the same positioned box: the difference is within the text.
+    const within = hitLine ? hitLine.offsetTop - ui.previewText.offsetTop : 0;
+    ui.previewText.scrollTop = Math.max(0, within - 60);
   } catch (err) {
     if (seq !== state.previewSeq) return;
+    ui.preview.classList.remove("loading");
     ui.previewLines.textContent = "";
     ui.previewText.replaceChildren(el("span", "error-text", String(err)));
   }
@@ -302,7 +353,9 @@ function drawModes() {
     const on = b.dataset.mode === state.mode;
     b.setAttribute("aria-checked", String(on));
     b.classList.toggle("unavailable", noModel && b.dataset.mode === "semantic");
-    b.title = noModel && b.dataset.mode !== "bm25" ? "Needs the embedding model (tray menu → Download Model…)" : "";
+    b.title = !noModel ? ""
+      : b.dataset.mode === "semantic" ? "Needs the embedding model (tray menu → Download Model…)"
+      : b.dataset.mode === "hybrid" ? "Keywords only until the embedding model is downloaded" : "";
   }
 }
 
@@ -328,6 +381,7 @@ function drawKeys() {
 }
 
 function applyStatus(s) {
+  const wasFirstRun = state.status ? !state.status.root_exists : false;
   state.status = s;
   const firstRun = !s.root_exists;
   ui.firstRun.hidden = !firstRun;
@@ -339,6 +393,8 @@ function applyStatus(s) {
   drawModes();
   drawFooter();
   if (!firstRun && !ui.query.value.trim()) showIdle();
+  // The folder just made or chosen: what is typed next is a search.
+  if (wasFirstRun && !firstRun) ui.query.focus();
 }
 
 function shortHome(path) {
@@ -381,6 +437,7 @@ function cycleMode(step) {
   state.mode = MODES[(i + step + MODES.length) % MODES.length];
   drawModes();
   toast(MODE_NAMES[state.mode]);
+  changed();
   state.lastInputAt = performance.now();
   state.lastSent = -Infinity;
   schedule();
@@ -407,17 +464,29 @@ async function walkHistory(step) {
   state.historyAt = at;
   ui.query.value = at === -1 ? state.draft : h[at];
   ui.query.setSelectionRange(ui.query.value.length, ui.query.value.length);
+  changed();
   state.lastInputAt = performance.now();
   state.lastSent = -Infinity;
   schedule();
 }
 
+/** What the box asks changed (typed, a mode, a history entry): a new search, timed, its
+ *  best hit selected. */
+function changed() {
+  state.moved = false;
+  state.measure = true;
+}
+
 function onKey(e) {
-  if (e.isComposing) return;
+  // An input method's keys (Enter confirms a word, Escape drops it) are its own. WebKit
+  // sends the confirming Enter after compositionend, with isComposing false: keyCode 229.
+  if (e.isComposing || e.keyCode === 229 || state.composing) return;
   if (state.capture) {
     onCaptureKey(e);
     return;
   }
+  // The first-run screen: Tab and Enter reach its buttons.
+  if (ui.query.disabled && e.key !== "Escape") return;
   const mod = IS_MAC ? e.metaKey : e.ctrlKey;
   const hit = current();
   if (mod && (e.key === "n" || e.key === "N") && !ui.query.disabled) {
@@ -434,11 +503,14 @@ function onKey(e) {
     case "ArrowDown":
     case "ArrowUp":
       e.preventDefault();
+      state.moved = true;
       select(state.selected + (e.key === "ArrowDown" ? 1 : -1));
       return;
     case "Enter":
       e.preventDefault();
-      if (hit) act(mod ? "reveal" : "open", { path: hit.path });
+      // Typed fast and Enter: the results for what the box holds are still coming.
+      if (searching()) state.openAfter = mod ? "reveal" : "open";
+      else if (hit) act(mod ? "reveal" : "open", { path: hit.path });
       return;
     case "Tab":
       e.preventDefault();
@@ -450,8 +522,9 @@ function onKey(e) {
       return;
   }
   if (mod && (e.key === "c" || e.key === "C") && hit) {
-    // Plain copy of selected text in the box keeps working.
+    // Plain copy of selected text keeps working: in the box, or in the preview.
     if (!e.shiftKey && ui.query.selectionStart !== ui.query.selectionEnd) return;
+    if (!e.shiftKey && document.activeElement !== ui.query && String(window.getSelection() || "").trim()) return;
     e.preventDefault();
     const kind = e.shiftKey ? "wikilink" : "path";
     act("copy", { path: hit.path, kind }, (text) => toast(`Copied ${kind === "path" ? "path" : text}`));
@@ -461,14 +534,31 @@ function onKey(e) {
 // ---- wiring ---------------------------------------------------------------------------
 
 ui.query.addEventListener("input", (e) => {
+  // A word an input method is still composing (pinyin, romaji) is not searched for: its
+  // letters would flash "no notes match" and land in the history as searches.
+  if (state.composing || e.isComposing) return;
   state.historyAt = -1;
+  changed();
+  state.lastInputAt = keystrokeTime(e);
+  schedule();
+});
+ui.query.addEventListener("compositionstart", () => {
+  state.composing = true;
+});
+ui.query.addEventListener("compositionend", (e) => {
+  state.composing = false;
+  state.historyAt = -1;
+  changed();
   state.lastInputAt = keystrokeTime(e);
   schedule();
 });
 document.addEventListener("keydown", onKey);
 ui.results.addEventListener("mousedown", (e) => {
   const row = e.target.closest(".row");
-  if (row) select(Number(row.dataset.index));
+  if (row) {
+    state.moved = true;
+    select(Number(row.dataset.index));
+  }
   e.preventDefault(); // keep the focus in the box
 });
 ui.results.addEventListener("dblclick", () => {
@@ -488,20 +578,46 @@ ui.captureTypes.addEventListener("mousedown", (e) => {
     writeCapture();
   }
 });
-$("create-brain").addEventListener("click", () => act("create_brain", {}, applyStatus));
-$("choose-folder").addEventListener("click", () => act("choose_folder", {}, (s) => s && applyStatus(s)));
+/** A first-run action: its failure is said on the first-run screen, where the person looks. */
+async function firstRunAct(command) {
+  ui.firstRunError.hidden = true;
+  try {
+    const s = await invoke(command, {});
+    if (s) applyStatus(s);
+  } catch (err) {
+    ui.firstRunError.textContent = String(err);
+    ui.firstRunError.hidden = false;
+  }
+}
+$("create-brain").addEventListener("click", () => firstRunAct("create_brain"));
+$("choose-folder").addEventListener("click", () => firstRunAct("choose_folder"));
 
 listen("status", (e) => {
   state.contexts.clear(); // links and likenesses move as the notes do
+  // And the notes' text, once a sync is over (not on every progress step of a pass).
+  const before = state.status;
+  if (!before || before.notes !== e.payload.notes || (before.indexing && !e.payload.indexing)) {
+    state.previews.clear();
+  }
   applyStatus(e.payload);
 });
 listen("panel-shown", (e) => {
+  state.composing = false; // a composition left open when the panel hid ends with it
   state.history = null; // searches made since the panel last showed join the history
   state.historyAt = -1;
   ui.query.focus();
   ui.query.select();
   const asked = e.payload.requested_at_ms;
-  afterPaint(() => perf.shown.push(Date.now() - asked));
+  afterPaint(() => {
+    record(perf.shown, Date.now() - asked);
+    // The results shown are from before the panel hid: notes may have changed since.
+    // Searched again once the panel is on screen, so showing it never waits on that.
+    if (ui.query.value.trim() && !ui.query.disabled) {
+      state.previews.clear();
+      state.lastSent = -Infinity;
+      schedule();
+    }
+  });
 });
 
 drawKeys();

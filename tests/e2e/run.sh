@@ -264,7 +264,7 @@ keys "$TAB"
 check "Tab switches to keyword mode" wait_for 'document.querySelector("#modes [data-mode=bm25]").getAttribute("aria-checked") === "true"'
 keys "$TAB"
 check "meaning mode without a model explains itself" \
-  wait_for 'document.getElementById("message-title").textContent === "Search failed" && /model/.test(document.getElementById("message-text").textContent)'
+  wait_for 'document.getElementById("message-title").textContent === "Meaning search needs the embedding model" && /Download Model/.test(document.getElementById("message-text").textContent)'
 keys "$TAB"
 check "Tab comes back to hybrid" wait_for 'document.querySelector("#modes [data-mode=hybrid]").getAttribute("aria-checked") === "true" && document.querySelectorAll("#results .row").length > 0'
 
@@ -346,6 +346,40 @@ if [[ -n ${BRAIN_TEST_MODEL_DIR:-} ]]; then
   echo "keystroke -> results painted (hybrid): median $(median .search_ms) ms over $(jq '.search_ms | length' <<<"$hybrid") keystrokes (max $(jq '.search_ms | max // 0 | . * 10 | round / 10' <<<"$hybrid") ms)"
   check "hybrid keystroke timings recorded" test "$(jq '.search_ms | length > 10' <<<"$hybrid")" = true
 fi
+
+# An input method's word being composed (pinyin, romaji) is not searched, and the Enter
+# that confirms it opens nothing; the confirmed word is searched.
+clear_box
+opens_before=$(grep -c '^open' "$capture")
+js 'const q = document.getElementById("query");
+    q.dispatchEvent(new CompositionEvent("compositionstart"));
+    q.value = "zhong";
+    q.dispatchEvent(new InputEvent("input", {isComposing: true}));
+    document.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+    return true;' >/dev/null
+sleep 0.5
+check "a word being composed is not searched" \
+  test "$(js 'return document.getElementById("results").children.length === 0 && !document.getElementById("message-title").textContent.includes("zhong");')" = true
+check "nor opened by the Enter that confirms it" test "$(grep -c '^open' "$capture")" = "$opens_before"
+js 'const q = document.getElementById("query");
+    q.value = "sqlite wal checkpoint";
+    q.dispatchEvent(new CompositionEvent("compositionend"));
+    return true;' >/dev/null
+check "the confirmed word is searched" \
+  wait_for 'document.querySelector("#results .row .path")?.textContent === "lore/sqlite-wal-checkpoint-starvation.md"'
+
+# Enter typed right after the words opens the best note for those words, not for the
+# prefix whose results were on screen.
+clear_box
+sleep 0.3
+keys "idempotency keys${ENTER}"
+for _ in $(seq 50); do captured "open	$root_real/lore/idempotency-keys-payments.md" && break; sleep 0.1; done
+check "Enter right after typing opens the best note for all the words" \
+  captured "open	$root_real/lore/idempotency-keys-payments.md" ||
+  echo "  (last asked: $(tail -1 "$capture"))"
+xdotool key --clearmodifiers alt+space
+wait_for 'document.activeElement.id === "query"' 5
+sleep 0.5
 
 # The preview lists the notes linking to the selected note.
 clear_box
