@@ -2,7 +2,6 @@
 //! embedder, started together and stopped together. `brain serve` and the app both call
 //! [`Backend::start`].
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender, SyncSender};
@@ -15,7 +14,9 @@ use tokio::sync::{broadcast, watch};
 use super::error::ServiceError;
 use super::handler::Handler;
 use super::indexer::{self, Indexer, Job, Wiring};
-use super::location::{clear_stale_socket, ensure_private_dir, runtime_dir, socket_path};
+use super::location::{
+    bind_socket, clear_stale_socket, ensure_private_dir, runtime_dir, socket_path,
+};
 use super::lock::{Holder, InstanceLock};
 use super::server::{self, Limits};
 use super::state::{BackendEvent, Live};
@@ -82,7 +83,7 @@ impl Backend {
                 .sketching(Sketches::Large)
                 .remembering_terms(),
         );
-        let listener = bind(&socket)?;
+        let listener = bind_socket(&socket)?;
 
         let live = Arc::new(Live::new(socket.clone(), options.watch));
         let (events, _) = broadcast::channel(64);
@@ -213,18 +214,6 @@ impl Drop for Backend {
     fn drop(&mut self) {
         self.stop_all();
     }
-}
-
-/// Binds the socket and closes it to everyone but its owner.
-pub(crate) fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
-    let listener =
-        std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| ServiceError::io(path, e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| ServiceError::io(path, e))?;
-    Ok(listener)
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, ServiceError> {

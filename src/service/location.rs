@@ -136,6 +136,18 @@ pub fn check_owner(path: &Path, meta: &fs::Metadata) -> Result<(), ServiceError>
     Ok(())
 }
 
+/// Binds the socket and closes it to everyone but its owner.
+pub(crate) fn bind_socket(path: &Path) -> Result<std::os::unix::net::UnixListener, ServiceError> {
+    let listener =
+        std::os::unix::net::UnixListener::bind(path).map_err(|e| ServiceError::io(path, e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| ServiceError::io(path, e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| ServiceError::io(path, e))?;
+    Ok(listener)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

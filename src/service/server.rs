@@ -107,7 +107,7 @@ fn rebound(socket: &Path) -> Option<UnixListener> {
     let bound = socket
         .parent()
         .map_or(Ok(()), super::location::ensure_private_dir)
-        .and_then(|()| super::backend::bind(socket))
+        .and_then(|()| super::location::bind_socket(socket))
         .and_then(|l| UnixListener::from_std(l).map_err(|e| ServiceError::io(socket, e)));
     match bound {
         Ok(listener) => {
