@@ -353,9 +353,7 @@ pub fn open_brain(app: &AppHandle) -> anyhow::Result<()> {
     state.set_host(None);
     state.set_start_error(None);
     let config = state.config();
-    // A folder with an index but not there (a disk not mounted yet) is waited for by the
-    // backend, as `brain serve` waits: not offered to be created on the boot disk.
-    if config.root.is_dir() || config.index_path().exists() {
+    if config.root.is_dir() {
         let handle = app.clone();
         let started = Host::start(config, move |activity| {
             if handle.state::<AppState>().set_activity(activity) {

@@ -68,9 +68,7 @@ pub struct PanelStatus {
     pub line: String,
     /// The brain folder.
     pub root: String,
-    /// Whether it exists, or has an index here (a disk not mounted yet, which the backend
-    /// waits for); false: the panel shows the first-run choice, whose "Create" would make
-    /// the folder on the boot disk.
+    /// Whether it exists (false: the panel shows the first-run choice).
     pub root_exists: bool,
     /// Notes indexed.
     pub notes: u64,
@@ -338,7 +336,7 @@ impl AppState {
         PanelStatus {
             line,
             root: config.root.to_string_lossy().into_owned(),
-            root_exists: config.root.is_dir() || config.index_path().exists(),
+            root_exists: config.root.is_dir(),
             notes,
             model_installed,
             model: config.model.clone(),

@@ -204,21 +204,3 @@ fn a_brain_that_could_not_be_opened_says_why_not_that_there_is_no_folder() {
         "{status}"
     );
 }
-
-#[test]
-fn a_brain_folder_not_mounted_yet_is_waited_for_not_offered_to_be_created() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("volume/brain");
-    let config = brain::Config::for_root(&root, dir.path().join("data"));
-    let state = AppState::new(config.clone());
-    assert!(
-        !state.status().root_exists,
-        "no folder, no index: the first run"
-    );
-    std::fs::create_dir_all(config.index_dir()).unwrap();
-    std::fs::write(config.index_path(), b"").unwrap();
-    assert!(
-        state.status().root_exists,
-        "an index of it: a disk not mounted yet, waited for"
-    );
-}
