@@ -48,14 +48,15 @@ pub fn one_line(s: &str) -> String {
             _ => o,
         });
     }
-    paired(&out)
+    out
 }
 
 /// A long word (a URL, a path) that holds a mark, cut to about [`WORD_CHARS`] characters
 /// around its first mark (`open`: a mark opened in an earlier word is open where it
 /// starts), `…` where it was cut, a mark cut open at either end closed or opened again:
 /// cutting by position split marks (`«kubect…`) or cut the hit out. A mark still open at
-/// the word's own end goes on into the next word.
+/// the word's own end goes on into the next word. (Only such words are touched: a note's
+/// own `«` and `»` elsewhere are its text.)
 fn around_first_mark(word: &str, open: bool) -> String {
     let chars: Vec<char> = word.chars().collect();
     let first = chars
@@ -111,26 +112,7 @@ fn around_first_mark(word: &str, open: bool) -> String {
         }
         out.push('…');
     }
-    out
-}
-
-/// `s` with its marks paired: a `«` inside a mark and a `»` outside one dropped, one left
-/// open closed at the end, and an empty `«»` taken out.
-fn paired(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    let mut inside = false;
-    for c in s.chars() {
-        match c {
-            '«' if inside => continue,
-            '»' if !inside => continue,
-            '«' | '»' => inside = !inside,
-            _ => {}
-        }
-        out.push(c);
-    }
-    if inside {
-        out.push('»');
-    }
+    // A `«` that was the window's last character, closed at once, marks nothing.
     out.replace("«»", "")
 }
 
@@ -293,7 +275,6 @@ mod tests {
             format!("https://x.io/{long}/«kubectl get» pods"),
             format!("«see https://x.io/»{long} now"),
             format!("«see {long}/this»/{long} now"),
-            format!("{long}«"),
         ] {
             let short = one_line(&text);
             assert!(balanced(&short), "{text:?} -> {short:?}");
@@ -301,6 +282,11 @@ mod tests {
         }
         assert!(one_line(&format!("https://x.io/{long}/«kubectl get» pods"))
             .ends_with("/«kubectl get» pods"));
+        // A note's own guillemets outside long words are its text, left as written.
+        assert_eq!(
+            one_line("Home » Guides » «Retry» policy « Back"),
+            "Home » Guides » «Retry» policy « Back"
+        );
         // A hit late in the word is shown, not cut out of the middle.
         let late = format!("{}/«generated»/{}", "a".repeat(80), "b".repeat(80));
         let short = one_line(&late);
