@@ -407,7 +407,11 @@ enum Seen {
 /// markdown, reads as a lost note.
 /// A name the exclusions (`README.md`, `drafts/*.md`) would skip once renamed is left
 /// alone: renaming it would index nothing, and a `README.MD` is no lost note.
-fn not_quite_a_note(path: &Path, excluded: &ignore::overrides::Override) -> Option<String> {
+fn not_quite_a_note(
+    root: &Path,
+    path: &Path,
+    excluded: &ignore::overrides::Override,
+) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     if name == ".md" {
         return Some(
@@ -419,13 +423,9 @@ fn not_quite_a_note(path: &Path, excluded: &ignore::overrides::Override) -> Opti
         return None;
     }
     let renamed = path.with_file_name(format!("{stem}.md"));
-    let skipped = excluded.matched(&renamed, false).is_ignore()
-        || [
-            crate::kb::schema::SCHEMA_FILE,
-            crate::kb::index_md::INDEX_FILE,
-        ]
-        .iter()
-        .any(|kb| renamed.file_name().is_some_and(|n| n == *kb));
+    // A type folder's own SCHEMA.md and INDEX.md are no notes; deeper, they are.
+    let kb_file = relative(root, &renamed).is_some_and(|rel| is_kb_file(&rel));
+    let skipped = excluded.matched(&renamed, false).is_ignore() || kb_file;
     (!skipped).then(|| {
         format!("only names ending in lowercase .md are notes; rename it to {stem}.md to index it")
     })
@@ -446,7 +446,7 @@ fn visit(
         return None;
     }
     let path = entry.path();
-    if let Some(why) = not_quite_a_note(path, excluded) {
+    if let Some(why) = not_quite_a_note(root, path, excluded) {
         let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
         return Some(Seen::Warning(format!("{shown}: skipped: {why}")));
     }
@@ -773,6 +773,10 @@ mod tests {
         ] {
             fs::write(dir.path().join(name), "x").unwrap();
         }
+        // A type folder's own schema: no note either way. Deeper, an INDEX.MD is one.
+        fs::create_dir_all(dir.path().join("lore/deep")).unwrap();
+        fs::write(dir.path().join("lore/SCHEMA.MD"), "x").unwrap();
+        fs::write(dir.path().join("lore/deep/INDEX.MD"), "x").unwrap();
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["..md", "ok.md"]);
         assert_eq!(
@@ -782,6 +786,21 @@ mod tests {
                 "Loud.MD: skipped: only names ending in lowercase .md are notes; rename it to Loud.md to index it",
                 "mixed.Md: skipped: only names ending in lowercase .md are notes; rename it to mixed.md to index it",
             ]
+        );
+        // Without the default exclusions, a deeper INDEX.MD is a note to rename; a type
+        // folder's own SCHEMA.MD is no note either way.
+        let mut bare = Config::for_root(dir.path(), "/nonexistent");
+        bare.exclude.clear();
+        let w = walk(&bare).unwrap();
+        assert!(
+            w.warnings
+                .iter()
+                .any(|w| w.starts_with("lore/deep/INDEX.MD: skipped")),
+            "{w:?}"
+        );
+        assert!(
+            !w.warnings.iter().any(|w| w.starts_with("lore/SCHEMA.MD")),
+            "{w:?}"
         );
     }
 
