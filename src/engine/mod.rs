@@ -188,6 +188,9 @@ impl Engine {
             true => rebuild::salvage(&path, &index)?,
             false => Salvage::default(),
         };
+        // Vectors came in after the sync's last change: the version moves with them, as
+        // it does with every change of vectors (a cache keyed on it would be stale).
+        index.write(|tx| crate::index::vectors::bump_version(tx))?;
         index.checkpoint_all()?;
         drop(index);
         rebuild::remove_side_files(&staging)?;

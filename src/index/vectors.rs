@@ -103,8 +103,9 @@ pub fn store(tx: &Transaction, hashes: &[Vec<u8>], vectors: &[Vec<f32>]) -> rusq
 }
 
 /// Deletes the vectors no chunk refers to any more (notes deleted or edited) past the
-/// number in use (and [`KEPT_UNUSED`]): only the excess goes, so a brain whose notes all
-/// leave at once (a notes disk unmounted) keeps as many as it had. Kept, a note that leaves
+/// number in use (and [`KEPT_UNUSED`]): only the excess goes, which ones arbitrary. A
+/// brain whose notes all leave at once (a notes disk unmounted) keeps [`KEPT_UNUSED`] of
+/// them; half its notes leaving keep all theirs. Kept, a note that leaves
 /// and comes back unchanged (a folder moved out and back, a git branch switched and
 /// switched back, a backup restored, a notes disk unmounted under the backend) finds its
 /// passages' vectors still there instead of being embedded again, minutes of work; the
