@@ -10,6 +10,9 @@ const MODE_NAMES = { hybrid: "Hybrid", bm25: "Keywords", semantic: "Meaning" };
 // searches at once (leading edge), so typing never waits on a timer.
 const DEBOUNCE_MS = 40;
 const IS_MAC = /Mac/.test(navigator.platform || navigator.userAgent);
+// How long Enter waits for the results of what was just typed before it opens the row on
+// screen.
+const ENTER_WAITS_MS = 1000;
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -363,7 +366,8 @@ function drawFooter() {
   const s = state.status;
   let notice = "";
   let warn = false;
-  if (s && s.hotkey_notice) [notice, warn] = [s.hotkey_notice, true];
+  if (s && s.error) [notice, warn] = [s.error, true];
+  else if (s && s.hotkey_notice) [notice, warn] = [s.hotkey_notice, true];
   else if (s && s.open_with_notice) [notice, warn] = [s.open_with_notice, true];
   else if (s && s.backend_notice) notice = s.backend_notice;
   else if (s && !s.model_installed) notice = "Keywords only: no model yet (menu → Download Model…)";
@@ -475,6 +479,7 @@ async function walkHistory(step) {
 function changed() {
   state.moved = false;
   state.measure = true;
+  state.openAfter = null; // an Enter pressed before meant what the box held then
 }
 
 function onKey(e) {
@@ -508,9 +513,11 @@ function onKey(e) {
       return;
     case "Enter":
       e.preventDefault();
-      // Typed fast and Enter: the results for what the box holds are still coming.
-      if (searching()) state.openAfter = mod ? "reveal" : "open";
-      else if (hit) act(mod ? "reveal" : "open", { path: hit.path });
+      // Typed fast and Enter: the results for what the box holds are still coming. A
+      // search slower than a moment (the model loading) does not hold the key back.
+      if (searching() && performance.now() - state.lastSent < ENTER_WAITS_MS) {
+        state.openAfter = mod ? "reveal" : "open";
+      } else if (hit) act(mod ? "reveal" : "open", { path: hit.path });
       return;
     case "Tab":
       e.preventDefault();
@@ -518,6 +525,7 @@ function onKey(e) {
       return;
     case "Escape":
       e.preventDefault();
+      state.openAfter = null;
       act("hide_panel", {});
       return;
   }
@@ -587,11 +595,17 @@ async function firstRunAct(command) {
   } catch (err) {
     ui.firstRunError.textContent = String(err);
     ui.firstRunError.hidden = false;
+    // The folder may be there by now, and the first-run screen gone with it.
+    if (ui.firstRun.hidden) showMessage("error", "Could not open the brain", String(err));
   }
 }
 $("create-brain").addEventListener("click", () => firstRunAct("create_brain"));
 $("choose-folder").addEventListener("click", () => firstRunAct("choose_folder"));
 
+// The panel hidden by a click elsewhere: an Enter still waiting meant nothing any more.
+window.addEventListener("blur", () => {
+  state.openAfter = null;
+});
 listen("status", (e) => {
   state.contexts.clear(); // links and likenesses move as the notes do
   // And the notes' text, once a sync is over (not on every progress step of a pass).
