@@ -225,14 +225,28 @@ fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (S
                 .to_lowercase()
         })
         .collect();
-    let lower: Vec<String> = lines[body..].iter().map(|l| l.to_lowercase()).collect();
     // The line holding a phrase asked for, else one holding every word, else any word:
     // the first word alone put a phrase's hit on line 1 of a long note that named it there.
-    let first = |wanted: &dyn Fn(&str) -> bool| lower.iter().position(|l| wanted(l));
-    let at = first(&|l| phrases.iter().any(|p| l.contains(p.as_str())))
-        .or_else(|| first(&|l| words.iter().all(|w| l.contains(w.as_str()))))
-        .or_else(|| first(&|l| words.iter().any(|w| l.contains(w.as_str()))))
-        .map_or(body, |i| body + i);
+    // One pass, each line lowercased once, ending at the best line there can be.
+    let (mut all, mut any) = (None, None);
+    let mut at = None;
+    for (i, line) in lines.iter().enumerate().skip(body) {
+        let line = line.to_lowercase();
+        if phrases.iter().any(|p| line.contains(p.as_str())) {
+            at = Some(i);
+            break;
+        }
+        if all.is_none() && words.iter().all(|w| line.contains(w.as_str())) {
+            all = Some(i);
+            if phrases.is_empty() {
+                break;
+            }
+        }
+        if any.is_none() && words.iter().any(|w| line.contains(w.as_str())) {
+            any = Some(i);
+        }
+    }
+    let at = at.or(all).or(any).unwrap_or(body);
     let shown = lines[at..]
         .iter()
         .take(SHOWN_LINES)
