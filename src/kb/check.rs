@@ -447,6 +447,17 @@ mod tests {
         }
     }
 
+    /// `check` of `entries` in a brain without type schemas, on 2026-06-01.
+    fn untyped(root: &std::path::Path, entries: &[Entry]) -> CheckReport {
+        check(
+            root,
+            &Schemas::default(),
+            entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        )
+    }
+
     fn kinds(report: &CheckReport, path: &str) -> Vec<(ProblemKind, String)> {
         report
             .problems
@@ -499,13 +510,7 @@ mod tests {
                 Some("x.md: invalid UTF-8 at byte 8; indexed with replacement characters"),
             )
         }];
-        let report = check(
-            dir.path(),
-            &Schemas::default(),
-            &entries,
-            &[],
-            Date::constant(2026, 6, 1),
-        );
+        let report = untyped(dir.path(), &entries);
         let p = &report.problems[0];
         assert_eq!((p.kind, p.line), (ProblemKind::Encoding, Some(3)));
         assert!(p.message.starts_with("invalid UTF-8 at byte 8"), "{p:?}");
@@ -519,13 +524,7 @@ mod tests {
             kind: "notes".into(),
             ..entry("x.md", serde_json::json!({}), Some(problem))
         }];
-        let report = check(
-            "/b".as_ref(),
-            &Schemas::default(),
-            &entries,
-            &[],
-            Date::constant(2026, 6, 1),
-        );
+        let report = untyped("/b".as_ref(), &entries);
         let p = &report.problems[0];
         assert_eq!((p.kind, p.line), (ProblemKind::Frontmatter, Some(4)));
         assert_eq!(yaml_error_line("frontmatter has no closing '---'"), None);
@@ -545,13 +544,7 @@ mod tests {
             ),
             loose("misc/fine.md", serde_json::json!({"created": "2024-02-29"})),
         ];
-        let report = check(
-            "/b".as_ref(),
-            &Schemas::default(),
-            &entries,
-            &[],
-            Date::constant(2026, 6, 1),
-        );
+        let report = untyped("/b".as_ref(), &entries);
         assert_eq!(
             kinds(&report, "root.md"),
             [(
