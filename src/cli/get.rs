@@ -12,17 +12,9 @@ use super::args::GetArgs;
 /// Runs `brain get`.
 pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
     let mut note = NoteRef::parse(&args.spec)?;
-    // Paths are the brain's (as search prints them); one that names no note there but a
-    // file of the current folder is that file (`cd lore; brain get x.md`), which must
-    // still lie inside the brain. `./x.md` names this folder's file first.
-    if std::path::Path::new(&note.path).is_relative()
-        && (from_here(&note.path) || !config.root.join(&note.path).exists())
-    {
-        if let Ok(here) = std::env::current_dir().map(|d| d.join(&note.path)) {
-            if here.is_file() {
-                note.path = here.to_string_lossy().into_owned();
-            }
-        }
+    // It must still lie inside the brain (`passage::read` refuses one outside).
+    if let Some(here) = in_this_folder(&config.root, &note.path) {
+        note.path = here.to_string_lossy().into_owned();
     }
     let passage = passage::read(&config.root, &note)?;
     super::stats::record_read(&config, &passage.path, brain::usage::Via::Cli);
@@ -35,10 +27,18 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether a relative path says it starts from the current folder (`./x.md`, `../x.md`),
-/// as a shell reads it: that folder's file first, the brain's only when it has none.
-pub(crate) fn from_here(path: &str) -> bool {
-    path.starts_with("./") || path.starts_with("../")
+/// The file of the current folder that a typed `path` names, when it is the one meant.
+/// Paths are the brain's, as search prints them; one that names no note there but a file
+/// here is that file (`cd lore; brain get x.md`), and `./x.md` or `../x.md` start from
+/// here first, as a shell reads them (the brain's only when this folder has none).
+pub(crate) fn in_this_folder(root: &std::path::Path, path: &str) -> Option<std::path::PathBuf> {
+    let from_here = path.starts_with("./") || path.starts_with("../");
+    let brains = !from_here && root.join(path).exists();
+    if std::path::Path::new(path).is_absolute() || brains {
+        return None;
+    }
+    let here = std::env::current_dir().ok()?.join(path);
+    here.is_file().then_some(here)
 }
 
 /// `lore/x.md:10-29 (of 45 lines)` then `   10  text` lines.

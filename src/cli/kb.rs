@@ -281,16 +281,9 @@ pub fn links(config: Config, args: LinksArgs) -> Result<ExitCode> {
 fn relative(config: &Config, path: &str) -> Result<String> {
     // A hit copied whole (`x.md:3`) names its note here too, from this folder as well.
     let path = brain::passage::without_line(&config.root, path).unwrap_or(path);
-    if Path::new(path).is_relative()
-        && (super::get::from_here(path) || !config.root.join(path).exists())
-    {
-        if let Some(here) = std::env::current_dir().ok().map(|d| d.join(path)) {
-            if here.is_file() {
-                if let Some(here) = here.to_str() {
-                    return Ok(brain::passage::note_rel(&config.root, here)?);
-                }
-            }
-        }
+    let here = super::get::in_this_folder(&config.root, path);
+    if let Some(here) = here.as_deref().and_then(Path::to_str) {
+        return Ok(brain::passage::note_rel(&config.root, here)?);
     }
     Ok(brain::passage::note_rel(&config.root, path)?)
 }
