@@ -226,12 +226,21 @@ impl Index {
     }
 
     /// Runs `f` in one write transaction (taking brain's write lock) and commits it.
+    ///
+    /// The transaction takes SQLite's write lock when it begins (`BEGIN IMMEDIATE`), where
+    /// the busy timeout waits for another process's writer. Begun deferred, one that read
+    /// first and then wrote failed at once with "database is locked" whenever another
+    /// process had committed in between (its snapshot was stale, which SQLite does not
+    /// wait out): two MCP servers without a backend, embedding the same new notes.
     pub fn write<T>(
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T> {
         let mut w = self.writer()?;
-        let tx = w.conn.transaction().map_err(|e| self.err(e))?;
+        let tx = w
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
         let out = f(&tx).map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(out)
@@ -439,6 +448,39 @@ mod tests {
         reader.execute_batch("COMMIT").unwrap();
         drop(reader);
         assert!(Index::open(&path).is_ok());
+    }
+
+    /// Two processes' writes that read first: the second waits for the first, as the busy
+    /// timeout promises. Begun deferred, the one whose snapshot another had committed past
+    /// failed at once with "database is locked" (two MCP servers without a backend).
+    #[test]
+    fn a_write_that_reads_first_waits_for_another_processs_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("brain.sqlite");
+        let (one, two) = (Index::open(&path).unwrap(), Index::open(&path).unwrap());
+        let (began, go) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let first = s.spawn(|| {
+                one.write(|tx| {
+                    let n: i64 = tx.query_row("SELECT count(*) FROM meta", [], |r| r.get(0))?;
+                    began.send(()).unwrap();
+                    // The other writes meanwhile (or waits, as it should).
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    tx.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('one', ?1)",
+                        [n.to_string()],
+                    )
+                })
+            });
+            go.recv().unwrap();
+            let second = two.write(|tx| {
+                let _: i64 = tx.query_row("SELECT count(*) FROM meta", [], |r| r.get(0))?;
+                tx.execute("INSERT OR REPLACE INTO meta VALUES ('two', 'x')", [])
+            });
+            assert!(second.is_ok(), "{second:?}");
+            let first = first.join().unwrap();
+            assert!(first.is_ok(), "{first:?}");
+        });
     }
 
     #[test]
