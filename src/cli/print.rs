@@ -257,7 +257,11 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         list(
             out,
             &format!(
-                "fused (title matches first, then weighted scores; rrf k={k} for comparison):"
+                "fused (title matches first, {}then weighted scores; rrf k={k} for comparison):",
+                match e.weights.as_ref().is_some_and(|w| w.literals_first) {
+                    true => "then notes holding the query's names literally, ",
+                    false => "",
+                }
             ),
             e.fused.as_deref().unwrap_or_default(),
             |v| {

@@ -370,6 +370,14 @@ impl Query {
             })
             .collect()
     }
+
+    /// Whether the query is nothing but literals ([`Query::literals`]): one or more
+    /// identifiers, paths, flags or quoted phrases and no plain word (`end_of_line`,
+    /// `--timer`, `"refusing to merge unrelated histories"`). The person typed a name, so
+    /// a note that does not hold it is not what they asked for.
+    pub fn only_literals(&self) -> bool {
+        !self.terms.is_empty() && self.literals().len() == self.terms.len()
+    }
 }
 
 /// Joined words (`a_b`, `a::b`, `a.b`, `a/b`), inner capitals (`NaiveDateTime`),
@@ -702,6 +710,30 @@ mod tests {
                 "sha256",
             ]
         );
+    }
+
+    #[test]
+    fn a_query_of_only_names_is_told_from_one_with_words() {
+        for only in [
+            "end_of_line",
+            "--timer",
+            "user.id",
+            "the wal_checkpoint",
+            "\"refusing to merge unrelated histories\"",
+            "-xzf --no-verify",
+        ] {
+            assert!(Query::parse(only).only_literals(), "{only}");
+        }
+        for mixed in [
+            "tar -xzf",
+            "wal_checkpoint busy",
+            "self-signed",
+            "retry jitter",
+            "wal_check*",
+            "",
+        ] {
+            assert!(!Query::parse(mixed).only_literals(), "{mixed}");
+        }
     }
 
     #[test]
