@@ -134,9 +134,7 @@ pub fn plan(
     ] {
         // A link counts, to nowhere too: `exists` would follow it and say no.
         if root.join(&taken).symlink_metadata().is_ok() {
-            return Err(Error::InvalidInput(format!(
-                "{taken} already exists: edit it, or choose another title"
-            )));
+            return Err(taken_error(&taken));
         }
     }
     let rel = match folder {
@@ -193,6 +191,19 @@ fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
     })
 }
 
+/// The refusal of an entry whose file `path` is there already (a note, or a link).
+pub fn taken_error(path: &str) -> Error {
+    Error::InvalidInput(format!(
+        "{path} already exists: edit it, or choose another title"
+    ))
+}
+
+/// Whether `planned`'s file is there already: another `brain new` of the same title wrote
+/// it since the plan was made.
+pub fn is_taken(planned: &Planned) -> bool {
+    planned.file.symlink_metadata().is_ok()
+}
+
 /// Writes a planned entry (creating its folder); fails, writing nothing, if the file
 /// appeared meanwhile.
 pub fn write(planned: &Planned) -> Result<()> {
@@ -220,10 +231,7 @@ pub fn write(planned: &Planned) -> Result<()> {
             // Another `brain new` of the same title won the race since the plan was checked:
             // the same answer as when it came first.
             Error::Io { cause, .. } if cause.kind() == std::io::ErrorKind::AlreadyExists => {
-                Error::InvalidInput(format!(
-                    "{} already exists: edit it, or choose another title",
-                    planned.entry.path
-                ))
+                taken_error(&planned.entry.path)
             }
             other => other,
         }
