@@ -207,6 +207,13 @@ impl Config {
         located(file.root, file.data_dir)
     }
 
+    /// The model a process started without `BRAIN_MODEL` would use (the config file's,
+    /// else the default), which `brain install` compares with its own for the same reason.
+    pub fn unset_model() -> Result<String> {
+        let (_, file) = the_file(true)?;
+        Ok(file.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()))
+    }
+
     /// Only where the brain and its data are, for the commands that must work when the
     /// rest of the config file does not (`brain uninstall`, `brain install --check`): the
     /// file's `root` and `data_dir` are taken when it holds them as strings, whatever else

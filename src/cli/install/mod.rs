@@ -9,6 +9,7 @@ mod autostart;
 mod claude;
 mod managed;
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -295,10 +296,11 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         return Ok(());
     };
     // The MCP server Claude Code starts, and the skill's commands, have no --dir and may
-    // have no BRAIN_DIR or BRAIN_DATA_DIR: what this install was told must be in the file,
-    // or they look for another brain (and another data dir, without the model).
+    // have no BRAIN_DIR, BRAIN_DATA_DIR or BRAIN_MODEL: what this install was told must be
+    // in the file, or they look for another brain (and another data dir, without the
+    // model), or embed with a model that is not installed.
     let pins = pins(&s.config)?;
-    let pins: Vec<(&str, &Path)> = pins.iter().map(|(k, p)| (*k, p.as_path())).collect();
+    let pins: Vec<(&str, &OsStr)> = pins.iter().map(|(k, p)| (*k, p.as_os_str())).collect();
     // A TOML file holds text: a path that is not UTF-8 (possible on Linux, never on APFS)
     // would be pinned as another path, so it is left out and said.
     let (pins, unwritable): (Vec<_>, Vec<_>) =
@@ -315,7 +317,7 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
             format!(
                 "{key} {} is not UTF-8, which a config file cannot hold: set {env} to it \
                  where brain runs, or rename the folder",
-                p.display()
+                Path::new(p).display()
             ),
         )?;
     }
@@ -330,8 +332,8 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
                 "to do",
                 format!(
                     "set {} in {}: the MCP server and the skill's commands start without \
-                     --dir, BRAIN_DIR or BRAIN_DATA_DIR",
-                    set.join(" and "),
+                     --dir, BRAIN_DIR, BRAIN_DATA_DIR or BRAIN_MODEL",
+                    in_words(&set),
                     path.display()
                 ),
             )?;
@@ -357,10 +359,7 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         true => "every setting commented out".to_string(),
         false => format!(
             "{} set to this brain's, the rest commented out",
-            pins.iter()
-                .map(|(k, _)| *k)
-                .collect::<Vec<_>>()
-                .join(" and ")
+            in_words(&pins.iter().map(|(k, _)| *k).collect::<Vec<_>>())
         ),
     };
     line(
@@ -372,23 +371,46 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The locations (`root`, `data_dir`) the config file must name for a process started
-/// without `--dir`, `BRAIN_DIR` or `BRAIN_DATA_DIR` (the MCP server, the skill's commands)
-/// to use this brain: those where this install's differ from what such a process would use.
-fn pins(config: &Config) -> Result<Vec<(&'static str, PathBuf)>> {
+/// The settings (`root`, `data_dir`, `model`) the config file must name for a process
+/// started without `--dir`, `BRAIN_DIR`, `BRAIN_DATA_DIR` or `BRAIN_MODEL` (the MCP server,
+/// the skill's commands) to use this brain: those where this install's differ from what
+/// such a process would use. A `BRAIN_MODEL` left out made the MCP server embed with the
+/// default model, not installed: its searches by meaning failed, saying to fetch it.
+fn pins(config: &Config) -> Result<Vec<(&'static str, OsString)>> {
     let (root, data_dir) = Config::unset_locations()?;
-    Ok([
+    let mut pins: Vec<(&'static str, OsString)> = [
         ("root", &config.root, root),
         ("data_dir", &config.data_dir, data_dir),
     ]
     .into_iter()
     .filter(|(_, ours, unset)| *ours != unset)
-    .map(|(key, ours, _)| (key, ours.clone()))
-    .collect())
+    .map(|(key, ours, _)| (key, ours.clone().into_os_string()))
+    .collect();
+    let model = std::env::var("BRAIN_MODEL").ok().filter(|m| !m.is_empty());
+    if let Some(model) = model.filter(|m| Config::unset_model().is_ok_and(|unset| *m != unset)) {
+        pins.push(("model", model.into()));
+    }
+    Ok(pins)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn in_words(items: &[impl AsRef<str>]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => format!(
+            "{} and {}",
+            rest.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
 }
 
 /// `key = "value"`, the value a TOML string.
-fn setting(key: &str, value: &Path) -> String {
+fn setting(key: &str, value: &OsStr) -> String {
     let value = toml::Value::String(value.to_string_lossy().into_owned());
     format!("{key} = {value}")
 }
@@ -686,9 +708,10 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "drifted",
             format!(
                 "{file} does not name this brain: the MCP server and the skill's commands, \
-                 started without --dir, BRAIN_DIR or BRAIN_DATA_DIR, would use another; set {} \
+                 started without --dir, BRAIN_DIR, BRAIN_DATA_DIR or BRAIN_MODEL, would use \
+                 another; set {} \
                  ('brain install' writes it when there is no file)",
-                set.join(" and ")
+                in_words(&set)
             ),
         )?;
     }

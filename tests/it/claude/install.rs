@@ -6,7 +6,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::harness::{describe, repo, walk, Brain, Run};
+use crate::harness::{describe, repo, walk, Brain, Run, TEST_MODEL};
 
 fn shipped_skill() -> String {
     std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap()
@@ -157,9 +157,9 @@ fn install_sets_everything_up_once_and_check_agrees() {
     for folder in ["lore", "idea", "research-link"] {
         assert!(b.root.join(folder).is_dir(), "{folder}");
     }
-    // The brain and data folders this install was given (here by BRAIN_DIR and
-    // BRAIN_DATA_DIR) are pinned in the config: the MCP server and the skill's commands
-    // start without them. Every other setting stays commented out.
+    // The brain and data folders and the model this install was given (here by BRAIN_DIR,
+    // BRAIN_DATA_DIR and BRAIN_MODEL) are pinned in the config: the MCP server and the
+    // skill's commands start without them. Every other setting stays commented out.
     let config = std::fs::read_to_string(b.config_file()).unwrap();
     let set: Vec<&str> = config
         .lines()
@@ -170,25 +170,28 @@ fn install_sets_everything_up_once_and_check_agrees() {
         set,
         [
             format!("root = {:?}", b.root.display().to_string()),
-            format!("data_dir = {:?}", data.display().to_string())
+            format!("data_dir = {:?}", data.display().to_string()),
+            format!("model = {TEST_MODEL:?}"),
         ],
         "{config}"
     );
     assert!(
         row(&out, "config")
-            .ends_with("(root and data_dir set to this brain's, the rest commented out)"),
+            .ends_with("(root, data_dir and model set to this brain's, the rest commented out)"),
         "{out}"
     );
     let without = b
         .command()
         .env_remove("BRAIN_DIR")
         .env_remove("BRAIN_DATA_DIR")
+        .env_remove("BRAIN_MODEL")
         .args(["status", "--json"])
         .output()
         .unwrap();
     let without = Run(without);
     assert_eq!(without.code(), 0, "{}", without.stderr());
     assert_eq!(without.json()["root"], b.root.display().to_string());
+    assert_eq!(without.json()["model"], TEST_MODEL, "{}", without.stdout());
 
     let check = ok(brain(&b, &["install", "--check"]));
     for (what, state) in [
@@ -221,7 +224,7 @@ fn install_sets_everything_up_once_and_check_agrees() {
     let mine = ok(brain(&b, &["install"]));
     assert!(
         mine.contains(&format!(
-            "to do         set root = {:?} and data_dir = ",
+            "to do         set root = {:?}, data_dir = ",
             b.root.display().to_string()
         )),
         "{mine}"
