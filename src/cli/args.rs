@@ -143,7 +143,7 @@ pub struct NewArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Print JSON: {"path", "abs_path", "type", "title", "link", "written"}; a refusal adds
+    /// Print JSON: {"path", "abs_path", "type", "title", "link", "written", "to_fill"}; a refusal adds
     /// "duplicates": [{"path", "title", "reason"}].
     #[arg(long)]
     pub json: bool,
@@ -170,7 +170,7 @@ pub struct IndexMdArgs {
     #[arg(long)]
     pub write: bool,
 
-    /// Print JSON: {"files": [{"path", "changed", "written"}]}.
+    /// Print JSON: {"files": [{"path", "changed", "written"}]}; a row that failed has "error".
     #[arg(long)]
     pub json: bool,
 
@@ -181,7 +181,8 @@ pub struct IndexMdArgs {
 /// `brain links`.
 #[derive(Debug, Args)]
 pub struct LinksArgs {
-    /// The note, relative to the brain folder (or an absolute path inside it).
+    /// The note: as a search prints it (lore/x.md, or lore/x.md:12), as a link names it
+    /// (lore/x), absolute, or from the current folder.
     #[arg(value_name = "NOTE")]
     pub path: String,
 
@@ -561,6 +562,16 @@ fn log_level(s: &str) -> Result<String, String> {
             LEVELS.join(", ")
         ));
     }
+    // Checked here, where clap names where the value came from: a filter tracing cannot
+    // read (`nonsense==` from BRAIN_LOG) was an error naming only `--log-level`.
+    if !word.is_empty() {
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(word) {
+            return Err(format!(
+                "not a log filter ({e}): give BRAIN_LOG (or the flag) one of {}, or a filter such as brain=debug",
+                LEVELS.join(", ")
+            ));
+        }
+    }
     Ok(s.to_string())
 }
 
@@ -761,6 +772,11 @@ mod tests {
                 "{bad:?}"
             );
         }
+        let bad = log_level("nonsense==").unwrap_err();
+        assert!(
+            bad.contains("not a log filter") && bad.contains("BRAIN_LOG"),
+            "{bad}"
+        );
     }
 
     #[test]

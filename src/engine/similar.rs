@@ -54,7 +54,13 @@ impl Engine {
                 let Some(id) = self.index.read()?.note_id(path)? else {
                     // Over the size limit is the likeliest reason a file of the brain is not
                     // indexed, and the one a person cannot guess.
-                    let size = std::fs::metadata(self.config.root.join(path)).map(|m| m.len());
+                    let meta = std::fs::metadata(self.config.root.join(path));
+                    if meta.as_ref().is_ok_and(|m| m.is_dir()) {
+                        return Err(Error::InvalidInput(format!(
+                            "{path} is a folder, not a note: give one of the notes in it"
+                        )));
+                    }
+                    let size = meta.map(|m| m.len());
                     return Err(Error::InvalidInput(match size {
                         Ok(n) if n > max => format!(
                             "{path} is {:.2} MiB, over the {:.0} MiB limit (max_file_mb), so it is not indexed: raise max_file_mb, or compare a shorter draft",

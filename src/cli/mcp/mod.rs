@@ -60,7 +60,17 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         let transport =
             AsyncRwTransport::new_server(stdin::repaired(tokio::io::stdin()), tokio::io::stdout())
                 .with_max_line_length(max_line);
-        let service = tools.serve(transport).await.context("MCP handshake")?;
+        let service = match tools.serve(transport).await {
+            Ok(service) => service,
+            // The client left before the handshake (a probe, a `ping`, a cancelled start):
+            // its end of the session, as when it closes stdin after one. Exit 1 with an
+            // error there read as a server that failed to start.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(during)) => {
+                tracing::debug!(%during, "the client closed stdin before the handshake");
+                return Ok(());
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
+        };
         service.waiting().await.context("MCP session")?;
         Ok::<(), anyhow::Error>(())
     });

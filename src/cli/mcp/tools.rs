@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use brain::passage::NoteRef;
-use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP, MAX_TOP};
+use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP};
 use brain::similar::{SimilarRequest, Source};
 use brain::Answerer;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -60,9 +60,9 @@ pub struct SearchArgs {
     /// or semantic (meaning only).
     #[serde(default)]
     pub mode: ModeArg,
-    /// How many results, 1 to 1000.
+    /// How many results, 1 to 100.
     #[serde(default = "default_top")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = 100))]
     pub top: u32,
     /// Only notes of this type: lore, idea, research-link, or any other top-level folder.
     #[serde(rename = "type", default)]
@@ -222,9 +222,9 @@ impl BrainTools {
         annotations(title = "Search notes", read_only_hint = true, open_world_hint = false)
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
-        if args.top == 0 || args.top as usize > MAX_TOP {
+        if args.top == 0 || args.top > MCP_MAX_TOP {
             return failure(format!(
-                "top must be between 1 and {MAX_TOP}, got {}",
+                "top must be between 1 and {MCP_MAX_TOP}, got {}",
                 args.top
             ));
         }
@@ -387,6 +387,11 @@ impl ServerHandler for BrainTools {
 /// Lines `get` answers when asked for a whole note: an assistant that reads "the note"
 /// gets its head and the way to the rest, not a 10 MB file in its context.
 const WHOLE_NOTE_LINES: u32 = 400;
+
+/// The most results one MCP search returns: 1,000 hits (the CLI's most) came to about
+/// 80 kB of text, past what an assistant's tool output is allowed (Claude Code's default is
+/// 25k tokens); a hundred are about 8 kB.
+const MCP_MAX_TOP: u32 = 100;
 
 /// Bytes of note text one `get` answer holds at most, whatever `count` asked for (a
 /// minified line can be megabytes long, so lines alone do not bound it).

@@ -95,6 +95,11 @@ async fn a_client_session_lists_and_calls_the_tools() {
         json!(1),
         "{search:#}"
     );
+    assert_eq!(
+        search["properties"]["top"]["maximum"],
+        json!(100),
+        "{search:#}"
+    );
     for field in ["type", "tag", "json"] {
         assert!(
             search["properties"].get(field).is_some(),
@@ -292,6 +297,11 @@ async fn a_client_session_lists_and_calls_the_tools() {
             json!({"query": "x", "top": 0}),
             "top must be between 1 and",
         ),
+        (
+            "search",
+            json!({"query": "x", "top": 101}),
+            "top must be between 1 and 100, got 101",
+        ),
         ("search", json!({"query": "x", "top": -3}), "invalid value"),
         ("search", json!({"query": "x", "limit": 3}), "unknown field"),
         ("search", json!({}), "missing field `query`"),
@@ -347,6 +357,11 @@ async fn a_client_session_lists_and_calls_the_tools() {
         ),
         (
             "similar",
+            json!({"path": "lore"}),
+            "lore is a folder, not a note",
+        ),
+        (
+            "similar",
             json!({"text": "x", "top": 0}),
             "top must be between 1 and",
         ),
@@ -395,6 +410,22 @@ fn answer(rx: &Receiver<String>, id: u64, seen: &mut Vec<Value>) -> Value {
         if msg["id"] == json!(id) {
             return msg;
         }
+    }
+}
+
+#[test]
+fn a_client_that_leaves_before_the_handshake_ends_the_session_quietly_exit_0() {
+    // A probe, a lone `ping`, a start cancelled: stdin closes before `initialize`. That is
+    // the client's end of the session, not a server that failed to start (it said
+    // "error: MCP handshake: connection closed" and exited 1).
+    let b = Brain::example();
+    for input in [
+        &b""[..],
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+    ] {
+        let r = b.run_stdin(&["mcp"], input);
+        assert_eq!(r.code(), 0, "{}", r.stderr());
+        assert!(!r.stderr().contains("error"), "{}", r.stderr());
     }
 }
 
