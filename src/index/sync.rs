@@ -338,24 +338,31 @@ fn reconcile(
                 report.changed.push(path);
             }
         }
-        match rows.next_if(|(p, _)| *p == stat.rel) {
-            // A note over a lowered `max_file_mb` is read again, to be dropped as any
-            // new file that size is.
-            Some((_, k))
-                if !options.force
-                    && k.mtime_ns == stat.mtime_ns
-                    && k.size == stat.size
-                    && stat.size <= config.max_file_bytes =>
-            {
-                report.unchanged += 1
+        let row = rows.next_if(|(p, _)| *p == stat.rel);
+        // A note over a lowered `max_file_mb` is read again, to be dropped as any new file
+        // that size is.
+        let same_stat = row.as_ref().is_some_and(|(_, k)| {
+            !options.force
+                && k.mtime_ns == stat.mtime_ns
+                && k.size == stat.size
+                && stat.size <= config.max_file_bytes
+        });
+        if same_stat {
+            // A file the watcher named is read whatever its stat says: `cp -p`, `rsync -a`
+            // or a tar restore writes other text under the same size and time, and it was
+            // never indexed (a whole sync still trusts the stat: reading every note is the
+            // cost it exists to save). Its hash says whether anything changed.
+            if scope.names(&stat.rel) {
+                candidates.push((stat, row.map(|(_, k)| k)));
+            } else {
+                report.unchanged += 1;
             }
-            row => {
-                if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) {
-                    report.changed.push(stat.rel.clone());
-                }
-                candidates.push((stat, row.map(|(_, k)| k)))
-            }
+            continue;
         }
+        if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) {
+            report.changed.push(stat.rel.clone());
+        }
+        candidates.push((stat, row.map(|(_, k)| k)));
     }
     for (path, row) in rows.filter(|(p, _)| scope.contains(p) && !hides(p)) {
         removed.push(row.id);
@@ -1189,6 +1196,55 @@ mod tests {
         .unwrap();
         assert_eq!((r.added, r.updated, r.removed), (0, 1, 1));
         assert_eq!(paths(&index), ["idea/d.md", "new.md"]);
+    }
+
+    #[test]
+    fn a_file_the_watcher_names_is_read_though_its_size_and_time_are_the_same() {
+        // `cp -p` / `rsync -a` / a tar restore: other text, same size, same mtime (set back
+        // far from now, outside the racy window).
+        let (_dir, config, index) = brain(&[("a.md", "# A\nmarker old1\n"), ("b.md", "b")]);
+        let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let set_old = |rel: &str| {
+            fs::File::options()
+                .write(true)
+                .open(config.root.join(rel))
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        set_old("a.md");
+        sync(&index, &config).unwrap();
+        fs::write(config.root.join("a.md"), "# A\nmarker new2\n").unwrap();
+        set_old("a.md");
+        // A whole sync trusts the stat (what it exists to save); the watcher's path does not.
+        assert!(sync(&index, &config).unwrap().is_noop());
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["a.md"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.updated, 1, "{r:?}");
+        let found: i64 = index
+            .conn()
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'new2'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(found, 1);
+        // Named again unchanged: read, found the same, nothing rewritten or reported.
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["a.md", "b.md"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
+        assert!(r.is_noop() && r.changed.is_empty(), "{r:?}");
     }
 
     #[test]

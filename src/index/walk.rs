@@ -196,12 +196,27 @@ impl Scope {
         self.paths.iter().any(|p| covers(p, rel))
     }
 
+    /// True when `rel` is itself one of the paths (a file a watcher named), not only inside
+    /// one.
+    pub fn names(&self, rel: &str) -> bool {
+        !rel.is_empty() && self.paths.binary_search_by(|p| p.as_str().cmp(rel)).is_ok()
+    }
+
     /// True when the folder `rel` must be entered to reach something in scope.
     fn leads_to(&self, rel: &str) -> bool {
         self.paths
             .iter()
             .any(|p| p.len() > rel.len() && p.starts_with(rel) && p.as_bytes()[rel.len()] == b'/')
     }
+}
+
+/// Files beside notes that editors and file systems keep about them, never notes, skipped
+/// without a warning on every sync: Emacs's lock `.#note.md` while a note has unsaved
+/// changes (a dangling link, or a small file where links cannot be made), and macOS's
+/// AppleDouble `._note.md` beside every note on exFAT, SMB or a USB disk (binary, so each
+/// sync warned of it).
+pub fn is_metadata_file(name: &str) -> bool {
+    name.starts_with(".#") || name.starts_with("._")
 }
 
 /// True when `rel` is `base` or lies inside it (`""` covers everything).
@@ -279,10 +294,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             {
                 return false;
             }
-            // Emacs marks a note with unsaved changes by a lock `.#note.md`: a dangling link,
-            // or a small file where links cannot be made. No note, and no warning on every
-            // sync while it is open.
-            if e.depth() > 0 && e.file_name().to_str().is_some_and(|n| n.starts_with(".#")) {
+            if e.depth() > 0 && e.file_name().to_str().is_some_and(is_metadata_file) {
                 return false;
             }
             if e.depth() > 0 && e.path_is_symlink() {
@@ -818,6 +830,12 @@ mod tests {
         std::os::unix::fs::symlink("me@host.42:1700000000", dir.path().join("a/.#n.md")).unwrap();
         // Where links cannot be made, the lock is a small file: skipped all the same.
         fs::write(dir.path().join(".#n.md"), "me@host.42:1700000000").unwrap();
+        // macOS's AppleDouble beside a note on a foreign disk: binary, and no note.
+        fs::write(
+            dir.path().join("a/._n.md"),
+            b"\0\x05\x16\x07\0\x02\0\0Mac OS X",
+        )
+        .unwrap();
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["a/n.md"]);
         // A brain folder that is itself a symlink is walked as the folder it names.

@@ -66,6 +66,9 @@ pub enum Job {
     Changed(Vec<String>),
     /// Events were lost or cannot be trusted: sync the whole folder (the reason goes in status).
     Rescan(String),
+    /// An ignore file changed (this one): sync the whole folder, an edit like any other
+    /// (not a fallback: `status` and the log's warnings are for failures).
+    Rules(String),
     /// Something happened to the brain folder itself.
     CheckRoot,
     /// Sync now and answer on `reply`.
@@ -93,6 +96,8 @@ pub struct Indexer {
     watch_tried: Option<Instant>,
     pending: BTreeSet<String>,
     rescan: Option<String>,
+    /// An ignore file changed in the burst: its flush walks the whole folder.
+    rules: bool,
     burst: Option<(Instant, Instant)>,
     /// Set while the last sync failed: the paths it held were taken off `pending`, so a
     /// whole-folder sync is tried again then (what the watcher reported is not lost).
@@ -137,6 +142,7 @@ impl Indexer {
             watch_tried: None,
             pending: BTreeSet::new(),
             rescan: None,
+            rules: false,
             burst: None,
             retry: None,
             index_gone: false,
@@ -216,6 +222,15 @@ impl Indexer {
                 self.rescan = Some(reason);
                 self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
             }
+            Job::Rules(path) => {
+                // An editor's save is several events: said once per burst.
+                if !self.rules {
+                    tracing::info!(%path, "an ignore file changed: walking the whole folder");
+                }
+                self.rules = true;
+                self.live.fresh.store(false, Ordering::Relaxed);
+                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+            }
             Job::CheckRoot => self.check_root(false),
             Job::Reindex { full, reply } => {
                 // A whole-folder sync covers whatever was queued.
@@ -231,16 +246,20 @@ impl Indexer {
     fn clear_burst(&mut self) {
         self.pending.clear();
         self.rescan = None;
+        self.rules = false;
         self.burst = None;
         self.live.queued.store(0, Ordering::Relaxed);
     }
 
     fn flush(&mut self) {
         let rescan = self.rescan.take();
+        let rules = self.rules;
         let scope = Scope::new(std::mem::take(&mut self.pending));
         self.clear_burst();
         let result = if let Some(reason) = rescan {
             self.live.fall_back(&reason);
+            self.sync(true, false, None)
+        } else if rules {
             self.sync(true, false, None)
         } else if scope.paths().len() > MAX_SCOPED_PATHS || self.retry.is_some() {
             // While a retry is due, only a whole sync covers what the failed one held.
@@ -298,7 +317,7 @@ impl Indexer {
                     tracing::debug!(error = %e, "keyword lengths not read ahead");
                 }
                 counter.fetch_add(1, Ordering::Relaxed);
-                if full && self.watcher.is_some() && self.rescan.is_none() {
+                if full && self.watcher.is_some() && self.rescan.is_none() && !self.rules {
                     self.live.fresh.store(true, Ordering::Relaxed);
                 }
                 if !self.index_gone {
@@ -392,6 +411,7 @@ impl Indexer {
             let _ = jobs.send(match change {
                 Change::Paths(paths) => Job::Changed(paths),
                 Change::Rescan(reason) => Job::Rescan(reason),
+                Change::Rules(path) => Job::Rules(path),
                 Change::Root => Job::CheckRoot,
             });
         };

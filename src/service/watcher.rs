@@ -17,6 +17,9 @@ pub enum Change {
     Paths(Vec<String>),
     /// Events were lost or cannot be trusted: the whole folder must be looked at.
     Rescan(String),
+    /// An ignore file changed (this one): which notes the walk takes may have changed, so
+    /// the whole folder is walked. An edit the person made, not a failure of the watch.
+    Rules(String),
     /// Something happened to the brain folder itself.
     Root,
 }
@@ -105,7 +108,7 @@ fn classify(root: &Path, data_dir: &Path, event: &Event) -> Option<Change> {
         match relevance(root, data_dir, path, structural) {
             Relevance::Ignore => {}
             Relevance::Note(rel) => paths.push(rel),
-            Relevance::Rules => return Some(Change::Rescan(format!("{} changed", path.display()))),
+            Relevance::Rules => return Some(Change::Rules(path.display().to_string())),
             Relevance::Root => return Some(Change::Root),
         }
     }
@@ -156,10 +159,12 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
         return Relevance::Rules;
     }
     // The walk's rules: a dot-file note is a note (tldr's `..md`), an Emacs lock `.#x.md`
-    // is not, and other dot-files (`.DS_Store`, a vim swap) are not notes. Ignoring every
-    // dot-file, the backend never saw `.draft.md` made, changed or deleted, and answered
-    // from an index the next `--no-daemon` sync disagreed with.
-    if name.starts_with(".#") || (name.starts_with('.') && !name.ends_with(".md")) {
+    // or an AppleDouble `._x.md` is not, and other dot-files (`.DS_Store`, a vim swap) are
+    // not notes. Ignoring every dot-file, the backend never saw `.draft.md` made, changed
+    // or deleted, and answered from an index the next `--no-daemon` sync disagreed with.
+    if crate::index::walk::is_metadata_file(name)
+        || (name.starts_with('.') && !name.ends_with(".md"))
+    {
         return Relevance::Ignore;
     }
     let is_note = name.ends_with(".md");
@@ -210,6 +215,7 @@ mod tests {
         );
         for noise in [
             "/b/lore/.#x.md",
+            "/b/lore/._x.md",
             "/b/.DS_Store",
             "/b/lore/.x.md.swp",
             "/b/.git/index",
@@ -254,11 +260,9 @@ mod tests {
         // Every ignore file the walk reads: `.ignore` went unheard once, so the backend
         // searched a note the walk left out until something else made it walk.
         for rules in ["/b/lore/.brainignore", "/b/.gitignore", "/b/sub/.ignore"] {
-            assert!(
-                matches!(
-                    classify(root, data, &ev(any, &[rules])),
-                    Some(Change::Rescan(_))
-                ),
+            assert_eq!(
+                classify(root, data, &ev(any, &[rules])),
+                Some(Change::Rules(rules.into())),
                 "{rules}"
             );
         }
