@@ -348,9 +348,18 @@ pub fn check(
         }
     }
     for f in index_files.iter().filter(|f| f.changed()) {
+        let there = root.join(&f.path).symlink_metadata();
         let message = match &f.current {
-            // Not readable as a file: a folder (or a link to one, or to nowhere) stands there.
-            None if root.join(&f.path).symlink_metadata().is_ok() => {
+            // A pipe or a device: `index-md --write` puts the file in its place.
+            None if there
+                .as_ref()
+                .is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink()) =>
+            {
+                "not a regular file (a pipe or a device): brain index-md --write replaces it"
+                    .to_string()
+            }
+            // A folder, or a link (to one, to nowhere, out of the brain): never replaced.
+            None if there.is_ok() => {
                 "not a file that can be read: move it away, then brain index-md --write makes it"
                     .to_string()
             }

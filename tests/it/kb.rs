@@ -23,6 +23,17 @@ fn problems(report: &Value) -> Vec<(String, String, Option<u64>)> {
         .collect()
 }
 
+/// The message of `check --json`'s problem about `path` ("" when there is none).
+fn message_about(report: &Value, path: &str) -> String {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"] == path)
+        .map(|p| p["message"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
 fn check_json(b: &Brain) -> (i32, Value) {
     let r = b.run(&["check", "--json"]);
     (r.code(), r.json())
@@ -171,17 +182,27 @@ fn index_md_write_writes_every_type_it_can_and_names_the_one_it_cannot() {
     assert_eq!(files[1]["changed"], false, "lore was written: {files}");
     // check does not call it missing (a --write would not make it): it says what to do.
     let (_, report) = check_json(&b);
-    let said = report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["path"] == "idea/INDEX.md")
-        .map(|p| p["message"].as_str().unwrap().to_string())
-        .unwrap_or_default();
+    let said = message_about(&report, "idea/INDEX.md");
     assert!(
         said.starts_with("not a file that can be read: move it away"),
         "{report}"
     );
+    // A pipe in its place is what `index-md --write` replaces: check says so.
+    let lore = b.root.join("lore/INDEX.md");
+    std::fs::remove_file(&lore).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&lore)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (_, report) = check_json(&b);
+    let said = message_about(&report, "lore/INDEX.md");
+    assert_eq!(
+        said, "not a regular file (a pipe or a device): brain index-md --write replaces it",
+        "{report}"
+    );
+    b.run(&["index-md", "--write"]);
+    assert!(std::fs::metadata(&lore).unwrap().is_file());
 }
 
 #[test]
@@ -336,6 +357,41 @@ fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
     ] {
         let r = b.run(&["new", "lore", title]);
         assert_eq!(r.code(), 0, "{title}: {}", r.stderr());
+    }
+}
+
+#[test]
+fn of_two_new_entries_of_one_title_started_at_once_one_writes_and_the_other_is_refused_exit_2() {
+    // The loser's duplicate check can find the winner's entry, just written: it once said
+    // "the brain has it already ... pass --force" (exit 1), and --force then failed on the
+    // file now there. A race, so several rounds: without the fix about one in seven lost
+    // that way.
+    let b = Brain::example();
+    for round in 0..12 {
+        let title = format!("Race round {round}");
+        let spawn = || {
+            b.command()
+                .args(["new", "lore", &title])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (one, two) = (spawn(), spawn());
+        let outs = [
+            one.wait_with_output().unwrap(),
+            two.wait_with_output().unwrap(),
+        ];
+        let codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap_or(-1)).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        assert_eq!(sorted, [0, 2], "round {round}: {codes:?} {outs:?}");
+        let refused = outs.iter().find(|o| o.status.code() == Some(2)).unwrap();
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            err.contains(&format!("lore/race-round-{round}.md already exists")),
+            "{err}"
+        );
     }
 }
 

@@ -105,6 +105,32 @@ fn shell_words_split_like_a_shell() {
     );
 }
 
+/// The messages the skill tells the assistant to watch for are ones brain prints: the skill
+/// once quoted a notice ("are not embedded ... yet") that no code said.
+#[test]
+fn the_notices_the_skill_quotes_are_printed_by_brain() {
+    let skill = std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap();
+    let source: String = crate::harness::walk(&repo().join("src"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for quoted in [
+        "semantic search off: run 'brain model fetch'",
+        "still waiting for embeddings",
+        "being embedded now",
+        "semantic search off: ",
+        " not embedded with ",
+        " yet; run 'brain index'",
+    ] {
+        assert!(
+            skill.contains(quoted),
+            "SKILL.md no longer quotes {quoted:?}"
+        );
+        assert!(source.contains(quoted), "brain no longer prints {quoted:?}");
+    }
+}
+
 #[test]
 fn every_command_line_in_the_skill_parses_and_the_examples_run() {
     let skill = std::fs::read_to_string(repo().join("skill/SKILL.md")).unwrap();
