@@ -8,7 +8,7 @@ drawn from the notes themselves rather than written by hand.
 Names are identifiers found in the notes (snake_case, camelCase, dotted names, long
 flags), each held by at most three notes and at least six characters long; the query is
 the name alone, and a note is relevant when it holds the name as written (not inside a
-longer word). For each name, bm25 mode's first result and hybrid's, for every BRAIN binary
+longer word; case aside, as brain's literal check reads it). For each name, bm25 mode's first result and hybrid's, for every BRAIN binary
 given (default target/release/brain), are compared: a LOSS is a name bm25 put a holder
 first for and hybrid did not; a WIN the other way. Prints each, then the totals.
 """
@@ -80,7 +80,7 @@ def main():
     texts = notes(root)
     totals = collections.Counter()
     for name in names(texts, a.count, a.seed):
-        held = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+        held = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", re.IGNORECASE)
         relevant = {p for p, t in texts.items() if held.search(t)}
         by_bm25 = first(a.brains[0], "bm25", name) in relevant
         totals["names"] += 1

@@ -348,10 +348,11 @@ fn reconcile(
                 && stat.size <= config.max_file_bytes
         });
         if same_stat {
-            // A file the watcher named is read whatever its stat says: `cp -p`, `rsync -a`
-            // or a tar restore writes other text under the same size and time, and it was
-            // never indexed (a whole sync still trusts the stat: reading every note is the
-            // cost it exists to save). Its hash says whether anything changed.
+            // A file a scoped sync names (the watcher saw it written, a `brain new` saved it,
+            // a backend's `similar` or `links` asked for it) is read whatever its stat says:
+            // `cp -p`, `rsync -a` or a tar restore writes other text under the same size and
+            // time, and it was never indexed (a whole sync still trusts the stat: reading
+            // every note is the cost it exists to save). Its hash says whether it changed.
             if scope.names(&stat.rel) {
                 candidates.push((stat, row.map(|(_, k)| k)));
             } else {
@@ -384,6 +385,18 @@ fn reconcile(
             .zip(&known)
             .map(|((stat, _), known)| read_one(stat, known.as_ref(), config, options.force))
             .collect();
+        // Named files read again and found as they were, stat and all (a `similar` on a
+        // note through the backend names it): nothing to write, so no write lock is taken.
+        let as_stored = |(read, (stat, row)): (&Outcome, &(FileStat, Option<Row>))| {
+            matches!(read, Outcome::Same { .. })
+                && row
+                    .as_ref()
+                    .is_some_and(|k| k.mtime_ns == stat.mtime_ns && k.size == stat.size)
+        };
+        if reads.iter().zip(batch).all(as_stored) {
+            report.unchanged += reads.len() as u64;
+            continue;
+        }
         let tx = writer
             .conn
             .transaction_with_behavior(Immediate)
@@ -562,6 +575,17 @@ fn hashes(
         .collect()
 }
 
+/// macOS's AppleDouble file `._note.md`, which it writes beside every note on exFAT, SMB or
+/// a USB disk: its name and its magic number, so that a text note named `._x.md` is still a
+/// note. Never a note, and not worth a warning on every sync (it was one, as binary).
+fn is_apple_double(rel: &str, bytes: &[u8]) -> bool {
+    const MAGIC: [u8; 4] = [0x00, 0x05, 0x16, 0x07];
+    rel.rsplit('/')
+        .next()
+        .is_some_and(|name| name.starts_with("._"))
+        && bytes.starts_with(&MAGIC)
+}
+
 fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool) -> Outcome {
     let id = known.map(|k| k.id);
     if stat.size > config.max_file_bytes {
@@ -592,6 +616,9 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
             id,
             warning: Some(format!("{}: skipped: grew over the size limit", stat.rel)),
         };
+    }
+    if is_apple_double(&stat.rel, &bytes) {
+        return Outcome::Drop { id, warning: None };
     }
     if crate::note::looks_binary(&bytes) {
         return Outcome::Drop {
@@ -1245,6 +1272,42 @@ mod tests {
         )
         .unwrap();
         assert!(r.is_noop() && r.changed.is_empty(), "{r:?}");
+        // `rsync -a` into a folder names the folder too (it sets its times last): the file
+        // is still read.
+        fs::create_dir(config.root.join("lore")).unwrap();
+        fs::write(config.root.join("lore/c.md"), "# C\nmarker old3\n").unwrap();
+        set_old("lore/c.md");
+        sync(&index, &config).unwrap();
+        fs::write(config.root.join("lore/c.md"), "# C\nmarker new4\n").unwrap();
+        set_old("lore/c.md");
+        let r = sync_paths(
+            &index,
+            &config,
+            &Scope::new(["lore/c.md", "lore"]),
+            SyncOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.updated, 1, "{r:?}");
+    }
+
+    #[test]
+    fn apple_double_files_are_skipped_without_a_word_and_a_text_note_so_named_is_kept() {
+        let (_dir, config, index) = brain(&[("lore/n.md", "# N\n"), ("._ideas.md", "# Ideas\n")]);
+        fs::write(
+            config.root.join("lore/._n.md"),
+            b"\0\x05\x16\x07\0\x02\0\0Mac OS X        ",
+        )
+        .unwrap();
+        // A binary file of another name is still said.
+        fs::write(config.root.join("lore/blob.md"), b"\0\x01\x02").unwrap();
+        let r = sync(&index, &config).unwrap();
+        assert_eq!(paths(&index), ["._ideas.md", "lore/n.md"]);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].starts_with("lore/blob.md: skipped"),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

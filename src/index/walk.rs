@@ -140,6 +140,8 @@ pub fn check_root(root: &Path) -> Result<()> {
 pub struct Scope {
     /// Sorted, `/`-separated, none inside another; `[""]` is the whole brain.
     paths: Vec<String>,
+    /// Every path given, sorted, those inside another kept: what [`Scope::names`] answers.
+    named: Vec<String>,
 }
 
 impl Scope {
@@ -147,6 +149,7 @@ impl Scope {
     pub fn everything() -> Scope {
         Scope {
             paths: vec![String::new()],
+            named: Vec::new(),
         }
     }
 
@@ -167,13 +170,17 @@ impl Scope {
         clean.sort();
         clean.dedup();
         let mut paths: Vec<String> = Vec::with_capacity(clean.len());
-        for p in clean {
+        for p in &clean {
             // Sorted order puts a folder right before what it contains.
-            if !paths.last().is_some_and(|parent| covers(parent, &p)) {
-                paths.push(p);
+            if !paths.last().is_some_and(|parent| covers(parent, p)) {
+                paths.push(p.clone());
             }
         }
-        Scope { paths }
+        clean.retain(|p| !p.is_empty());
+        Scope {
+            paths,
+            named: clean,
+        }
     }
 
     /// True when the scope is the whole brain.
@@ -196,10 +203,11 @@ impl Scope {
         self.paths.iter().any(|p| covers(p, rel))
     }
 
-    /// True when `rel` is itself one of the paths (a file a watcher named), not only inside
-    /// one.
+    /// True when `rel` was given itself (a file the watcher saw written), not only a folder
+    /// holding it: `rsync -a` into a folder names both the files and the folder, whose
+    /// times it sets last.
     pub fn names(&self, rel: &str) -> bool {
-        !rel.is_empty() && self.paths.binary_search_by(|p| p.as_str().cmp(rel)).is_ok()
+        self.named.binary_search_by(|p| p.as_str().cmp(rel)).is_ok()
     }
 
     /// True when the folder `rel` must be entered to reach something in scope.
@@ -210,13 +218,11 @@ impl Scope {
     }
 }
 
-/// Files beside notes that editors and file systems keep about them, never notes, skipped
-/// without a warning on every sync: Emacs's lock `.#note.md` while a note has unsaved
-/// changes (a dangling link, or a small file where links cannot be made), and macOS's
-/// AppleDouble `._note.md` beside every note on exFAT, SMB or a USB disk (binary, so each
-/// sync warned of it).
+/// Emacs's lock `.#note.md` beside a note with unsaved changes (a dangling link, or a small
+/// file where links cannot be made): never a note, skipped without a warning on every sync
+/// while it is open.
 pub fn is_metadata_file(name: &str) -> bool {
-    name.starts_with(".#") || name.starts_with("._")
+    name.starts_with(".#")
 }
 
 /// True when `rel` is `base` or lies inside it (`""` covers everything).
@@ -830,12 +836,6 @@ mod tests {
         std::os::unix::fs::symlink("me@host.42:1700000000", dir.path().join("a/.#n.md")).unwrap();
         // Where links cannot be made, the lock is a small file: skipped all the same.
         fs::write(dir.path().join(".#n.md"), "me@host.42:1700000000").unwrap();
-        // macOS's AppleDouble beside a note on a foreign disk: binary, and no note.
-        fs::write(
-            dir.path().join("a/._n.md"),
-            b"\0\x05\x16\x07\0\x02\0\0Mac OS X",
-        )
-        .unwrap();
         let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
         assert_eq!(names(&w), vec!["a/n.md"]);
         // A brain folder that is itself a symlink is walked as the folder it names.

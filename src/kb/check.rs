@@ -350,7 +350,12 @@ pub fn check(
     for f in index_files.iter().filter(|f| f.changed()) {
         let there = root.join(&f.path).symlink_metadata();
         let message = match &f.current {
-            // A pipe or a device: `index-md --write` puts the file in its place.
+            // `index-md --write` puts its file in the place of a pipe or a device, and of a
+            // file it cannot read (no permission, not UTF-8, too large).
+            None if there.as_ref().is_ok_and(|m| m.is_file()) => {
+                "cannot be read (no permission, not UTF-8, or too large): brain index-md --write replaces it"
+                    .to_string()
+            }
             None if there
                 .as_ref()
                 .is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink()) =>

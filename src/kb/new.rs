@@ -128,14 +128,8 @@ pub fn plan(
             "the title {title:?} makes an empty file name: use some letters or digits"
         ))
     })?;
-    for taken in [
-        format!("{kind}/{slug}.md"),
-        format!("{kind}/{slug}/{slug}.md"),
-    ] {
-        // A link counts, to nowhere too: `exists` would follow it and say no.
-        if root.join(&taken).symlink_metadata().is_ok() {
-            return Err(taken_error(&taken));
-        }
+    if let Some(taken) = taken(root, kind, &slug) {
+        return Err(taken_error(&taken));
     }
     let rel = match folder {
         true => format!("{kind}/{slug}/{slug}.md"),
@@ -198,10 +192,25 @@ pub fn taken_error(path: &str) -> Error {
     ))
 }
 
-/// Whether `planned`'s file is there already: another `brain new` of the same title wrote
-/// it since the plan was made.
-pub fn is_taken(planned: &Planned) -> bool {
-    planned.file.symlink_metadata().is_ok()
+/// The entry of `slug` in `kind` that is there already, in either form (`kind/slug.md`,
+/// `kind/slug/slug.md`): one entry per slug, whichever form asked for.
+fn taken(root: &Path, kind: &str, slug: &str) -> Option<String> {
+    [
+        format!("{kind}/{slug}.md"),
+        format!("{kind}/{slug}/{slug}.md"),
+    ]
+    .into_iter()
+    // A link counts, to nowhere too: `exists` would follow it and say no.
+    .find(|path| root.join(path).symlink_metadata().is_ok())
+}
+
+/// The entry `planned` would make that is there already (in either form): another `brain
+/// new` of the same title wrote it since the plan was made.
+pub fn taken_since(planned: &Planned) -> Option<String> {
+    let slug = Path::new(&planned.entry.path)
+        .file_stem()
+        .and_then(|s| s.to_str())?;
+    taken(&planned.brain, &planned.entry.kind, slug)
 }
 
 /// Writes a planned entry (creating its folder); fails, writing nothing, if the file
@@ -369,6 +378,20 @@ mod tests {
             err.to_string(),
             "lore/raced-title.md already exists: edit it, or choose another title"
         );
+        // Taken since the plan, in either form: what `brain new` checks after its duplicate
+        // search, which finds the other writer's entry (`--folder` raced by a plain one).
+        let folder = plan(
+            dir.path(),
+            &schemas,
+            "lore",
+            "Raced again",
+            true,
+            date(2026, 12, 1),
+        )
+        .unwrap();
+        assert_eq!(taken_since(&folder), None);
+        std::fs::write(dir.path().join("lore/raced-again.md"), "theirs").unwrap();
+        assert_eq!(taken_since(&folder).as_deref(), Some("lore/raced-again.md"));
         assert_eq!(std::fs::read_to_string(&late.file).unwrap(), "theirs");
         // The slug is taken now, in either form.
         for folder in [false, true] {

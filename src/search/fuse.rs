@@ -39,12 +39,12 @@
 //!
 //!    A query that is nothing but names (identifiers, paths, flags, quoted phrases:
 //!    `end_of_line`, `--timer`, `user.id`) puts the notes holding all of them first, in
-//!    the order of their scores ([`Weights::literals_first`]), as the keyword list does:
+//!    the order of their scores ([`Weights::with_literals_first`]), as the keyword list does:
 //!    the bonus alone let a note that says "end of line" in prose, close in meaning,
 //!    pass the three that set `end_of_line`. Over 450 names drawn from the three notes
 //!    corpora (`scripts/eval-names.py`, 150 each, every one held by at most three notes),
-//!    bm25 put a holder first for 411 and hybrid lost 11 of those (winning 5 elsewhere);
-//!    with the tier it loses none (416 first). No `brain eval` cell moved.
+//!    bm25 put a holder first for 416 and hybrid lost 12 of those (winning 5 elsewhere);
+//!    with the tier it loses none (421 first). No `brain eval` cell moved.
 //!
 //! 4. **A query the model cannot read is the keyword list's.** When half or more of its
 //!    tokens are ones the model cannot read ([`UNKNOWN`]): its unknown token (Chinese for
@@ -115,9 +115,18 @@ impl Weights {
         }
     }
 
+    /// `alpha` for `reason`, with no tier of literals (see [`Weights::with_literals_first`]).
+    fn new(alpha: f64, reason: String) -> Weights {
+        Weights {
+            alpha,
+            reason,
+            literals_first: false,
+        }
+    }
+
     /// These weights, with the notes holding every literal first when `only_literals`
     /// (the query is nothing but names).
-    pub fn literals_first(mut self, only_literals: bool) -> Weights {
+    pub fn with_literals_first(mut self, only_literals: bool) -> Weights {
         if only_literals {
             self.literals_first = true;
             self.reason
@@ -131,14 +140,13 @@ impl Weights {
     /// says little of its meaning and has any notes for neighbours, so the keyword list
     /// alone orders the results.
     pub fn from_unknown(share: f32) -> Weights {
-        Weights {
-            alpha: 1.0,
-            reason: format!(
+        Weights::new(
+            1.0,
+            format!(
                 "the model does not know {:.0}% of the query's tokens: keywords decide",
                 share * 100.0
             ),
-            literals_first: false,
-        }
+        )
     }
 
     /// Weights for a query whose best keyword hit holds `coverage` of its IDF mass.
@@ -157,11 +165,7 @@ impl Weights {
                 DEAD_ZONE * 100.0
             )
         };
-        Weights {
-            alpha,
-            reason,
-            literals_first: false,
-        }
+        Weights::new(alpha, reason)
     }
 
     /// Weights for a query whose keyword #1 holds every literal of it (identifier, path,
@@ -169,28 +173,26 @@ impl Weights {
     /// and names are what keywords know, so the keyword list gets its full share whatever
     /// the `coverage` of the other words.
     pub fn from_literal(coverage: f64) -> Weights {
-        Weights {
-            alpha: MAX_ALPHA,
-            reason: format!(
+        Weights::new(
+            MAX_ALPHA,
+            format!(
                 "keyword #1 holds every identifier of the query literally (and {:.0}% of its IDF mass)",
                 coverage.clamp(0.0, 1.0) * 100.0
             ),
-            literals_first: false,
-        }
+        )
     }
 
     /// Weights for a query whose keyword #1 scores `lead` (>= [`LEAD`]) times keyword #2:
     /// the keyword list is sure of its answer, so it gets its full share whatever the
     /// `coverage` past the dead zone.
     pub fn from_lead(coverage: f64, lead: f64) -> Weights {
-        Weights {
-            alpha: MAX_ALPHA,
-            reason: format!(
+        Weights::new(
+            MAX_ALPHA,
+            format!(
                 "keyword #1 scores {lead:.1}x keyword #2 (and holds {:.0}% of the query's IDF mass)",
                 coverage.clamp(0.0, 1.0) * 100.0
             ),
-            literals_first: false,
-        }
+        )
     }
 }
 
@@ -459,12 +461,12 @@ mod tests {
         ];
         let w = Weights::from_literal(1.0);
         assert_eq!(order(&fuse(&notes, &w)), vec![4, 1, 2, 3]);
-        let w = w.literals_first(true);
+        let w = w.with_literals_first(true);
         assert!(w.literals_first && w.reason.contains("only names"), "{w:?}");
         // A title that is the query still leads; among the holders, their scores decide.
         assert_eq!(order(&fuse(&notes, &w)), vec![4, 2, 3, 1]);
         assert_eq!(
-            Weights::from_coverage(0.7).literals_first(false),
+            Weights::from_coverage(0.7).with_literals_first(false),
             Weights::from_coverage(0.7)
         );
     }

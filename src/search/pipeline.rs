@@ -428,7 +428,7 @@ pub(crate) fn run(
                 true => Weights::from_unknown(unknown),
                 false => Weights::choose(&evidence, literal_top),
             }
-            .literals_first(query.only_literals());
+            .with_literals_first(query.only_literals());
             let mut fused = fuse::fuse(&candidates, &weights);
             if fusion == Fusion::Rrf {
                 fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));

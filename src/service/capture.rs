@@ -78,8 +78,8 @@ pub fn capture(
     // Another `brain new` of the same title wrote it while this one checked (its entry is
     // then the duplicate found): the same refusal as when it came first, not "pass --force
     // to write it anyway", which could only fail on the file that is now there.
-    if new::is_taken(&planned) {
-        return Err(new::taken_error(&planned.entry.path).into());
+    if let Some(taken) = new::taken_since(&planned) {
+        return Err(new::taken_error(&taken).into());
     }
     let written = duplicates.is_empty() || force;
     let mut excluded = false;

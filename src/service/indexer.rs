@@ -317,7 +317,7 @@ impl Indexer {
                     tracing::debug!(error = %e, "keyword lengths not read ahead");
                 }
                 counter.fetch_add(1, Ordering::Relaxed);
-                if full && self.watcher.is_some() && self.rescan.is_none() && !self.rules {
+                if full && self.watcher.is_some() && self.rescan.is_none() {
                     self.live.fresh.store(true, Ordering::Relaxed);
                 }
                 if !self.index_gone {

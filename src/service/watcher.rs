@@ -159,9 +159,9 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
         return Relevance::Rules;
     }
     // The walk's rules: a dot-file note is a note (tldr's `..md`), an Emacs lock `.#x.md`
-    // or an AppleDouble `._x.md` is not, and other dot-files (`.DS_Store`, a vim swap) are
-    // not notes. Ignoring every dot-file, the backend never saw `.draft.md` made, changed
-    // or deleted, and answered from an index the next `--no-daemon` sync disagreed with.
+    // is not, and other dot-files (`.DS_Store`, a vim swap) are not notes. Ignoring every
+    // dot-file, the backend never saw `.draft.md` made, changed or deleted, and answered
+    // from an index the next `--no-daemon` sync disagreed with.
     if crate::index::walk::is_metadata_file(name)
         || (name.starts_with('.') && !name.ends_with(".md"))
     {
@@ -215,7 +215,6 @@ mod tests {
         );
         for noise in [
             "/b/lore/.#x.md",
-            "/b/lore/._x.md",
             "/b/.DS_Store",
             "/b/lore/.x.md.swp",
             "/b/.git/index",

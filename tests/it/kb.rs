@@ -203,6 +203,14 @@ fn index_md_write_writes_every_type_it_can_and_names_the_one_it_cannot() {
     );
     b.run(&["index-md", "--write"]);
     assert!(std::fs::metadata(&lore).unwrap().is_file());
+    // A file it cannot read (here not UTF-8) is one it replaces too, and no pipe.
+    std::fs::write(&lore, b"\xff\xfe bytes").unwrap();
+    let (_, report) = check_json(&b);
+    assert_eq!(
+        message_about(&report, "lore/INDEX.md"),
+        "cannot be read (no permission, not UTF-8, or too large): brain index-md --write replaces it",
+        "{report}"
+    );
 }
 
 #[test]

@@ -306,6 +306,7 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     let (pins, unwritable): (Vec<_>, Vec<_>) =
         pins.into_iter().partition(|(_, p)| p.to_str().is_some());
     for (key, p) in &unwritable {
+        // A model name came from an environment variable as a String: always UTF-8.
         let env = match *key {
             "root" => "BRAIN_DIR",
             _ => "BRAIN_DATA_DIR",
@@ -386,6 +387,8 @@ fn pins(config: &Config) -> Result<Vec<(&'static str, OsString)>> {
     .filter(|(_, ours, unset)| *ours != unset)
     .map(|(key, ours, _)| (key, ours.clone().into_os_string()))
     .collect();
+    // From the variable, not `config.model`: a config this install could only read the
+    // locations of (a broken file) has the default model there, which is no one's choice.
     let model = std::env::var("BRAIN_MODEL").ok().filter(|m| !m.is_empty());
     if let Some(model) = model.filter(|m| Config::unset_model().is_ok_and(|unset| *m != unset)) {
         pins.push(("model", model.into()));
