@@ -14,9 +14,14 @@ use brain::search::{Filters, Mode, SearchRequest, DEFAULT_TOP};
 use brain::similar::{SimilarRequest, Source};
 use brain::Answerer;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -368,6 +373,22 @@ impl BrainTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for BrainTools {
+    /// Checks the arguments first, to name the bad one: rmcp's own refusal ("failed to
+    /// deserialize parameters: invalid value: integer `-1`, expected u32") said neither which
+    /// argument nor what it takes.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let given = request.arguments.clone().unwrap_or_default();
+        if let Some(message) = argument_error(&request.name, given) {
+            return Ok(failure(message).into());
+        }
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
@@ -525,6 +546,34 @@ fn as_arguments(message: &str) -> String {
         }
     }
     message.to_string()
+}
+
+/// What is wrong with the arguments `given` to `tool`, read as the tool reads them, naming
+/// the argument; `None` when they are fine, or the tool is unknown (the router says so).
+fn argument_error(tool: &str, given: serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    fn read<T: serde::de::DeserializeOwned>(given: serde_json::Value) -> Option<String> {
+        let error = serde_path_to_error::deserialize::<_, T>(given).err()?;
+        // Rust's names for what an argument takes, in words a caller knows.
+        let why = error
+            .inner()
+            .to_string()
+            .replace("expected u32", "expected a whole number of 0 or more")
+            .replace("expected a boolean", "expected true or false");
+        Some(match error.path().to_string().as_str() {
+            "." => format!("bad arguments: {why}"),
+            path => format!("`{path}`: {why}"),
+        })
+    }
+    let given = serde_json::Value::Object(given);
+    match tool {
+        "search" => read::<SearchArgs>(given),
+        "get" => read::<GetArgs>(given),
+        "similar" => read::<SimilarArgs>(given),
+        "check" => read::<CheckArgs>(given),
+        "status" => read::<StatusArgs>(given),
+        "links" => read::<LinksArgs>(given),
+        _ => None,
+    }
 }
 
 fn failure(message: String) -> CallToolResult {

@@ -302,9 +302,28 @@ async fn a_client_session_lists_and_calls_the_tools() {
             json!({"query": "x", "top": 101}),
             "top must be between 1 and 100, got 101",
         ),
-        ("search", json!({"query": "x", "top": -3}), "invalid value"),
+        // The argument named, and what it takes in words (rmcp said "expected u32").
+        (
+            "search",
+            json!({"query": "x", "top": -3}),
+            "error: `top`: invalid value: integer `-3`, expected a whole number of 0 or more",
+        ),
+        (
+            "search",
+            json!({"query": "x", "mode": null}),
+            "error: `mode`: invalid type: null",
+        ),
         ("search", json!({"query": "x", "limit": 3}), "unknown field"),
-        ("search", json!({}), "missing field `query`"),
+        (
+            "search",
+            json!({}),
+            "error: bad arguments: missing field `query`",
+        ),
+        (
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "json": "yes"}),
+            "error: `json`: invalid type: string \"yes\", expected true or false",
+        ),
         ("status", json!({"bogus": 1}), "unknown field"),
         (
             "search",
