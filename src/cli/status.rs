@@ -47,12 +47,8 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     };
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
-    if status.backend.is_some() && status.status.model != ours {
-        eprintln!(
-            "note: the backend embeds with {}, and this command's settings name {ours}: \
-             searches with these settings run in-process until 'brain serve' restarts",
-            status.status.model
-        );
+    if let Some(note) = model_mismatch(&status, &ours) {
+        eprintln!("note: {note}");
     }
     let mut out = io::stdout().lock();
     // With --json, a check that found damage printed nothing and exits 1: scripts read the
@@ -70,6 +66,20 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// When a backend answered `status` and embeds with another model than `ours` (the
+/// caller's settings name), what that means: said by `brain status` on stderr and by the
+/// MCP tool in its answer, where the searches it then fails or runs in-process otherwise
+/// contradict the model line.
+pub fn model_mismatch(status: &brain::service::StatusReport, ours: &str) -> Option<String> {
+    (status.backend.is_some() && status.status.model != ours).then(|| {
+        format!(
+            "the backend embeds with {}, and this command's settings name {ours}: searches \
+             with these settings run in-process until 'brain serve' restarts",
+            status.status.model
+        )
+    })
 }
 
 /// Whether a backend accepts connections at `socket`, within a moment: a connect to a

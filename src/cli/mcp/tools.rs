@@ -363,9 +363,16 @@ impl BrainTools {
         annotations(title = "Brain status", read_only_hint = true, open_world_hint = false)
     )]
     async fn status(&self, Parameters(args): Parameters<StatusArgs>) -> CallToolResult {
+        let ours = self.brain.config().model.clone();
         match self.blocking(|b| b.status()).await {
             Ok(status) if args.json => json(&status),
-            Ok(status) => success(render::status(&status)),
+            Ok(status) => {
+                let mut text = render::status(&status);
+                if let Some(note) = crate::cli::status::model_mismatch(&status, &ours) {
+                    text.push_str(&format!("\n(note: {note})"));
+                }
+                success(text)
+            }
             Err(message) => failure(message),
         }
     }

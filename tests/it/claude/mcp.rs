@@ -584,10 +584,27 @@ async fn the_tools_are_answered_by_a_running_backend() {
     let status = client.call_tool(call("status", json!({}))).await.unwrap();
     let text_of_status = text(&status);
     let pid = serve.pid();
-    drop(serve);
     assert!(
         text_of_status.contains(&format!("running (pid {pid}")),
         "status should come from the backend:\n{text_of_status}"
+    );
+    assert!(!text_of_status.contains("note:"), "{text_of_status}");
+    client.cancel().await.unwrap();
+
+    // A server whose settings name another model than the backend's says so, where its
+    // searches by meaning then run in-process (or fail), against the backend's model line.
+    let mut cmd = b.command();
+    cmd.env("BRAIN_MODEL", "nomic-embed-text-v1.5").arg("mcp");
+    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
+    let client = ().serve(transport).await.expect("initialize");
+    let status = text(&client.call_tool(call("status", json!({}))).await.unwrap());
+    drop(serve);
+    assert!(
+        status.contains(
+            "(note: the backend embeds with all-minilm-l6-v2, and this command's settings name \
+             nomic-embed-text-v1.5"
+        ),
+        "{status}"
     );
     client.cancel().await.unwrap();
 }
