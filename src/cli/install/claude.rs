@@ -64,6 +64,8 @@ pub struct Server {
     /// The brain folder it is given: `--dir X` among its arguments, else `BRAIN_DIR` from
     /// its `env` (the flag wins, as brain reads them).
     pub dir: Option<String>,
+    /// `BRAIN_MODEL` from its `env`, if given.
+    pub model: Option<String>,
 }
 
 impl Server {
@@ -84,7 +86,22 @@ impl Server {
             )
             .or_else(|| v["env"]["BRAIN_DIR"].as_str().map(str::to_string))
             .filter(|d| !d.is_empty()),
+            model: v["env"]["BRAIN_MODEL"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .map(str::to_string),
         }
+    }
+
+    /// Why this server would embed with another model than `ours` (this install's), or
+    /// `None`: a `BRAIN_MODEL` in its `env` wins over the config file, and a server on
+    /// another model searches by meaning with vectors this brain's index does not hold (or
+    /// a model not installed).
+    pub fn model_drift(&self, ours: &str) -> Option<String> {
+        self.model
+            .as_ref()
+            .filter(|m| m.as_str() != ours)
+            .map(|m| format!("it is given BRAIN_MODEL={m}, not this brain's {ours}"))
     }
 
     /// Why this server would not start brain's MCP server with `config` (this install's
@@ -579,6 +596,7 @@ mod tests {
             args: args.iter().map(|a| a.to_string()).collect(),
             config: config.map(str::to_string),
             dir: None,
+            model: None,
         };
         let root = Path::new("/nonexistent-brain");
         assert_eq!(server(Some(&me), &["mcp"], None).drift(None, root), None);

@@ -475,12 +475,25 @@ fn report_path(s: &Setup, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// Why the registered `server` would not serve this brain as this install does: another
+/// program, folder or config, or (when the config could be read) another model.
+fn mcp_drift(s: &Setup, server: &claude::Server) -> Option<String> {
+    server
+        .drift(s.config_env.as_deref(), &s.config.root)
+        .or_else(|| {
+            s.config_error
+                .is_none()
+                .then(|| server.model_drift(&s.config.model))
+                .flatten()
+        })
+}
+
 fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
     let registration = claude::registration();
     let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
     if let Some(why) = registration
         .server()
-        .and_then(|server| server.drift(s.config_env.as_deref(), &s.config.root))
+        .and_then(|server| mcp_drift(s, server))
     {
         line(
             out,
@@ -760,7 +773,7 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     let add = claude::mcp_add_line(&s.program, s.config_env.as_deref());
     let drift = registration
         .server()
-        .and_then(|server| server.drift(s.config_env.as_deref(), &s.config.root));
+        .and_then(|server| mcp_drift(s, server));
     match (&registration, drift) {
         (_, Some(why)) => fail(
             s,

@@ -497,6 +497,26 @@ fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
         "{out}"
     );
     assert!(row(&ok(brain(&b, &["install", "--check"])), "mcp").starts_with("ok "));
+    // Given another model in its env (which wins over the config file): its searches by
+    // meaning would embed with a model this brain's vectors are not made with.
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"brain": {"command": "brain", "args": ["mcp"], "env": {"BRAIN_MODEL": "nomic-embed-text-v1.5"}}}}"#,
+    )
+    .unwrap();
+    let check = failed(brain(&b, &["install", "--check"]));
+    assert!(
+        row(&check, "mcp").starts_with("drifted ")
+            && check.contains(&format!(
+                "it is given BRAIN_MODEL=nomic-embed-text-v1.5, not this brain's {TEST_MODEL}"
+            )),
+        "{check}"
+    );
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"brain": {"command": "brain", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
     let out = ok(brain(&b, &["uninstall"]));
     assert!(
         out.contains("claude mcp remove --scope user brain"),
