@@ -189,12 +189,24 @@ async fn connection(
 /// Refuses a request from a client whose settings name another model than this backend
 /// embeds with: answered here, it would get this model's neighbours where it asked for its
 /// own (or an unknown model accepted without a word). Who is serving, and its status, are
-/// still answered: they describe the backend itself.
+/// still answered: they describe the backend itself; and so are the requests no model
+/// answers (a note, its links, `check`, `index-md`, a saved entry): refused, a typo in
+/// `BRAIN_MODEL` turned `brain check` into advice to restart the backend.
 fn other_settings(handler: &Handler, request: &super::protocol::Request) -> Option<Fault> {
     use super::protocol::Op;
     let theirs = request.client_model.as_deref()?;
     let ours = handler.engine.config().model_label();
-    if theirs == ours || matches!(request.op, Op::Hello | Op::Status) {
+    let without_model = matches!(
+        request.op,
+        Op::Hello
+            | Op::Status
+            | Op::Get(_)
+            | Op::Links { .. }
+            | Op::Check { .. }
+            | Op::IndexMd { .. }
+            | Op::Saved { .. }
+    );
+    if theirs == ours || without_model {
         return None;
     }
     Some(Fault::new(

@@ -119,6 +119,22 @@ fn a_client_with_another_model_works_in_process_and_says_why() {
         err.contains("unknown model \"no-such-model\"") && !err.contains("restart"),
         "{err}"
     );
+    // What no model answers is answered by the backend all the same, without a word (it
+    // advised restarting the backend for `brain check` under a typo in BRAIN_MODEL).
+    for args in [
+        &["check", "--json"][..],
+        &["links", "lore/sqlite-busy-timeout.md"],
+        &["get", "lore/sqlite-busy-timeout.md"],
+    ] {
+        let out = brain
+            .command()
+            .args(args)
+            .env("BRAIN_MODEL", "stand-in-hash-64")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("restart"), "{args:?}: {err}");
+    }
     let out = other("stand-in-hash-64");
     assert!(out.status.success());
     // Its own model has no vectors here: keywords, and the line saying so, not the
