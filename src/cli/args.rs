@@ -143,7 +143,8 @@ pub struct NewArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Print JSON: {"path", "abs_path", "type", "title", "link", "written", "to_fill"}; a refusal adds
+    /// Print JSON: {"path", "abs_path", "type", "title", "link", "written", "to_fill",
+    /// "to_link"}; a refusal adds
     /// "duplicates": [{"path", "title", "reason"}].
     #[arg(long)]
     pub json: bool,

@@ -99,6 +99,21 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
         // `written` as on a refusal, so a script reads one field either way.
         let mut written = serde_json::to_value(&done.entry)?;
         written["written"] = true.into();
+        // What stderr lists to link from it, for a script (the skill's assistant) that
+        // reads only the JSON: the alike notes written past (`--force`), then the related.
+        let to_link: Vec<serde_json::Value> = done
+            .duplicates
+            .iter()
+            .chain(&done.related)
+            .map(|h| {
+                serde_json::json!({
+                    "path": h.path,
+                    "title": h.title,
+                    "link": kb::links::canonical(&h.path),
+                })
+            })
+            .collect();
+        written["to_link"] = to_link.into();
         writeln!(out, "{written}")?;
     } else {
         writeln!(out, "{}", done.entry.abs_path)?;

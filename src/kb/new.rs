@@ -195,13 +195,29 @@ pub fn taken_error(path: &str) -> Error {
 /// The entry of `slug` in `kind` that is there already, in either form (`kind/slug.md`,
 /// `kind/slug/slug.md`): one entry per slug, whichever form asked for.
 fn taken(root: &Path, kind: &str, slug: &str) -> Option<String> {
-    [
-        format!("{kind}/{slug}.md"),
-        format!("{kind}/{slug}/{slug}.md"),
-    ]
-    .into_iter()
-    // A link counts, to nowhere too: `exists` would follow it and say no.
-    .find(|path| root.join(path).symlink_metadata().is_ok())
+    let file = format!("{slug}.md");
+    let exact = [format!("{kind}/{file}"), format!("{kind}/{slug}/{file}")]
+        .into_iter()
+        // A link counts, to nowhere too: `exists` would follow it and say no.
+        .find(|path| root.join(path).symlink_metadata().is_ok());
+    // Case aside too (a slug is lowercase ASCII): on macOS `Make-cron.md` is the same file
+    // as `make-cron.md`, and on Linux a second one beside it, whose links cannot tell
+    // the two apart.
+    exact.or_else(|| {
+        let named = |dir: &Path, name: &str| -> Option<String> {
+            std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+                let found = e.file_name().into_string().ok()?;
+                (found.to_lowercase() == name).then_some(found)
+            })
+        };
+        let folder = root.join(kind);
+        if let Some(found) = named(&folder, &file) {
+            return Some(format!("{kind}/{found}"));
+        }
+        let sub = named(&folder, slug)?;
+        let inner = named(&folder.join(&sub), &file)?;
+        Some(format!("{kind}/{sub}/{inner}"))
+    })
 }
 
 /// The entry `planned` would make that is there already (in either form): another `brain
@@ -392,6 +408,26 @@ mod tests {
         assert_eq!(taken_since(&folder), None);
         std::fs::write(dir.path().join("lore/raced-again.md"), "theirs").unwrap();
         assert_eq!(taken_since(&folder).as_deref(), Some("lore/raced-again.md"));
+        // Case aside: a note named by hand with capitals is the slug's already.
+        std::fs::write(
+            dir.path().join("lore/Make-Cron-Run.md"),
+            "# Make cron run\n",
+        )
+        .unwrap();
+        let err = plan(
+            dir.path(),
+            &schemas,
+            "lore",
+            "make cron run",
+            false,
+            date(2026, 12, 1),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("lore/Make-Cron-Run.md already exists"),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&late.file).unwrap(), "theirs");
         // The slug is taken now, in either form.
         for folder in [false, true] {

@@ -15,6 +15,11 @@ use crate::similar::{SimilarHit, SimilarRequest, Source, Verdict};
 /// ~0.1; entries of a series ("Standup 2026-12-03", "Q3 review"), 0.
 pub const TITLE_ALIKE: f64 = 0.5;
 
+/// Title likeness of the same words (in any order, case and plurals aside): such a note of
+/// the type stops the write even when the title alone is too little text to be related to
+/// it.
+const SAME_TITLE: f64 = 1.0;
+
 /// Notes the title is compared with: enough that an entry of the same type is among them
 /// when other types hold notes of that title too.
 const CANDIDATES: usize = 10;
@@ -39,6 +44,22 @@ pub struct Captured {
     pub excluded: bool,
 }
 
+/// Whether the brain's note `hit` (compared with the new entry's title) stops an entry of
+/// type `kind`. Only an entry of the same type does: `terraform/variables.md` is not a
+/// second `jekyll/liquid/variables.md`, however alike the titles (it is listed to link).
+/// The same title words stop it whatever the verdict: a title is too short a draft to reach
+/// even "related" against a long note where its word is common (notes-mix's
+/// `shell/commands/export.md`, "# export", was called nothing like "Export", and a second
+/// one was written).
+fn stops_the_write(hit: &SimilarHit, kind: &str) -> bool {
+    let title = hit.evidence.as_ref().map_or(0.0, |e| e.title);
+    let same_type = hit
+        .path
+        .strip_prefix(kind)
+        .is_some_and(|rest| rest.starts_with('/'));
+    same_type && (title >= SAME_TITLE || (hit.verdict != Verdict::New && title >= TITLE_ALIKE))
+}
+
 /// Plans the entry `title` of type `kind` (a folder entry with `folder`), checks it against
 /// the brain, and writes it unless the brain has it already (or `force`). Bad input (an
 /// unknown type, an empty slug, a taken slug, a broken schema) is an error before anything
@@ -60,16 +81,10 @@ pub fn capture(
         explain: true,
         sync: true,
     })?;
-    // Only an entry of the same type stops the write: `terraform/variables.md` is not a
-    // second `jekyll/liquid/variables.md`, however alike the titles (it is listed to link).
-    let folder = format!("{}/", planned.entry.kind);
-    let alike = |h: &SimilarHit| {
-        h.verdict != Verdict::New
-            && h.path.starts_with(&folder)
-            && h.evidence.as_ref().is_some_and(|e| e.title >= TITLE_ALIKE)
-    };
-    let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) =
-        similar.results.into_iter().partition(alike);
+    let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) = similar
+        .results
+        .into_iter()
+        .partition(|h| stops_the_write(h, &planned.entry.kind));
     let related = others
         .into_iter()
         .filter(|h| h.verdict != Verdict::New)
@@ -106,4 +121,55 @@ pub fn capture(
         related,
         excluded,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::similar::PairEvidence;
+
+    fn hit(path: &str, verdict: Verdict, title: f64) -> SimilarHit {
+        SimilarHit {
+            path: path.into(),
+            abs_path: String::new(),
+            title: String::new(),
+            kind: String::new(),
+            score: 0.0,
+            likeness: None,
+            verdict,
+            reason: String::new(),
+            line: 1,
+            evidence: Some(PairEvidence {
+                title,
+                ..PairEvidence::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn the_same_title_of_the_same_type_stops_a_new_entry_whatever_the_verdict() {
+        // A long note whose title is the entry's: meaning calls a one-line draft new.
+        assert!(stops_the_write(
+            &hit("shell/commands/export.md", Verdict::New, 1.0),
+            "shell"
+        ));
+        // Alike titles stop it only when the notes are about the same thing.
+        assert!(stops_the_write(
+            &hit("lore/a.md", Verdict::Related, 0.5),
+            "lore"
+        ));
+        assert!(!stops_the_write(
+            &hit("lore/a.md", Verdict::New, 0.5),
+            "lore"
+        ));
+        // Another type's note never does, nor a folder that only begins with the type.
+        assert!(!stops_the_write(
+            &hit("idea/a.md", Verdict::Duplicate, 1.0),
+            "lore"
+        ));
+        assert!(!stops_the_write(
+            &hit("lore-old/a.md", Verdict::Duplicate, 1.0),
+            "lore"
+        ));
+    }
 }

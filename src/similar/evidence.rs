@@ -9,7 +9,7 @@ use super::terms::RareTerm;
 use crate::search::{is_stopword, Matrix};
 
 /// The numbers behind one verdict (`--explain`). Fields in alphabetical order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PairEvidence {
     /// Cosine of the best-aligned pair of passages; `None` without a model.
     pub best: Option<f64>,

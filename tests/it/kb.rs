@@ -341,6 +341,13 @@ fn new_checks_for_a_duplicate_first_and_writes_it_only_when_forced() {
     // An entry of another type is not a duplicate of it: written, the lore note to link.
     let r = b.ok(&["new", "idea", title, "--json"]);
     assert_eq!(r.json()["written"], true);
+    // What stderr says to link from it is in the JSON too.
+    assert_eq!(
+        r.json()["to_link"][0]["link"],
+        "lore/sqlite-busy-timeout",
+        "{}",
+        r.stdout()
+    );
     assert!(
         r.stderr().contains("[[lore/sqlite-busy-timeout]]"),
         "{}",
