@@ -71,13 +71,15 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             shown(&hit.path),
             hit.line
         )?;
+        // To the four decimals the verdict is judged at: at three, a score of 0.2897 printed
+        // as 0.290 beside "related at score >= 0.29" and the verdict `new`.
         match hit.likeness {
             Some(l) => writeln!(
                 out,
-                "    {}  (score={:.3}, likeness={l:.3})",
+                "    {}  (score={:.4}, likeness={l:.4})",
                 hit.title, hit.score
             )?,
-            None => writeln!(out, "    {}  (score={:.3})", hit.title, hit.score)?,
+            None => writeln!(out, "    {}  (score={:.4})", hit.title, hit.score)?,
         }
         writeln!(out, "    {}", hit.reason)?;
         if let Some(e) = &hit.evidence {

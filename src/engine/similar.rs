@@ -51,7 +51,17 @@ impl Engine {
                         "{path} is outside the brain folder: give a note's path relative to it (lore/x.md), or compare the file's text as a draft"
                     )));
                 }
-                let Some(id) = self.index.read()?.note_id(path)? else {
+                // Named as a link names it (`lore/x`, copied from `[[lore/x]]`): its note.
+                let reader = self.index.read()?;
+                let mut found = reader.note_id(path)?.map(|id| (path.to_string(), id));
+                for target in crate::passage::link_targets(path) {
+                    if found.is_some() {
+                        break;
+                    }
+                    found = reader.note_id(&target)?.map(|id| (target, id));
+                }
+                drop(reader);
+                let Some((path, id)) = found else {
                     // Over the size limit is the likeliest reason a file of the brain is not
                     // indexed, and the one a person cannot guess.
                     let meta = std::fs::metadata(self.config.root.join(path));
@@ -77,12 +87,12 @@ impl Engine {
                         ),
                     }));
                 };
-                let file = self.config.root.join(path);
+                let file = self.config.root.join(&path);
                 // One byte past the limit is enough for the draft to say it is too large.
                 let bytes = crate::file::read_file(&file, max.saturating_add(1)).map_err(|e| {
                     Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
                 })?;
-                (Draft::parse(path, &bytes, max)?, Some(id))
+                (Draft::parse(&path, &bytes, max)?, Some(id))
             }
         };
         // As a search does: a note saved a moment ago is embedded first when it is a few

@@ -35,13 +35,18 @@ impl Draft {
                 .iter()
                 .any(|h| h.level == 1 && !h.text.trim().is_empty());
         if body.is_empty() && !titled {
-            let what = if parsed.fields.is_empty() {
-                "the draft is empty"
-            } else {
-                "the draft has only frontmatter"
+            // A note of the brain is named as itself: "the draft is empty" read as if the
+            // note's text had not been passed.
+            let (what, then) = match name == DRAFT_NAME {
+                true => ("the draft".to_string(), "give its text, or a title"),
+                false => (name.to_string(), "write some text in it first"),
+            };
+            let has = match parsed.fields.is_empty() {
+                true => "is empty",
+                false => "has only frontmatter",
             };
             return Err(Error::InvalidInput(format!(
-                "{what}: nothing to compare (give its text, or a title)"
+                "{what} {has}: nothing to compare ({then})"
             )));
         }
         if !titled && name == DRAFT_NAME {
@@ -121,6 +126,12 @@ mod tests {
 
     #[test]
     fn a_title_alone_is_enough_and_a_pasted_draft_is_named_by_its_first_line() {
+        assert_eq!(
+            Draft::parse("lore/empty.md", b"", MB)
+                .unwrap_err()
+                .to_string(),
+            "lore/empty.md is empty: nothing to compare (write some text in it first)"
+        );
         let d = Draft::parse(DRAFT_NAME, b"---\ntitle: Retries need jitter\n---\n", MB).unwrap();
         assert_eq!(d.title, "Retries need jitter");
         let d = Draft::parse(

@@ -207,6 +207,21 @@ fn bad_drafts_get_one_line_and_exit_2_and_write_nothing() {
 }
 
 #[test]
+fn a_note_named_as_a_link_names_it_is_that_note() {
+    // `lore/x` as `[[lore/x]]` writes it (an assistant copies it from a note), and `lore/x.md`.
+    let b = Brain::example();
+    b.ok(&["index"]);
+    let as_path = b.json(&["similar", "lore/sqlite-busy-timeout.md"]);
+    let as_link = b.json(&["similar", "lore/sqlite-busy-timeout"]);
+    assert_eq!(as_path["results"], as_link["results"]);
+    assert!(as_link["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["path"] != "lore/sqlite-busy-timeout.md"));
+}
+
+#[test]
 fn without_a_model_verdicts_come_from_words_and_say_so() {
     let b = Brain::example();
     b.ok(&["index"]);

@@ -283,6 +283,16 @@ async fn a_client_session_lists_and_calls_the_tools() {
         .unwrap()
         .iter()
         .all(|h| h["path"] != "lore/sqlite-busy-timeout.md"));
+    // The note named as a link names it, as the assistant reads `[[lore/x]]` in a note.
+    let r = client
+        .call_tool(call(
+            "similar",
+            json!({"path": "lore/sqlite-busy-timeout", "json": true}),
+        ))
+        .await
+        .unwrap();
+    let linked: Value = serde_json::from_str(&text(&r)).expect("similar json");
+    assert_eq!(linked["results"], j["results"]);
 
     // bad arguments are tool errors the model can read, and the server lives on
     let bad = [
@@ -378,6 +388,11 @@ async fn a_client_session_lists_and_calls_the_tools() {
             "similar",
             json!({"path": "lore"}),
             "lore is a folder, not a note",
+        ),
+        (
+            "similar",
+            json!({"path": "lore/nope"}),
+            "lore/nope: no such file in the brain folder",
         ),
         (
             "similar",
