@@ -120,11 +120,13 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
                 .filter(|note| Path::new(note).is_file() || config.root.join(note).is_file())
                 .unwrap_or(arg);
             // A note named as a link names it (`lore/x` of `[[lore/x]]`), when no file is.
-            let linked = (!Path::new(arg).is_file() && !config.root.join(arg).is_file())
-                .then(|| brain::passage::link_targets(arg))
-                .unwrap_or_default()
-                .into_iter()
-                .find(|rel| config.root.join(rel).is_file());
+            let linked = if Path::new(arg).is_file() || config.root.join(arg).is_file() {
+                None
+            } else {
+                brain::passage::link_targets(arg)
+                    .into_iter()
+                    .find(|rel| config.root.join(rel).is_file())
+            };
             let arg = linked.as_deref().unwrap_or(arg);
             let here = PathBuf::from(arg);
             let file = if here.is_file() {
