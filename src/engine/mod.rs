@@ -73,6 +73,10 @@ pub struct Engine {
     terms: Option<search::TermScores>,
     /// Embedding passes of this engine in progress (see [`Engine::embedding_now`]).
     passes: embedding::Passes,
+    /// A thread of the backend embeds what each sync leaves pending
+    /// ([`Engine::embeds_in_background`]): its notices do not send the person to
+    /// `brain index`.
+    background: std::sync::atomic::AtomicBool,
     /// See [`WORDS_FROM_LENGTHS_FROM`] (lower in tests).
     words_from_lengths: i64,
     /// The folder the brain folder led to when the engine opened (links resolved), whose
@@ -99,6 +103,7 @@ impl Engine {
             sketches: Sketches::Never,
             terms: None,
             passes: embedding::Passes::default(),
+            background: std::sync::atomic::AtomicBool::new(false),
             words_from_lengths: WORDS_FROM_LENGTHS_FROM,
         }
     }
@@ -209,6 +214,12 @@ impl Engine {
 
     /// Whether this engine is in an embedding pass now: its searches then keep the vector
     /// matrix they have a while longer, as each batch moves the vectors version.
+    /// Says that a thread of the backend embeds whatever each sync leaves pending.
+    pub fn embeds_in_background(&self) {
+        self.background
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub(crate) fn embedding_now(&self) -> bool {
         self.passes.running()
     }
@@ -525,6 +536,39 @@ mod tests {
             mode,
             ..SearchRequest::new(query)
         }
+    }
+
+    #[test]
+    fn a_backends_pending_passages_are_said_to_be_embedded_now_not_sent_to_brain_index() {
+        let (dir, _) = engine();
+        let mut config = Config::for_root(dir.path().join("brain"), dir.path().join("data"));
+        config.model = "stand-in-hash-64".into();
+        let engine = Engine::open(config).unwrap();
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+        // A note saved since: its passage has no vector yet.
+        std::fs::write(
+            dir.path().join("brain/lore/new.md"),
+            "# Jitter again\n\nMore on jitter.\n",
+        )
+        .unwrap();
+        engine.sync().unwrap();
+        let ask = || {
+            let r = SearchRequest {
+                sync: false,
+                ..req("jitter", Mode::Hybrid)
+            };
+            engine.search(&r).unwrap().notice.unwrap_or_default()
+        };
+        // In a process of its own, `brain index` is what embeds them.
+        assert!(ask().contains("still waiting for embeddings"), "{}", ask());
+        // In the backend, its embedding thread does.
+        engine.embeds_in_background();
+        let said = ask();
+        assert!(
+            said.contains("being embedded now") && !said.contains("brain index"),
+            "{said}"
+        );
     }
 
     #[test]

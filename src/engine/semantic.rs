@@ -115,13 +115,16 @@ impl Engine {
         }
         if pending > 0 {
             // While this engine embeds (the backend), its count is the pass's, which notes
-            // deleted meanwhile do not lower, and 'brain index' would only wait for it.
-            notices.push(match self.passes.left() {
-                Some(_) => format!(
+            // deleted meanwhile do not lower, and 'brain index' would only wait for it. So
+            // too between its passes: the backend's embedding thread takes up what the sync
+            // that found them left, and `brain index` is not the person's to run.
+            let backend = self.background.load(std::sync::atomic::Ordering::Relaxed);
+            notices.push(match backend || self.passes.left().is_some() {
+                true => format!(
                     "{} being embedded now, so results by meaning may miss them until that is done",
                     passages_are(pending)
                 ),
-                None => format!(
+                false => format!(
                     "{} still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)",
                     passages_are(pending)
                 ),

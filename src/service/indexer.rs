@@ -451,6 +451,7 @@ pub fn embed_loop(
     wake: Receiver<()>,
     stop: Arc<AtomicBool>,
 ) {
+    engine.embeds_in_background();
     // After a failed pass (a full disk, say) the backlog is tried again on a timer: no
     // sync may come to wake this thread once the disk has room.
     let mut retry: Option<Duration> = None;
