@@ -323,6 +323,8 @@ impl BrainTools {
                 if let Some(n) = &response.notice {
                     text.push_str(&format!("\n(note: {n})"));
                 }
+                // "Edit that note instead": where it is, as a search's answer says.
+                text.push_str(&format!("\n(notes in {})", root.display()));
                 success(text)
             }
             Err(message) => failure(message),

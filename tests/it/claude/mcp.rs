@@ -270,6 +270,12 @@ async fn a_client_session_lists_and_calls_the_tools() {
         "{}",
         text(&r)
     );
+    // Where the notes are, to edit the duplicate it names.
+    assert!(
+        text(&r).ends_with(&format!("(notes in {})", b.root.display())),
+        "{}",
+        text(&r)
+    );
     let r = client
         .call_tool(call(
             "similar",
