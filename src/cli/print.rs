@@ -86,13 +86,14 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
             let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
             writeln!(
                 out,
-                "    evidence: best={} draft_covered={} note_covered={} rare_shared={:.2} title={:.2} words={:.3}",
+                "    evidence: best={} draft_covered={} note_covered={} rare_shared={:.2} title={:.2} words={:.3} lead={:.4}",
                 opt(e.best),
                 opt(e.draft_covered),
                 opt(e.note_covered),
                 e.rare_shared,
                 e.title,
-                e.words
+                e.words,
+                e.lead
             )?;
         }
     }

@@ -28,6 +28,10 @@ pub struct PairEvidence {
     /// by rarity) the note holds and the share of the note's words the draft holds.
     #[serde(default)]
     pub words: f64,
+    /// What the likeness gained for leading the other candidates (0..=0.1, see
+    /// `verdict::with_lead`): with it, the likeness is recomputed from these numbers.
+    #[serde(default)]
+    pub lead: f64,
 }
 
 /// Per note, the alignment of its passages with the draft's, from one scan per draft

@@ -119,33 +119,36 @@ pub(crate) fn run(
     let mut results: Vec<SimilarHit> = scored
         .into_iter()
         .zip(likeness)
-        .map(|(((score, t), _, row, ev, line), likeness)| SimilarHit {
-            abs_path: root.join(&row.path).to_string_lossy().into_owned(),
-            path: row.path,
-            title: row.title,
-            kind: row.kind,
-            // Judged as shown: a likeness printed as 0.500 is a duplicate.
-            score: round(score),
-            likeness: Some(round(likeness)),
-            verdict: match exclude {
-                // A note of the brain: its duplicates are what `--all` would merge.
-                Some(_) => verdict::judge_between_notes(
-                    (round(score), t),
-                    round(likeness),
-                    verdict::shown_words(ev.words),
-                ),
-                None => verdict::judge(
-                    (round(score), t),
-                    round(likeness),
-                    verdict::shown_words(ev.words),
-                ),
-            },
-            reason: match exclude {
-                Some(_) => verdict::reason_from_note(&ev),
-                None => verdict::reason(&ev),
-            },
-            line,
-            evidence: explain.then_some(ev),
+        .map(|(((score, t), raw, row, mut ev, line), likeness)| {
+            ev.lead = round(likeness - raw);
+            SimilarHit {
+                abs_path: root.join(&row.path).to_string_lossy().into_owned(),
+                path: row.path,
+                title: row.title,
+                kind: row.kind,
+                // Judged as shown: a likeness printed as 0.500 is a duplicate.
+                score: round(score),
+                likeness: Some(round(likeness)),
+                verdict: match exclude {
+                    // A note of the brain: its duplicates are what `--all` would merge.
+                    Some(_) => verdict::judge_between_notes(
+                        (round(score), t),
+                        round(likeness),
+                        verdict::shown_words(ev.words),
+                    ),
+                    None => verdict::judge(
+                        (round(score), t),
+                        round(likeness),
+                        verdict::shown_words(ev.words),
+                    ),
+                },
+                reason: match exclude {
+                    Some(_) => verdict::reason_from_note(&ev),
+                    None => verdict::reason(&ev),
+                },
+                line,
+                evidence: explain.then_some(ev),
+            }
         })
         .collect();
     results.sort_by(|a, b| {
@@ -197,5 +200,6 @@ pub(crate) fn pair_evidence(
         shared,
         title: round(evidence::title_likeness(draft_title, note_title)),
         words: round(words),
+        lead: 0.0,
     }
 }

@@ -249,6 +249,7 @@ mod tests {
             shared: vec!["lease".into()],
             title,
             words: 0.0,
+            lead: 0.0,
         }
     }
 

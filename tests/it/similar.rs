@@ -89,6 +89,17 @@ fn a_rewritten_lesson_is_a_duplicate_and_an_unrelated_one_is_new() {
         .json();
     let words = j["results"][0]["evidence"]["words"].as_f64().unwrap();
     assert!(words > 0.2 && words <= 1.0, "{j}");
+    // Every likeness is its evidence's, the lead over the other candidates included (the
+    // README's formula: 0.4 x the rescaled draft coverage + the word overlap + the lead).
+    for hit in j["results"].as_array().unwrap() {
+        let e = &hit["evidence"];
+        let covered = e["draft_covered"].as_f64().unwrap();
+        let rescaled = ((covered - 0.2) / 0.8).clamp(0.0, 1.0);
+        let recomputed =
+            0.4 * rescaled + e["words"].as_f64().unwrap() + e["lead"].as_f64().unwrap();
+        let likeness = hit["likeness"].as_f64().unwrap();
+        assert!((recomputed - likeness).abs() < 1e-3, "{hit}");
+    }
 }
 
 #[test]
