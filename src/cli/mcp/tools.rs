@@ -52,6 +52,26 @@ fn default_top() -> u32 {
     DEFAULT_TOP as u32
 }
 
+/// `null` as the argument left out: assistants send it for the optional arguments they do
+/// not set, and `mode: null` was refused where `type: null` was taken.
+fn null_or<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// [`null_or`] for search's `top`, whose default is not 0.
+fn null_or_default_top<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    Ok(Option::<u32>::deserialize(d)?.unwrap_or_else(default_top))
+}
+
+/// [`null_or`] for similar's `top`.
+fn null_or_default_similar_top<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    Ok(Option::<u32>::deserialize(d)?.unwrap_or_else(default_similar_top))
+}
+
 /// Arguments of `search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -63,10 +83,10 @@ pub struct SearchArgs {
     pub query: String,
     /// hybrid (keywords and meaning fused; the default), bm25 (keywords only: exact names)
     /// or semantic (meaning only).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub mode: ModeArg,
     /// How many results, 1 to 100.
-    #[serde(default = "default_top")]
+    #[serde(default = "default_top", deserialize_with = "null_or_default_top")]
     #[schemars(range(min = 1, max = 100))]
     pub top: u32,
     /// Only notes of this type: lore, idea, research-link, or any other top-level folder.
@@ -85,10 +105,10 @@ pub struct SearchArgs {
     /// Frontmatter conditions, all of which must hold: `FIELD=VALUE` (the field is the
     /// value, or a list holding it) or `FIELD!=VALUE`, e.g. `["category=lesson",
     /// "status!=deprecated"]`.
-    #[serde(rename = "where", default)]
+    #[serde(rename = "where", default, deserialize_with = "null_or")]
     pub conditions: Vec<String>,
     /// Answer with the JSON object `brain search --json` prints instead of text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
@@ -110,7 +130,7 @@ pub struct GetArgs {
     #[schemars(range(min = 1))]
     pub count: Option<u32>,
     /// Answer with the JSON object `brain get --json` prints instead of numbered lines.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
@@ -126,11 +146,14 @@ pub struct SimilarArgs {
     #[serde(default)]
     pub path: Option<String>,
     /// How many notes, 1 to 50.
-    #[serde(default = "default_similar_top")]
+    #[serde(
+        default = "default_similar_top",
+        deserialize_with = "null_or_default_similar_top"
+    )]
     #[schemars(range(min = 1, max = 50))]
     pub top: u32,
     /// Answer with the JSON object `brain similar --json` prints instead of text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
@@ -139,7 +162,7 @@ pub struct SimilarArgs {
 #[serde(deny_unknown_fields)]
 pub struct CheckArgs {
     /// Answer with the JSON object `brain check --json` prints instead of text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
@@ -148,7 +171,7 @@ pub struct CheckArgs {
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
     /// Answer with the JSON object `brain status --json` prints instead of text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
@@ -159,7 +182,7 @@ pub struct LinksArgs {
     /// The note, as search results give it (relative to the brain folder).
     pub path: String,
     /// Answer with the JSON object `brain links --json` prints instead of text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_or")]
     pub json: bool,
 }
 
