@@ -138,18 +138,6 @@ pub(crate) fn check_length(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// The files a link names (`lore/x` -> `lore/x.md`, then the folder entry `lore/x/x.md`),
-/// relative to the brain folder, for a note given as `[[lore/x]]` writes it (an assistant
-/// copies it from a note); none for a path that ends in `.md` already.
-pub fn link_targets(path: &str) -> Vec<String> {
-    let bare = path.trim_end_matches('/');
-    if bare.is_empty() || bare.ends_with(".md") {
-        return Vec::new();
-    }
-    let last = bare.rsplit('/').next().unwrap_or(bare);
-    vec![format!("{bare}.md"), format!("{bare}/{last}.md")]
-}
-
 /// The note of a search hit copied whole, `path:LINE` (or `path:LINE:COUNT`): `lore/x.md`
 /// of `lore/x.md:37`. `None` when `path` has no such ending, or when a file is really named
 /// so, in the current folder or in `root`.

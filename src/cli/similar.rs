@@ -123,8 +123,9 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             let linked = if Path::new(arg).is_file() || config.root.join(arg).is_file() {
                 None
             } else {
-                brain::passage::link_targets(arg)
+                brain::kb::links::named_files(arg.trim_end_matches('/'))
                     .into_iter()
+                    .filter(|_| !arg.ends_with(".md"))
                     .find(|rel| config.root.join(rel).is_file())
             };
             let arg = linked.as_deref().unwrap_or(arg);

@@ -54,7 +54,8 @@ impl Engine {
                 // Named as a link names it (`lore/x`, copied from `[[lore/x]]`): its note.
                 let reader = self.index.read()?;
                 let mut found = reader.note_id(path)?.map(|id| (path.to_string(), id));
-                for target in crate::passage::link_targets(path) {
+                let named = crate::kb::links::named_files(path.trim_end_matches('/'));
+                for target in named.into_iter().filter(|_| !path.ends_with(".md")) {
                     if found.is_some() {
                         break;
                     }

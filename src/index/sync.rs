@@ -80,6 +80,13 @@ struct Row {
     size: u64,
 }
 
+impl Row {
+    /// Whether the file's stat is the one indexed.
+    fn stat_is(&self, stat: &FileStat) -> bool {
+        self.mtime_ns == stat.mtime_ns && self.size == stat.size
+    }
+}
+
 /// A note whose file may have changed: its row and the hash of the content indexed, read
 /// only for these few so that a sync's scan of every row stays on the covering index.
 struct Known {
@@ -342,10 +349,7 @@ fn reconcile(
         // A note over a lowered `max_file_mb` is read again, to be dropped as any new file
         // that size is.
         let same_stat = row.as_ref().is_some_and(|(_, k)| {
-            !options.force
-                && k.mtime_ns == stat.mtime_ns
-                && k.size == stat.size
-                && stat.size <= config.max_file_bytes
+            !options.force && k.stat_is(&stat) && stat.size <= config.max_file_bytes
         });
         if same_stat {
             // A file a scoped sync names (the watcher saw it written, a `brain new` saved it,
@@ -388,10 +392,7 @@ fn reconcile(
         // Named files read again and found as they were, stat and all (a `similar` on a
         // note through the backend names it): nothing to write, so no write lock is taken.
         let as_stored = |(read, (stat, row)): (&Outcome, &(FileStat, Option<Row>))| {
-            matches!(read, Outcome::Same { .. })
-                && row
-                    .as_ref()
-                    .is_some_and(|k| k.mtime_ns == stat.mtime_ns && k.size == stat.size)
+            matches!(read, Outcome::Same { .. }) && row.as_ref().is_some_and(|k| k.stat_is(stat))
         };
         if reads.iter().zip(batch).all(as_stored) {
             report.unchanged += reads.len() as u64;
@@ -1231,18 +1232,11 @@ mod tests {
         // far from now, outside the racy window).
         let (_dir, config, index) = brain(&[("a.md", "# A\nmarker old1\n"), ("b.md", "b")]);
         let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let set_old = |rel: &str| {
-            fs::File::options()
-                .write(true)
-                .open(config.root.join(rel))
-                .unwrap()
-                .set_modified(old)
-                .unwrap()
-        };
-        set_old("a.md");
+        let write_old =
+            |rel: &str, text: &str| crate::index::write_dated(&config.root.join(rel), text, old);
+        write_old("a.md", "# A\nmarker old1\n");
         sync(&index, &config).unwrap();
-        fs::write(config.root.join("a.md"), "# A\nmarker new2\n").unwrap();
-        set_old("a.md");
+        write_old("a.md", "# A\nmarker new2\n");
         // A whole sync trusts the stat (what it exists to save); the watcher's path does not.
         assert!(sync(&index, &config).unwrap().is_noop());
         let r = sync_paths(
@@ -1275,11 +1269,9 @@ mod tests {
         // `rsync -a` into a folder names the folder too (it sets its times last): the file
         // is still read.
         fs::create_dir(config.root.join("lore")).unwrap();
-        fs::write(config.root.join("lore/c.md"), "# C\nmarker old3\n").unwrap();
-        set_old("lore/c.md");
+        write_old("lore/c.md", "# C\nmarker old3\n");
         sync(&index, &config).unwrap();
-        fs::write(config.root.join("lore/c.md"), "# C\nmarker new4\n").unwrap();
-        set_old("lore/c.md");
+        write_old("lore/c.md", "# C\nmarker new4\n");
         let r = sync_paths(
             &index,
             &config,

@@ -221,7 +221,7 @@ impl Scope {
 /// Emacs's lock `.#note.md` beside a note with unsaved changes (a dangling link, or a small
 /// file where links cannot be made): never a note, skipped without a warning on every sync
 /// while it is open.
-pub fn is_metadata_file(name: &str) -> bool {
+pub fn is_editor_lock(name: &str) -> bool {
     name.starts_with(".#")
 }
 
@@ -300,7 +300,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
             {
                 return false;
             }
-            if e.depth() > 0 && e.file_name().to_str().is_some_and(is_metadata_file) {
+            if e.depth() > 0 && e.file_name().to_str().is_some_and(is_editor_lock) {
                 return false;
             }
             if e.depth() > 0 && e.path_is_symlink() {

@@ -290,8 +290,7 @@ impl Resolver {
             // As written first: a brain may hold both spellings of a name (Linux allows it),
             // and a link that names one of them exactly means that one.
             for spelled in [target, &*same] {
-                let last = spelled.rsplit('/').next().unwrap_or(spelled);
-                for candidate in [format!("{spelled}.md"), format!("{spelled}/{last}.md")] {
+                for candidate in named_files(spelled) {
                     if self.exact.contains(&candidate) {
                         return Ok(Resolution::Note { path: candidate });
                     }
@@ -304,8 +303,7 @@ impl Resolver {
             }
             // No note spelled as written: one whose name differs only in case is the one
             // meant (two such, on Linux, and the link cannot say which).
-            let last = same.rsplit('/').next().unwrap_or(&same);
-            for candidate in [format!("{same}.md"), format!("{same}/{last}.md")] {
+            for candidate in named_files(&same) {
                 match self
                     .folded
                     .get(&candidate.to_lowercase())
@@ -352,6 +350,14 @@ impl Resolver {
             _ => Err(format!("no note is called {target}")),
         }
     }
+}
+
+/// The files a link `target` with a folder in it names, in the order they are looked for:
+/// `lore/x` is `lore/x.md`, else the folder entry `lore/x/x.md` (what [`canonical`] writes
+/// back as `lore/x`).
+pub fn named_files(target: &str) -> [String; 2] {
+    let last = target.rsplit('/').next().unwrap_or(target);
+    [format!("{target}.md"), format!("{target}/{last}.md")]
 }
 
 /// The link that points at `path` in the `type/slug` form: the path without `.md`, and a

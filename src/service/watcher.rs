@@ -162,8 +162,7 @@ fn relevance(root: &Path, data_dir: &Path, path: &Path, structural: bool) -> Rel
     // is not, and other dot-files (`.DS_Store`, a vim swap) are not notes. Ignoring every
     // dot-file, the backend never saw `.draft.md` made, changed or deleted, and answered
     // from an index the next `--no-daemon` sync disagreed with.
-    if crate::index::walk::is_metadata_file(name)
-        || (name.starts_with('.') && !name.ends_with(".md"))
+    if crate::index::walk::is_editor_lock(name) || (name.starts_with('.') && !name.ends_with(".md"))
     {
         return Relevance::Ignore;
     }

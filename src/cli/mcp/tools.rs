@@ -413,7 +413,9 @@ impl ServerHandler for BrainTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let given = request.arguments.clone().unwrap_or_default();
+        // Read where they lie: a draft for `similar` may be megabytes.
+        let none = serde_json::Map::new();
+        let given = request.arguments.as_ref().unwrap_or(&none);
         if let Some(message) = argument_error(&request.name, given) {
             return Ok(failure(message).into());
         }
@@ -582,8 +584,13 @@ fn as_arguments(message: &str) -> String {
 
 /// What is wrong with the arguments `given` to `tool`, read as the tool reads them, naming
 /// the argument; `None` when they are fine, or the tool is unknown (the router says so).
-fn argument_error(tool: &str, given: serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    fn read<T: serde::de::DeserializeOwned>(given: serde_json::Value) -> Option<String> {
+fn argument_error(
+    tool: &str,
+    given: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    fn read<T: serde::de::DeserializeOwned>(
+        given: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
         let error = serde_path_to_error::deserialize::<_, T>(given).err()?;
         // Rust's names for what an argument takes, in words a caller knows.
         let why = error
@@ -596,7 +603,6 @@ fn argument_error(tool: &str, given: serde_json::Map<String, serde_json::Value>)
             path => format!("`{path}`: {why}"),
         })
     }
-    let given = serde_json::Value::Object(given);
     match tool {
         "search" => read::<SearchArgs>(given),
         "get" => read::<GetArgs>(given),
