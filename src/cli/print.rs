@@ -95,6 +95,13 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
                 e.words,
                 e.lead
             )?;
+            // Two notes of the brain: the score from each side, whose mean is the score.
+            if let Some([from, back]) = e.both_ways {
+                writeln!(
+                    out,
+                    "    both ways: {from:.4} (from this note), {back:.4} (from the other)"
+                )?;
+            }
         }
     }
     writeln!(out)?;

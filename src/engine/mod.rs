@@ -79,6 +79,9 @@ pub struct Engine {
     background: std::sync::atomic::AtomicBool,
     /// See [`WORDS_FROM_LENGTHS_FROM`] (lower in tests).
     words_from_lengths: i64,
+    /// What scoring two notes both ways read (`brain similar NOTE`, `--all`), kept until
+    /// a note changes.
+    pair_words: crate::similar::Remembered,
     /// The folder the brain folder led to when the engine opened (links resolved), whose
     /// index this is; `None` when it could not be resolved then.
     root_real: Option<PathBuf>,
@@ -100,6 +103,7 @@ impl Engine {
             index,
             semantic: Mutex::new(SemanticCache::default()),
             write_matrix_file: true,
+            pair_words: crate::similar::Remembered::default(),
             sketches: Sketches::Never,
             terms: None,
             passes: embedding::Passes::default(),

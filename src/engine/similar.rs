@@ -135,6 +135,7 @@ impl Engine {
             (Some((_, matrix)), Some(vecs)) => Some(Vectors {
                 draft: vecs,
                 matrix,
+                remembered: &self.pair_words,
             }),
             _ => None,
         };
@@ -176,7 +177,7 @@ impl Engine {
         let semantic = self.semantic_ready(sync, &mut notices)?;
         let reader = self.index.read()?;
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
-        let clusters = similar::find_clusters(&reader, matrix)?;
+        let clusters = similar::find_clusters(&reader, matrix, &self.pair_words)?;
         if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
             notices = vec![empty];
         }

@@ -692,6 +692,22 @@ impl<'a> Reader<'a> {
             .map_err(|e| self.err(e))
     }
 
+    /// How many notes match `expr`, counted up to `limit`: whether a word is rare needs
+    /// only that, and a common word's whole list is the cost of a full count.
+    pub fn fts_count_upto(&self, expr: &str, limit: u64) -> Result<u64> {
+        self.conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)",
+            )
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![expr, limit as i64], |r| {
+                    r.get::<_, i64>(0)
+                })
+            })
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
     /// Whether any note matches `expr` (the first match is enough).
     pub fn fts_any(&self, expr: &str) -> Result<bool> {
         self.conn

@@ -333,6 +333,16 @@ impl Matrix {
         &self.codes[i * self.dim..(i + 1) * self.dim]
     }
 
+    /// The rows of note `note` (`notes.id`), none when it has no vectors.
+    pub fn rows_of_note(&self, note: i64) -> Vec<usize> {
+        self.slot_of.get(&note).map_or_else(Vec::new, |&slot| {
+            self.rows_of_slot(slot)
+                .iter()
+                .map(|&r| r as usize)
+                .collect()
+        })
+    }
+
     /// The rows of note slot `slot`.
     fn rows_of_slot(&self, slot: u32) -> &[u32] {
         self.by_note().of(slot)

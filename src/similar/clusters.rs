@@ -6,16 +6,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use super::evidence::{self, Alignment};
-use super::pipeline::pair_evidence;
+use super::between::{Pairs, Remembered};
 use super::terms;
 use super::{verdict, Cluster};
 use crate::error::Result;
 use crate::index::Reader;
 use crate::search::Matrix;
 
-/// Two passages at least this close make their notes a candidate pair.
-const PAIR_MIN: f32 = 0.8;
+/// Two passages at least this close make their notes a candidate pair (the cosine of the
+/// quantized vectors).
+pub const PAIR_MIN: f32 = 0.8;
 /// A pair joins a cluster at this score, above the duplicate verdict's threshold: a list of
 /// the whole brain is read as "merge these", so it keeps to the pairs that are plainly the
 /// same note (in the example brain a lesson and the docs it cites align at 0.77 / 0.74 and
@@ -25,9 +25,13 @@ pub const CLUSTER_AT: f64 = 0.7;
 const PARTNERS: usize = 5;
 
 /// Clusters of duplicates, largest first; by titles when `matrix` is `None`.
-pub(crate) fn find_clusters(reader: &Reader<'_>, matrix: Option<&Matrix>) -> Result<Vec<Cluster>> {
+pub(crate) fn find_clusters(
+    reader: &Reader<'_>,
+    matrix: Option<&Matrix>,
+    remembered: &Remembered,
+) -> Result<Vec<Cluster>> {
     let mut clusters = match matrix {
-        Some(m) => by_meaning(reader, m)?,
+        Some(m) => by_meaning(reader, m, remembered)?,
         None => by_title(reader)?,
     };
     // Scores compared as shown (four decimals: a backend's and a process's float sums may
@@ -86,12 +90,12 @@ fn by_title(reader: &Reader<'_>) -> Result<Vec<(Cluster, f64)>> {
     grouped(reader, dup)
 }
 
-fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
+fn by_meaning(
+    reader: &Reader<'_>,
+    m: &Matrix,
+    remembered: &Remembered,
+) -> Result<Vec<(Cluster, f64)>> {
     let notes = m.note_ids();
-    let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
-    for (i, &n) in notes.iter().enumerate() {
-        rows.entry(n).or_default().push(i);
-    }
     // Every pair of passages once, in parallel: the only quadratic step, and a plain scan.
     let close: Vec<(i64, i64, f32)> = (0..notes.len())
         .into_par_iter()
@@ -125,9 +129,7 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
     let mut pairs: Vec<(i64, i64)> = pairs.into_iter().collect();
     pairs.sort_unstable();
 
-    let total = reader.note_count()?;
-    let mut texts: HashMap<i64, (String, Vec<terms::RareTerm>)> = HashMap::new();
-    let mut df_cache = HashMap::new();
+    let mut scorer = Pairs::new(reader, m, remembered)?;
     let mut dup: Vec<(i64, i64, f64, String)> = Vec::new();
     for (a, b) in pairs {
         // "first" and "second" in the reason are the pair in the order `--all` lists them.
@@ -135,40 +137,14 @@ fn by_meaning(reader: &Reader<'_>, m: &Matrix) -> Result<Vec<(Cluster, f64)>> {
             true => (a, b),
             false => (b, a),
         };
-        for id in [a, b] {
-            if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(id) {
-                let (title, body) = reader.title_and_body(id)?;
-                let text = format!("{title}\n{body}");
-                let (rare, _) =
-                    terms::draft_terms_cached(reader, &text, total, true, &mut df_cache)?;
-                slot.insert((title, rare));
+        if let Some(two) = scorer.score(a, b)? {
+            if two.score >= CLUSTER_AT {
+                dup.push((a, b, two.score, two.reason));
             }
-        }
-        let (ra, rb) = (&rows[&a], &rows[&b]);
-        let one_way = |from: i64, to: i64, al: &Alignment| -> Result<(f64, String)> {
-            let (title_from, rare) = &texts[&from];
-            let held = terms::presence(reader, rare, &[to])?;
-            let weights = vec![1.0; al.per_draft.len()];
-            // A cluster joins on the score, which does not read the word overlap (not
-            // calibrated for two whole notes): not worth stemming every note of every pair.
-            let ev = pair_evidence(
-                rare,
-                held.get(&to).map(Vec::as_slice),
-                Some(al),
-                &weights,
-                (title_from, &texts[&to].0),
-                0.0,
-            );
-            Ok((verdict::score(&ev).0, verdict::reason_between_notes(&ev)))
-        };
-        let (ab, reason) = one_way(a, b, &evidence::align_rows(m, ra, rb))?;
-        let (ba, _) = one_way(b, a, &evidence::align_rows(m, rb, ra))?;
-        let score = (ab + ba) / 2.0;
-        if score >= CLUSTER_AT {
-            dup.push((a, b, score, reason));
         }
     }
 
+    scorer.remember();
     grouped(reader, dup)
 }
 

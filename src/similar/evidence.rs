@@ -28,6 +28,11 @@ pub struct PairEvidence {
     /// by rarity) the note holds and the share of the note's words the draft holds.
     #[serde(default)]
     pub words: f64,
+    /// Two notes of the brain: the score with each as the draft (the note asked about
+    /// first; passages weighed alike, as `--all` weighs them). Their mean is the pair's
+    /// score, and what its verdict is judged on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub both_ways: Option<[f64; 2]>,
     /// What the likeness gained for leading the other candidates (0..=0.1, see
     /// `verdict::with_lead`): with it, the likeness is recomputed from these numbers.
     #[serde(default)]

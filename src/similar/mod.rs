@@ -9,6 +9,7 @@
 //! the words and rare words they share, and how alike their titles are. The thresholds
 //! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts*/`.
 
+mod between;
 mod clusters;
 mod draft;
 mod evidence;
@@ -19,6 +20,7 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use between::Remembered;
 pub(crate) use clusters::find_clusters;
 pub use draft::check as check_draft;
 pub(crate) use draft::{Draft, DRAFT_NAME};

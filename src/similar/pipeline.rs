@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use super::between::{Pairs, Remembered};
 use super::draft::Draft;
 use super::evidence::{self, Alignment, PairEvidence};
 use super::terms::{self, RareTerm};
@@ -23,6 +24,8 @@ pub(crate) struct Vectors<'a> {
     pub draft: &'a [Vec<f32>],
     /// Every passage of the brain.
     pub matrix: &'a Matrix,
+    /// What scoring two notes of the brain both ways reads, kept between requests.
+    pub remembered: &'a Remembered,
 }
 
 /// What [`run`] found.
@@ -89,6 +92,11 @@ pub(crate) fn run(
     let held = terms::presence(reader, &rare, &ids)?;
     let texts = reader.lower_texts(&ids, true)?;
 
+    // A note of the brain: each candidate scored both ways, as `--all` scores a pair.
+    let mut pairs = match (&vectors, exclude) {
+        (Some(v), Some(_)) => Some(Pairs::new(reader, v.matrix, v.remembered)?),
+        _ => None,
+    };
     let mut scored = Vec::with_capacity(ids.len());
     for id in ids {
         let Some(row) = reader.note(id)? else {
@@ -111,7 +119,21 @@ pub(crate) fn run(
             Some(chunk) => reader.chunk(chunk)?.map_or(row.body_line, |c| c.line),
             None => row.body_line,
         };
-        scored.push((verdict::score(&ev), verdict::likeness(&ev), row, ev, line));
+        let two = match (&mut pairs, exclude) {
+            (Some(p), Some(me)) => p.score(me, id)?,
+            _ => None,
+        };
+        scored.push((
+            verdict::score(&ev),
+            verdict::likeness(&ev),
+            row,
+            ev,
+            line,
+            two,
+        ));
+    }
+    if let Some(p) = pairs {
+        p.remember();
     }
     let raw: Vec<f64> = scored.iter().map(|s| s.1).collect();
     let likeness = verdict::with_lead(&raw);
@@ -119,8 +141,10 @@ pub(crate) fn run(
     let mut results: Vec<SimilarHit> = scored
         .into_iter()
         .zip(likeness)
-        .map(|(((score, t), raw, row, mut ev, line), likeness)| {
+        .map(|(((score, t), raw, row, mut ev, line, two), likeness)| {
             ev.lead = round(likeness - raw);
+            ev.both_ways = two.as_ref().map(|w| w.each);
+            let score = two.as_ref().map_or(score, |w| w.score);
             SimilarHit {
                 abs_path: root.join(&row.path).to_string_lossy().into_owned(),
                 path: row.path,
@@ -129,14 +153,15 @@ pub(crate) fn run(
                 // Judged as shown: a likeness printed as 0.500 is a duplicate.
                 score: round(score),
                 likeness: Some(round(likeness)),
-                verdict: match exclude {
-                    // A note of the brain: its duplicates are what `--all` would merge.
-                    Some(_) => verdict::judge_between_notes(
+                verdict: match (exclude, &two) {
+                    // A note of the brain: its duplicates are what `--all` merges.
+                    (Some(_), Some(two)) => verdict::judge_two_way(two),
+                    (Some(_), None) => verdict::judge_between_notes(
                         (round(score), t),
                         round(likeness),
                         verdict::shown_words(ev.words),
                     ),
-                    None => verdict::judge(
+                    (None, _) => verdict::judge(
                         (round(score), t),
                         round(likeness),
                         verdict::shown_words(ev.words),
@@ -200,6 +225,7 @@ pub(crate) fn pair_evidence(
         shared,
         title: round(evidence::title_likeness(draft_title, note_title)),
         words: round(words),
+        both_ways: None,
         lead: 0.0,
     }
 }

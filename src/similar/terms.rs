@@ -48,19 +48,52 @@ pub(crate) fn draft_terms_cached(
     indexed: bool,
     dfs: &mut HashMap<String, u64>,
 ) -> Result<(Vec<RareTerm>, DraftWords)> {
-    let weighed = weigh(reader, text, total, indexed, dfs)?;
+    let weighed = weigh(text, total, indexed, |word, expr| match dfs.get(word) {
+        Some(&df) => Ok(df),
+        None => {
+            let df = reader.fts_count(expr)?;
+            dfs.insert(word.to_string(), df);
+            Ok(df)
+        }
+    })?;
     let all = DraftWords::new(weighed.iter().map(|(t, _)| (t.word.clone(), t.idf)));
     Ok((rarest(weighed, total), all))
 }
 
-/// Each word of `text` with its IDF and how many other notes hold it (a word no other note
-/// holds weighs most).
-fn weigh(
+/// The rare words of [`draft_terms`] alone, for a note of the index: each word's notes
+/// are counted only as far as the rare-word cap (remembered in `counts`, which holds such
+/// capped counts only), since a common word's full count is what costs.
+pub(crate) fn rare_terms(
     reader: &Reader<'_>,
     text: &str,
     total: u64,
+    counts: &mut HashMap<String, u64>,
+) -> Result<Vec<RareTerm>> {
+    // One past the cap, plus the note's own match, tells a rare word from a common one.
+    let limit = df_cap(total).floor() as u64 + 2;
+    let weighed = weigh(text, total, true, |word, expr| match counts.get(word) {
+        Some(&df) => Ok(df),
+        None => {
+            let df = reader.fts_count_upto(expr, limit)?;
+            counts.insert(word.to_string(), df);
+            Ok(df)
+        }
+    })?;
+    Ok(rarest(weighed, total))
+}
+
+/// The most notes a rare word is in.
+fn df_cap(total: u64) -> f64 {
+    (total.max(1) as f64 * MAX_DF_SHARE).max(MIN_DF_CAP)
+}
+
+/// Each word of `text` with its IDF and how many other notes hold it (a word no other note
+/// holds weighs most), the notes that hold a word counted by `count(word, expr)`.
+fn weigh(
+    text: &str,
+    total: u64,
     indexed: bool,
-    dfs: &mut HashMap<String, u64>,
+    mut count: impl FnMut(&str, &str) -> Result<u64>,
 ) -> Result<Vec<(RareTerm, u64)>> {
     let n = total.max(1) as f64;
     let mut out = Vec::new();
@@ -68,14 +101,7 @@ fn weigh(
         let Some(expr) = term_expr(&word) else {
             continue;
         };
-        let df = match dfs.get(&word) {
-            Some(&df) => df,
-            None => {
-                let df = reader.fts_count(&expr)?;
-                dfs.insert(word.clone(), df);
-                df
-            }
-        };
+        let df = count(&word, &expr)?;
         let df = if indexed { df.saturating_sub(1) } else { df };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
         out.push((RareTerm { word, expr, idf }, df));
@@ -85,7 +111,7 @@ fn weigh(
 
 /// The rare words among `weighed`: held by another note, but by few.
 fn rarest(weighed: Vec<(RareTerm, u64)>, total: u64) -> Vec<RareTerm> {
-    let cap = (total.max(1) as f64 * MAX_DF_SHARE).max(MIN_DF_CAP);
+    let cap = df_cap(total);
     let mut out: Vec<RareTerm> = weighed
         .into_iter()
         .filter(|(_, df)| *df > 0 && *df as f64 <= cap)

@@ -132,9 +132,11 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64, words: f64) ->
     }
 }
 
-/// The verdict for a note of the brain against another: with a model, a duplicate only
-/// when its score reaches the one at which `brain similar --all` merges a pair
-/// ([`CLUSTER_AT`]; `--all` averages the two ways); without one, only when they share [`NOTES_WORDS`] of their `words`.
+/// The verdict for a note of the brain against another judged one way: without a model,
+/// a duplicate only when they share [`NOTES_WORDS`] of their `words`; with one (a note whose
+/// passages are not stored yet, so that it cannot be scored both ways: see
+/// [`judge_two_way`]), only when its score reaches the one at which `brain similar --all`
+/// merges a pair ([`CLUSTER_AT`]).
 /// The draft thresholds were calibrated on drafts written apart from the notes;
 /// two notes of one brain share their author's templates and phrasing, which the word
 /// overlap reads as sameness (on 60 random notes of the notes-mix corpus, 24 were called
@@ -166,6 +168,24 @@ pub(crate) fn judge_between_notes(
     }
 }
 
+/// The verdict for two notes of the brain scored both ways ([`TwoWay`]): a duplicate
+/// exactly when `brain similar --all` joins them, whichever of the two is asked about (one
+/// way, `docker-cli/prune.md` called `docker/clean.md` a duplicate at 0.714 and `clean.md`
+/// called `prune.md` related at 0.648; on 120 random notes-mix notes every duplicate so
+/// found was one-way, and none was a pair `--all` lists).
+///
+/// [`TwoWay`]: super::between::TwoWay
+pub(crate) fn judge_two_way(two: &super::between::TwoWay) -> Verdict {
+    use super::clusters::{CLUSTER_AT, PAIR_MIN};
+    if two.score >= CLUSTER_AT && two.best >= f64::from(PAIR_MIN) {
+        Verdict::Duplicate
+    } else if two.score >= SEMANTIC.related {
+        Verdict::Related
+    } else {
+        Verdict::New
+    }
+}
+
 /// The rule that judged, as the footer of `brain similar` says it: with a model or
 /// without (`semantic`), for a draft or a note of the brain (`between_notes`).
 pub fn rule(semantic: bool, between_notes: bool) -> String {
@@ -173,8 +193,7 @@ pub fn rule(semantic: bool, between_notes: bool) -> String {
     let duplicate = match (semantic, between_notes) {
         (true, false) => format!("likeness >= {}", t.duplicate),
         (true, true) => format!(
-            "likeness >= {} and score >= {}",
-            t.duplicate,
+            "score both ways >= {} (as --all joins)",
             super::clusters::CLUSTER_AT
         ),
         (false, false) => format!(
@@ -249,6 +268,7 @@ mod tests {
             shared: vec!["lease".into()],
             title,
             words: 0.0,
+            both_ways: None,
             lead: 0.0,
         }
     }
@@ -290,6 +310,20 @@ mod tests {
         );
         // Alike in words only (one site's boilerplate): not even related.
         assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9, 1.0), Verdict::New);
+        // Scored both ways: the mean decides, and a pair `--all` would not look at (no
+        // two passages at PAIR_MIN) is not a duplicate, however high its score.
+        let two = |score: f64, best: f64| super::super::between::TwoWay {
+            each: [score, score],
+            score,
+            best,
+            reason: String::new(),
+        };
+        let close = f64::from(super::super::clusters::PAIR_MIN);
+        assert_eq!(judge_two_way(&two(merged, close)), Verdict::Duplicate);
+        assert_eq!(judge_two_way(&two(merged - 0.0001, 0.99)), Verdict::Related);
+        assert_eq!(judge_two_way(&two(0.9, close - 0.01)), Verdict::Related);
+        assert_eq!(judge_two_way(&two(SEMANTIC.related, 0.5)), Verdict::Related);
+        assert_eq!(judge_two_way(&two(0.2, 0.5)), Verdict::New);
         // Without a model, the words decide: a copy under another title is a duplicate,
         // two notes of one author sharing their phrasing (under half their words) are not.
         assert_eq!(

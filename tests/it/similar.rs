@@ -345,6 +345,75 @@ fn all_finds_a_copied_note_and_nothing_else_in_the_examples() {
     assert!(human.contains("1 of 2 clusters shown"), "{human}");
 }
 
+/// Two notes of the brain get one verdict and one score, whichever is asked about, and a
+/// duplicate is a pair `--all` lists: a short note that one section of a long note covers
+/// once looked like a duplicate from its own side and only related from the other's.
+#[test]
+fn two_notes_judge_each_other_alike_and_as_all_does() {
+    let b = Brain::example().model();
+    let original = std::fs::read_to_string(b.root.join("lore/sqlite-busy-timeout.md")).unwrap();
+    let fix = original
+        .split("## The part that still bites")
+        .next()
+        .unwrap()
+        .replace("title:", "title: The fix,");
+    b.write("idea/busy-timeout-fix.md", &fix);
+    b.write(
+        "idea/busy-timeout-again.md",
+        original.replace("title:", "title: Again,"),
+    );
+    b.ok(&["index"]);
+    let notes = [
+        "idea/busy-timeout-fix.md",
+        "idea/busy-timeout-again.md",
+        "lore/sqlite-busy-timeout.md",
+    ];
+    let asked: Vec<serde_json::Value> = notes
+        .iter()
+        .map(|n| b.ok(&["similar", n, "--json", "--explain"]).json())
+        .collect();
+    let hit = |from: usize, to: usize| -> &serde_json::Value {
+        asked[from]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["path"] == notes[to])
+            .unwrap_or_else(|| panic!("{} not among {}'s results", notes[to], notes[from]))
+    };
+    let clusters = b.ok(&["similar", "--all", "--json"]).json();
+    let listed = |x: &str, y: &str| {
+        clusters["clusters"].as_array().unwrap().iter().any(|c| {
+            let paths = c["paths"].as_array().unwrap();
+            paths.iter().any(|p| p == x) && paths.iter().any(|p| p == y)
+        })
+    };
+    for from in 0..3 {
+        for to in (0..3).filter(|&t| t != from) {
+            let (there, back) = (hit(from, to), hit(to, from));
+            assert_eq!(there["score"], back["score"], "{there} / {back}");
+            assert_eq!(there["verdict"], back["verdict"], "{there} / {back}");
+            let both = there["evidence"]["both_ways"].as_array().unwrap();
+            assert_eq!(both.len(), 2, "{there}");
+            assert_eq!(
+                there["verdict"] == "duplicate",
+                listed(notes[from], notes[to]),
+                "{there} / {clusters}"
+            );
+        }
+    }
+    // The copy is a duplicate of its original. The section and the whole note score far
+    // apart from their two sides (0.96 and 0.72 with the test model), where one way alone
+    // gave each side its own score.
+    assert_eq!(hit(1, 2)["verdict"], "duplicate");
+    let both = hit(0, 2)["evidence"]["both_ways"].clone();
+    assert_ne!(both[0], both[1], "{both}");
+    assert!(asked[0]["rule"].as_str().unwrap().contains("both ways"));
+    let human = b
+        .ok(&["similar", notes[1], "--explain", "--top", "1"])
+        .stdout();
+    assert!(human.contains("both ways: "), "{human}");
+}
+
 /// Input that cannot be compared as given says how to give it.
 #[test]
 fn a_folder_on_stdin_and_a_file_that_is_not_a_note_say_what_to_run() {
