@@ -54,7 +54,19 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // With --json, a check that found damage printed nothing and exits 1: scripts read the
     // exit code, and the object stays the one `status --json` always prints.
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
+        // `backend` is the backend that answered; a script reading `null` as "not running"
+        // was wrong under --no-daemon with one running: the state says which.
+        let mut json = serde_json::to_value(&status)?;
+        if let Some(object) = json.as_object_mut() {
+            let state = match (status.backend.is_some(), why) {
+                (true, _) => "answered",
+                (false, print::NoBackend::NotAsked) => "not_asked",
+                (false, print::NoBackend::Silent) => "not_answering",
+                (false, print::NoBackend::NotRunning) => "not_running",
+            };
+            object.insert("backend_state".into(), state.into());
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         print::status_of(&mut out, &status, why)?;
         if let Some(took) = checked {

@@ -347,6 +347,7 @@ fn recall_log_counts_searches() {
     assert_eq!(status["recalls"]["searches"], 2);
     assert_eq!(status["recalls"]["empty"], 1);
     assert_eq!(status["notes"], 34);
+    assert_eq!(status["backend_state"], "not_running", "{status}");
     let text = b.ok(&["status"]).stdout();
     assert!(
         text.contains("searches:  2 (2 in the last 7 days, 1 with no results)"),

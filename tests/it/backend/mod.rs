@@ -77,7 +77,10 @@ fn cli_output_is_the_same_through_the_backend_and_in_process() {
         ),
         "{cold}"
     );
-    assert!(brain.json(&["status", "--no-daemon"])["backend"].is_null());
+    let cold = brain.json(&["status", "--no-daemon"]);
+    assert!(cold["backend"].is_null(), "{cold}");
+    assert_eq!(cold["backend_state"], "not_asked", "{cold}");
+    assert_eq!(status["backend_state"], "answered", "{status}");
 }
 
 /// A command whose settings name another model than the backend embeds with is not
@@ -653,6 +656,7 @@ fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
     let out = brain.run(&["search", "flag", "--mode", "bm25"]);
     let status = brain.run(&["status"]);
+    let status_json = brain.run(&["status", "--json"]);
     // A command of several requests waits out the timeout once, and says so once.
     let new = brain.run(&["new", "idea", "Written past a frozen backend"]);
     // SAFETY: as above; the drop kills it either way.
@@ -669,6 +673,7 @@ fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
         "{}",
         status.stdout()
     );
+    assert_eq!(status_json.json()["backend_state"], "not_answering");
     let stderr = out.stderr();
     assert!(out.status.success(), "{stderr}");
     assert!(
