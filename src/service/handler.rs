@@ -15,6 +15,11 @@ use crate::index::SyncReport;
 use crate::similar::Source;
 use crate::Engine;
 
+/// The longest a search waits for changes the watcher has reported to be synced: a burst
+/// closes after 50 ms of quiet (500 ms at most) and a few files sync in milliseconds; a
+/// burst of thousands that takes longer is answered from the index as it stands.
+const BURST_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Everything a request may touch.
 pub struct Handler {
     /// The engine.
@@ -66,7 +71,11 @@ impl Handler {
                 // search would only add latency. Otherwise (starting up, watcher off or
                 // lost, events overflowed) do as the CLI does, and fail as it would when
                 // the folder is gone.
+                // A change the watcher has reported and not yet synced is waited for.
                 if self.live.is_fresh() {
+                    if req.sync {
+                        self.live.wait_for_bursts(BURST_WAIT);
+                    }
                     req.sync = false;
                 }
                 local::answer(&self.engine, Op::Search(req)).map_err(fault)
@@ -95,6 +104,7 @@ impl Handler {
                 // which the watcher may not have seen yet: that one file is synced first.
                 if self.live.is_fresh() && req.sync {
                     req.sync = false;
+                    self.live.wait_for_bursts(BURST_WAIT);
                     if let Source::Path(path) = &req.source {
                         self.sync_one(path).map_err(fault)?;
                     }

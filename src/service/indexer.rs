@@ -214,13 +214,13 @@ impl Indexer {
                 self.live
                     .queued
                     .store(self.pending.len() as u64, Ordering::Relaxed);
-                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+                self.open_burst(now);
             }
             Job::Rescan(reason) => {
                 tracing::warn!(%reason, "falling back to a whole-folder sync");
                 self.live.fresh.store(false, Ordering::Relaxed);
                 self.rescan = Some(reason);
-                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+                self.open_burst(now);
             }
             Job::Rules(path) => {
                 // An editor's save is several events: said once per burst.
@@ -229,7 +229,7 @@ impl Indexer {
                 }
                 self.rules = true;
                 self.live.fresh.store(false, Ordering::Relaxed);
-                self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+                self.open_burst(now);
             }
             Job::CheckRoot => self.check_root(false),
             Job::Reindex { full, reply } => {
@@ -237,10 +237,25 @@ impl Indexer {
                 self.clear_burst();
                 let result = self.sync(true, full, None);
                 self.after(&result);
+                self.bursts_synced();
                 let _ = reply.send(result);
             }
             Job::Stop => self.stop.store(true, Ordering::Relaxed),
         }
+    }
+
+    /// Notes a change at `now` in the open burst, opening one if none is.
+    fn open_burst(&mut self, now: Instant) {
+        if self.burst.is_none() {
+            self.live.bursts.fetch_add(1, Ordering::AcqRel);
+        }
+        self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
+    }
+
+    /// Every burst opened so far is synced (or its sync failed: it was tried).
+    fn bursts_synced(&self) {
+        let opened = self.live.bursts.load(Ordering::Acquire);
+        self.live.bursts_synced.store(opened, Ordering::Release);
     }
 
     fn clear_burst(&mut self) {
@@ -267,9 +282,11 @@ impl Indexer {
         } else if !scope.is_empty() {
             self.sync(false, false, Some(&scope))
         } else {
+            self.bursts_synced();
             return;
         };
         self.after(&result);
+        self.bursts_synced();
     }
 
     /// Keeps the retry schedule after a sync: cleared by a success (while a retry is due,

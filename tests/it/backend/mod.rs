@@ -472,6 +472,35 @@ fn a_brain_folder_that_is_a_symlink_is_watched_where_it_leads() {
     });
 }
 
+/// A note written just before a search (a script's `echo > note.md; brain search`) is
+/// found: the search waits for the burst the watcher has reported. It was missed every
+/// time, the indexer's 50 ms of quiet still running.
+#[test]
+fn a_search_right_after_a_write_finds_it() {
+    let brain = Brain::example();
+    let _server = brain.serve_synced(&[]);
+    for round in 0..5 {
+        let word = format!("quokkafresh{round}");
+        brain.write(
+            &format!("idea/fresh-{round}.md"),
+            format!(
+                "# Fresh {round}
+
+{word}
+"
+            ),
+        );
+        let found = hit_paths(&brain.json(&["search", &word, "--mode", "bm25"]));
+        assert_eq!(found, [format!("idea/fresh-{round}.md")], "round {round}");
+    }
+    // Answered by the backend, not by a process's own sync.
+    let stats = brain.status();
+    assert!(
+        stats["backend"]["requests"].as_u64().unwrap() >= 5,
+        "{stats}"
+    );
+}
+
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::example();
