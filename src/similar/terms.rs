@@ -1,7 +1,9 @@
 //! The draft's rare words: the commands, identifiers and names that make two notes about
 //! the same thing, where common words make them about anything.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 use super::words::{words, DraftWords};
 use crate::error::Result;
@@ -118,6 +120,11 @@ fn rarest(weighed: Vec<(RareTerm, u64)>, total: u64) -> Vec<RareTerm> {
         .map(|(t, _)| t)
         .collect();
     out.sort_by(|a, b| b.idf.total_cmp(&a.idf).then(a.word.cmp(&b.word)));
+    // One form of a word: the index stems `spikes` to `spike`, so both match the same notes,
+    // and each counted the same evidence again (and the reasons said "spike, spikes").
+    let stemmer = Stemmer::create(Algorithm::English);
+    let mut stems = HashSet::new();
+    out.retain(|t| stems.insert(stemmer.stem(&t.word).into_owned()));
     out.truncate(MAX_RARE);
     out
 }
@@ -160,4 +167,37 @@ pub(crate) fn title_words(title: &str) -> Option<String> {
         .map(|w| format!("\"{w}\""))
         .collect();
     (!words.is_empty()).then(|| format!("title : ({})", words.join(" OR ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(word: &str, idf: f64, df: u64) -> (RareTerm, u64) {
+        let expr = term_expr(word).unwrap();
+        (
+            RareTerm {
+                word: word.into(),
+                expr,
+                idf,
+            },
+            df,
+        )
+    }
+
+    #[test]
+    fn a_word_in_two_forms_is_one_rare_word() {
+        let rare = rarest(
+            vec![
+                term("spikes", 5.0, 3),
+                term("spike", 5.0, 3),
+                term("latency", 4.0, 5),
+                term("common", 0.1, 900),
+                term("unheld", 7.0, 0),
+            ],
+            1000,
+        );
+        let words: Vec<&str> = rare.iter().map(|t| t.word.as_str()).collect();
+        assert_eq!(words, ["spike", "latency"]);
+    }
 }

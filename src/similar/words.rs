@@ -35,7 +35,7 @@ pub(crate) fn words(text: &str) -> Vec<String> {
         }
         out.len() == MAX_WORDS
     };
-    for token in text.split(|c: char| !c.is_alphanumeric()) {
+    for token in tokens(text) {
         for (part, cjk) in cjk::script_parts(token) {
             if cjk {
                 for pair in cjk::pairs(part) {
@@ -52,6 +52,30 @@ pub(crate) fn words(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The runs of letters and digits of `text`, but the first half of a negative contraction
+/// (`won` of `won't`, `doesn` of `doesn’t`): a fragment, not a word of the note, that the
+/// reasons showed as a rare word the two texts share.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || loop {
+        let start = rest.find(char::is_alphanumeric)?;
+        let from = &rest[start..];
+        let end = from
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(from.len());
+        let (token, after) = from.split_at(end);
+        rest = after;
+        let mut next = after.chars();
+        let contracted = matches!(next.next(), Some('\'' | '\u{2019}'))
+            && matches!(next.next(), Some('t' | 'T'))
+            && !next.next().is_some_and(char::is_alphanumeric)
+            && token.ends_with(['n', 'N']);
+        if !contracted {
+            return Some(token);
+        }
+    })
 }
 
 /// Bytes of a note read for its words: its first [`words`] are all that
@@ -139,6 +163,14 @@ mod tests {
                 .filter(|w| !is_stopword(w))
                 .map(String::from)
                 .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn negative_contractions_leave_no_fragment() {
+        assert_eq!(
+            words("It won't start; DOESN’T matter, can't; the won match; o'toole"),
+            ["start", "matter", "won", "match", "toole"]
         );
     }
 
