@@ -15,7 +15,11 @@ use crate::error::{Error, Result};
 pub const DEFAULT_MODEL: &str = "nomic-embed-text-v1.5";
 
 /// Files and folders that hold no notes in the original layout, skipped unless configured
-/// otherwise. Gitignore syntax: a trailing `/` means a folder of that name anywhere.
+/// otherwise. Gitignore syntax: a trailing `/` means a folder of that name anywhere (with a
+/// `/` before it too, that path from the root). Logseq keeps a copy of a page in
+/// `logseq/bak/` and `logseq/version-files/` at each conflicting save: indexed, every
+/// search found the page two or three times, and `similar --all` called the copies
+/// duplicates to merge.
 pub const DEFAULT_EXCLUDE: &[&str] = &[
     "INDEX.md",
     "SCHEMA.md",
@@ -23,6 +27,8 @@ pub const DEFAULT_EXCLUDE: &[&str] = &[
     "MEMORY.md",
     "raw/",
     "attachments/",
+    "logseq/bak/",
+    "logseq/version-files/",
 ];
 
 /// The folders `brain install` and the app create in a new brain.

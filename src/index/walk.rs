@@ -679,6 +679,32 @@ mod tests {
     }
 
     #[test]
+    fn logseq_copies_of_pages_are_not_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        for page in [
+            "pages/retry.md",
+            "logseq/bak/pages/retry/2026_12_01_10_00_00.Desktop.md",
+            "logseq/version-files/base/pages/retry.md",
+            "logseq/custom.md",
+            "notes/logseq/bak/kept.md",
+        ] {
+            let path = dir.path().join(page);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "# Retry").unwrap();
+        }
+        let config = Config::for_root(dir.path(), dir.path().join("data"));
+        // Only the graph's own backups: a `logseq/bak` deeper in is someone's folder.
+        assert_eq!(
+            names(&walk(&config).unwrap()),
+            vec![
+                "logseq/custom.md",
+                "notes/logseq/bak/kept.md",
+                "pages/retry.md"
+            ]
+        );
+    }
+
+    #[test]
     fn exclusions_are_configurable() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("README.md"), "x").unwrap();
