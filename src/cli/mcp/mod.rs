@@ -1,10 +1,11 @@
 //! `brain mcp`: the Model Context Protocol over stdio, for Claude Code and other assistants.
 //! It answers from the warm backend when one runs, in-process otherwise. stdout carries the
 //! protocol and nothing else; logs go to stderr (Claude Code keeps them in its MCP log). The
-//! server ends when the client closes stdin.
+//! server ends when the client closes stdin, or stops reading stdout.
 
 mod render;
 mod stdin;
+mod stdout;
 mod tools;
 
 use std::process::ExitCode;
@@ -57,9 +58,12 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
     let max_line = max_line(config.max_file_bytes);
     let served = runtime.block_on(async {
         let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
-        let transport =
-            AsyncRwTransport::new_server(stdin::repaired(tokio::io::stdin()), tokio::io::stdout())
-                .with_max_line_length(max_line);
+        let gone = std::sync::Arc::new(tokio::sync::Notify::new());
+        let transport = AsyncRwTransport::new_server(
+            stdin::repaired(tokio::io::stdin()),
+            stdout::watched(tokio::io::stdout(), gone.clone()),
+        )
+        .with_max_line_length(max_line);
         let service = match tools.serve(transport).await {
             Ok(service) => service,
             // The client left before the handshake (a probe, a `ping`, a cancelled start):
@@ -71,6 +75,12 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
             }
             Err(e) => return Err(anyhow::Error::new(e).context("MCP handshake")),
         };
+        let session = service.cancellation_token();
+        tokio::spawn(async move {
+            gone.notified().await;
+            tracing::debug!("the client stopped reading stdout: ending the session");
+            session.cancel();
+        });
         service.waiting().await.context("MCP session")?;
         Ok::<(), anyhow::Error>(())
     });

@@ -482,6 +482,60 @@ fn a_client_that_leaves_before_the_handshake_ends_the_session_quietly_exit_0() {
     }
 }
 
+/// A client that stops reading stdout and keeps stdin open has left: the server ends (it
+/// ran on, logging a broken pipe per request, until stdin closed).
+#[test]
+fn the_server_exits_when_the_client_stops_reading() {
+    let b = Brain::example();
+    let mut child = b
+        .command()
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let mut init = String::new();
+    stdout.read_line(&mut init).unwrap();
+    assert!(init.contains("\"serverInfo\""), "{init}");
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    drop(stdout);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut id = 2;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "brain mcp still runs 10 s after its client stopped reading"
+        );
+        // The server may be gone between the check and the write.
+        let _ = writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+        );
+        let _ = stdin.flush();
+        id += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "exit {status}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 #[test]
 fn the_wire_carries_only_json_rpc_and_the_server_exits_when_stdin_closes() {
     let b = Brain::example();
