@@ -56,16 +56,16 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     if args.json {
         // `backend` is the backend that answered; a script reading `null` as "not running"
         // was wrong under --no-daemon with one running: the state says which.
-        let mut json = serde_json::to_value(&status)?;
-        if let Some(object) = json.as_object_mut() {
-            let state = match (status.backend.is_some(), why) {
-                (true, _) => "answered",
-                (false, print::NoBackend::NotAsked) => "not_asked",
-                (false, print::NoBackend::Silent) => "not_answering",
-                (false, print::NoBackend::NotRunning) => "not_running",
-            };
-            object.insert("backend_state".into(), state.into());
-        }
+        let backend_state = match (status.backend.is_some(), why) {
+            (true, _) => "answered",
+            (false, print::NoBackend::NotAsked) => "not_asked",
+            (false, print::NoBackend::Silent) => "not_answering",
+            (false, print::NoBackend::NotRunning) => "not_running",
+        };
+        let json = WithState {
+            report: &status,
+            backend_state,
+        };
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
         print::status_of(&mut out, &status, why)?;
@@ -78,6 +78,14 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `status --json`: the report, its fields in their order, then why `backend` is what it is.
+#[derive(serde::Serialize)]
+struct WithState<'a> {
+    #[serde(flatten)]
+    report: &'a brain::service::StatusReport,
+    backend_state: &'static str,
 }
 
 /// When a backend answered `status` and embeds with another model than `ours` (the

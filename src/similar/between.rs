@@ -14,7 +14,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::evidence;
-use super::pipeline::pair_evidence;
 use super::terms::{self, RareTerm};
 use super::verdict;
 use crate::error::Result;
@@ -27,10 +26,10 @@ pub(crate) struct TwoWay {
     /// The score with the first note as the draft, then with the second.
     pub each: [f64; 2],
     /// Their mean to four decimals, as shown: what `--all` joins at
-    /// [`super::clusters::CLUSTER_AT`], and the score `brain similar NOTE` shows.
+    /// [`super::verdict::CLUSTER_AT`], and the score `brain similar NOTE` shows.
     pub score: f64,
     /// The best-aligned pair of passages' cosine: `--all` only looks at pairs of notes
-    /// with a passage pair at [`super::clusters::PAIR_MIN`] or more.
+    /// with a passage pair at [`super::verdict::PAIR_MIN`] or more.
     pub best: f64,
     /// The reason line from the first note's side ("first" and "second").
     pub reason: String,
@@ -173,7 +172,7 @@ impl<'a> Pairs<'a> {
         let weights = vec![1.0; al.per_draft.len()];
         // The pair is judged on its score, which does not read the word overlap (not
         // calibrated for two whole notes): not worth stemming every note of every pair.
-        let ev = pair_evidence(
+        let ev = evidence::pair_evidence(
             rare,
             Some(&held),
             Some(al),

@@ -8,19 +8,12 @@ use rayon::prelude::*;
 
 use super::between::{Pairs, Remembered};
 use super::terms;
-use super::{verdict, Cluster};
+use super::verdict::{self, CLUSTER_AT, PAIR_MIN};
+use super::Cluster;
 use crate::error::Result;
 use crate::index::Reader;
 use crate::search::Matrix;
 
-/// Two passages at least this close make their notes a candidate pair (the cosine of the
-/// quantized vectors).
-pub const PAIR_MIN: f32 = 0.8;
-/// A pair joins a cluster at this score, above the duplicate verdict's threshold: a list of
-/// the whole brain is read as "merge these", so it keeps to the pairs that are plainly the
-/// same note (in the example brain a lesson and the docs it cites align at 0.77 / 0.74 and
-/// share 30% of their rare words: 0.62, a duplicate verdict for a draft, not a cluster).
-pub const CLUSTER_AT: f64 = 0.7;
 /// Candidate partners kept per note, the closest first.
 const PARTNERS: usize = 5;
 

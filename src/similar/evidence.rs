@@ -188,6 +188,30 @@ fn singular(w: &str) -> String {
     }
 }
 
+/// The evidence for one pair.
+pub(crate) fn pair_evidence(
+    rare: &[RareTerm],
+    held: Option<&[usize]>,
+    aligned: Option<&Alignment>,
+    weights: &[f64],
+    (draft_title, note_title): (&str, &str),
+    words: f64,
+) -> PairEvidence {
+    let (rare_shared, shared) = rare_share(rare, held.unwrap_or_default());
+    let round = |x: f64| (x * 1e4).round() / 1e4;
+    PairEvidence {
+        best: aligned.map(|a| round(f64::from(a.best))),
+        draft_covered: aligned.map(|a| round(a.draft_covered(weights))),
+        note_covered: aligned.map(|a| round(a.note_covered())),
+        rare_shared: round(rare_shared),
+        shared,
+        title: round(title_likeness(draft_title, note_title)),
+        words: round(words),
+        both_ways: None,
+        lead: 0.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::between::{Pairs, Remembered};
 use super::draft::Draft;
-use super::evidence::{self, Alignment, PairEvidence};
-use super::terms::{self, RareTerm};
+use super::evidence::{self, Alignment};
+use super::terms;
 use super::{summary, verdict, SimilarHit, Verdict};
 use crate::error::Result;
 use crate::index::{Filters, FtsQuery, Reader};
@@ -107,7 +107,7 @@ pub(crate) fn run(
             .get(&id)
             .map(|(title, body)| format!("{title}\n{body}"))
             .unwrap_or_default();
-        let ev = pair_evidence(
+        let ev = evidence::pair_evidence(
             &rare,
             held.get(&id).map(Vec::as_slice),
             al,
@@ -155,7 +155,7 @@ pub(crate) fn run(
                 likeness: Some(round(likeness)),
                 verdict: match (exclude, &two) {
                     // A note of the brain: its duplicates are what `--all` merges.
-                    (Some(_), Some(two)) => verdict::judge_two_way(two),
+                    (Some(_), Some(two)) => verdict::judge_two_way(two.score, two.best),
                     (Some(_), None) => verdict::judge_between_notes(
                         (round(score), t),
                         round(likeness),
@@ -204,28 +204,4 @@ pub(crate) fn run(
         summary,
         results,
     })
-}
-
-/// The evidence for one pair.
-pub(crate) fn pair_evidence(
-    rare: &[RareTerm],
-    held: Option<&[usize]>,
-    aligned: Option<&Alignment>,
-    weights: &[f64],
-    (draft_title, note_title): (&str, &str),
-    words: f64,
-) -> PairEvidence {
-    let (rare_shared, shared) = evidence::rare_share(rare, held.unwrap_or_default());
-    let round = |x: f64| (x * 1e4).round() / 1e4;
-    PairEvidence {
-        best: aligned.map(|a| round(f64::from(a.best))),
-        draft_covered: aligned.map(|a| round(a.draft_covered(weights))),
-        note_covered: aligned.map(|a| round(a.note_covered())),
-        rare_shared: round(rare_shared),
-        shared,
-        title: round(evidence::title_likeness(draft_title, note_title)),
-        words: round(words),
-        both_ways: None,
-        lead: 0.0,
-    }
 }

@@ -43,6 +43,15 @@ pub const KEYWORDS: Thresholds = Thresholds {
     related: 0.15,
 };
 
+/// Two passages at least this close make their notes a candidate pair (the cosine of the
+/// quantized vectors).
+pub const PAIR_MIN: f32 = 0.8;
+/// `brain similar --all` joins a pair of notes at this score (both ways), above the duplicate verdict's threshold: a list of
+/// the whole brain is read as "merge these", so it keeps to the pairs that are plainly the
+/// same note (in the example brain a lesson and the docs it cites align at 0.77 / 0.74 and
+/// share 30% of their rare words: 0.62, a duplicate verdict for a draft, not a cluster).
+pub const CLUSTER_AT: f64 = 0.7;
+
 /// Without a model, the word overlap a duplicate needs, whatever its likeness: in a brain
 /// kept in topic folders `go/json.md` and `javascript/json.md` are both "JSON", and the
 /// title alone (words overlap 0.04, plus the lead) once made a draft on Go's JSON a
@@ -144,7 +153,6 @@ pub(crate) fn judge((score, t): (f64, Thresholds), likeness: f64, words: f64) ->
 /// keyword arguments), while the score, which reads what the passages are about, keeps
 /// to pairs that are plainly the same note.
 ///
-/// [`CLUSTER_AT`]: super::clusters::CLUSTER_AT
 pub(crate) fn judge_between_notes(
     (score, t): (f64, Thresholds),
     likeness: f64,
@@ -154,12 +162,10 @@ pub(crate) fn judge_between_notes(
         // With a model only: `--all`'s 0.7 is a score of passages; without one the score is
         // rare words and titles, and a copy renamed (a body the same, a title not) is still
         // a duplicate by its words.
-        Verdict::Duplicate if t == SEMANTIC && score < super::clusters::CLUSTER_AT => {
-            match score >= t.related {
-                true => Verdict::Related,
-                false => Verdict::New,
-            }
-        }
+        Verdict::Duplicate if t == SEMANTIC && score < CLUSTER_AT => match score >= t.related {
+            true => Verdict::Related,
+            false => Verdict::New,
+        },
         Verdict::Duplicate if t == KEYWORDS && words < NOTES_WORDS => match score >= t.related {
             true => Verdict::Related,
             false => Verdict::New,
@@ -168,18 +174,16 @@ pub(crate) fn judge_between_notes(
     }
 }
 
-/// The verdict for two notes of the brain scored both ways ([`TwoWay`]): a duplicate
+/// The verdict for two notes of the brain scored both ways (their mean `score`, and the
+/// cosine of their `best`-aligned passages): a duplicate
 /// exactly when `brain similar --all` joins them, whichever of the two is asked about (one
 /// way, `docker-cli/prune.md` called `docker/clean.md` a duplicate at 0.714 and `clean.md`
 /// called `prune.md` related at 0.648; on 120 random notes-mix notes every duplicate so
 /// found was one-way, and none was a pair `--all` lists).
-///
-/// [`TwoWay`]: super::between::TwoWay
-pub(crate) fn judge_two_way(two: &super::between::TwoWay) -> Verdict {
-    use super::clusters::{CLUSTER_AT, PAIR_MIN};
-    if two.score >= CLUSTER_AT && two.best >= f64::from(PAIR_MIN) {
+pub(crate) fn judge_two_way(score: f64, best: f64) -> Verdict {
+    if score >= CLUSTER_AT && best >= f64::from(PAIR_MIN) {
         Verdict::Duplicate
-    } else if two.score >= SEMANTIC.related {
+    } else if score >= SEMANTIC.related {
         Verdict::Related
     } else {
         Verdict::New
@@ -192,10 +196,7 @@ pub fn rule(semantic: bool, between_notes: bool) -> String {
     let t = if semantic { SEMANTIC } else { KEYWORDS };
     let duplicate = match (semantic, between_notes) {
         (true, false) => format!("likeness >= {}", t.duplicate),
-        (true, true) => format!(
-            "score both ways >= {} (as --all joins)",
-            super::clusters::CLUSTER_AT
-        ),
+        (true, true) => format!("score both ways >= {} (as --all joins)", CLUSTER_AT),
         (false, false) => format!(
             "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS}",
             t.duplicate
@@ -299,7 +300,7 @@ mod tests {
             Verdict::Duplicate
         );
         // Two notes of the brain: a duplicate is a pair `--all` would merge.
-        let merged = super::super::clusters::CLUSTER_AT;
+        let merged = CLUSTER_AT;
         assert_eq!(
             judge_between_notes((merged - 0.01, SEMANTIC), 0.9, 1.0),
             Verdict::Related
@@ -312,18 +313,12 @@ mod tests {
         assert_eq!(judge_between_notes((0.1, SEMANTIC), 0.9, 1.0), Verdict::New);
         // Scored both ways: the mean decides, and a pair `--all` would not look at (no
         // two passages at PAIR_MIN) is not a duplicate, however high its score.
-        let two = |score: f64, best: f64| super::super::between::TwoWay {
-            each: [score, score],
-            score,
-            best,
-            reason: String::new(),
-        };
-        let close = f64::from(super::super::clusters::PAIR_MIN);
-        assert_eq!(judge_two_way(&two(merged, close)), Verdict::Duplicate);
-        assert_eq!(judge_two_way(&two(merged - 0.0001, 0.99)), Verdict::Related);
-        assert_eq!(judge_two_way(&two(0.9, close - 0.01)), Verdict::Related);
-        assert_eq!(judge_two_way(&two(SEMANTIC.related, 0.5)), Verdict::Related);
-        assert_eq!(judge_two_way(&two(0.2, 0.5)), Verdict::New);
+        let close = f64::from(PAIR_MIN);
+        assert_eq!(judge_two_way(merged, close), Verdict::Duplicate);
+        assert_eq!(judge_two_way(merged - 0.0001, 0.99), Verdict::Related);
+        assert_eq!(judge_two_way(0.9, close - 0.01), Verdict::Related);
+        assert_eq!(judge_two_way(SEMANTIC.related, 0.5), Verdict::Related);
+        assert_eq!(judge_two_way(0.2, 0.5), Verdict::New);
         // Without a model, the words decide: a copy under another title is a duplicate,
         // two notes of one author sharing their phrasing (under half their words) are not.
         assert_eq!(
