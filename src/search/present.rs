@@ -86,9 +86,15 @@ pub(crate) fn hit(
             // word, where the keywords found the sentence with all four), and either two
             // or more of them or every one (an identifier the passage lacks). One common
             // word of a long question is no reason to trade the passage for it.
-            match r.bm25_rank.is_some() && small {
+            // A large note's keyword passage is the line holding the words (FTS5's snippet
+            // costs too much there), held to the same rule: in a note of 2,000 sections, a
+            // section number the model cannot tell apart showed the wrong section.
+            match r.bm25_rank.is_some() {
                 true => {
-                    let by_words = bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?;
+                    let by_words = match small {
+                        true => bm25::snippet_and_line(reader, query, r.note_id, row.body_line)?,
+                        false => from_first_word(root, &row.path, row.body_line, query),
+                    };
                     let words: Vec<String> = query
                         .searched_words()
                         .into_iter()

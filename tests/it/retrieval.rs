@@ -341,6 +341,42 @@ fn semantic_mode_reports_the_best_passage() {
     );
 }
 
+/// In a note too large for FTS5's snippet, a hit both lists found shows the line holding
+/// the identifier asked for, as in a small note: it showed the passage meaning chose, a
+/// section whose number the model cannot tell apart.
+#[test]
+fn a_large_notes_hit_shows_the_line_holding_the_identifier() {
+    let b = example_with_model();
+    // 120 short sections, then a code block that takes the note past 32 KB in 3 passages.
+    let mut note: String = (0..120)
+        .map(|i| format!("# Section {i}\n\nsectionword{i} text\n\n"))
+        .collect();
+    note.push_str("# Filler\n\n```\n");
+    note.push_str(&"filler line of text\n".repeat(1700));
+    note.push_str("```\n");
+    assert!(note.len() > 32 * 1024);
+    b.write("lore/big.md", &note);
+    b.ok(&["index"]);
+    // With the test model, meaning puts these two on sections 9 and 11.
+    for word in ["sectionword99", "sectionword115"] {
+        let j = b.ok(&["search", word, "--json"]).json();
+        let hit = &j["results"][0];
+        assert_eq!(hit["path"], "lore/big.md", "{j}");
+        assert!(
+            hit["sem_rank"].is_u64() && hit["bm25_rank"].is_u64(),
+            "{hit}"
+        );
+        let line = hit["line"].as_u64().unwrap() as usize;
+        assert_eq!(
+            note.lines().nth(line - 1),
+            Some(format!("{word} text").as_str()),
+            "{hit}"
+        );
+        let snippet = hit["snippet"].as_str().unwrap();
+        assert!(snippet.starts_with(&format!("«{word}»")), "{hit}");
+    }
+}
+
 #[test]
 fn explain_shows_both_lists_evidence_and_fusion() {
     let b = example_with_model();
