@@ -235,6 +235,15 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     Ok(real)
 }
 
+/// `path` as the file system names it: itself when it is there, else the file a name typed
+/// in the other Unicode form names (see [`other_unicode_form`]); `None` when neither is.
+pub fn on_disk(path: &Path) -> Option<PathBuf> {
+    match path.symlink_metadata() {
+        Ok(_) => Some(path.to_path_buf()),
+        Err(_) => other_unicode_form(path),
+    }
+}
+
 /// The file `path` names when its name was typed in one Unicode form and is held in the
 /// other (`café` typed, `cafe` and a combining accent on disk, as macOS wrote names for
 /// years; APFS itself matches either, Linux's file systems do not): each missing part is

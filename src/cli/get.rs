@@ -33,11 +33,12 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
 /// here first, as a shell reads them (the brain's only when this folder has none).
 pub(crate) fn in_this_folder(root: &std::path::Path, path: &str) -> Option<std::path::PathBuf> {
     let from_here = path.starts_with("./") || path.starts_with("../");
-    let brains = !from_here && root.join(path).exists();
+    // Either Unicode form of a name with an accent (`café.md`) names the file.
+    let brains = !from_here && passage::on_disk(&root.join(path)).is_some();
     if std::path::Path::new(path).is_absolute() || brains {
         return None;
     }
-    let here = std::env::current_dir().ok()?.join(path);
+    let here = passage::on_disk(&std::env::current_dir().ok()?.join(path))?;
     here.is_file().then_some(here)
 }
 

@@ -119,18 +119,20 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             let arg = brain::passage::without_line(&config.root, arg)
                 .filter(|note| Path::new(note).is_file() || config.root.join(note).is_file())
                 .unwrap_or(arg);
+            // A name typed in either Unicode form (`café.md`) names the file on disk.
+            let file_at = |p: &Path| brain::passage::on_disk(p).filter(|p| p.is_file());
             // A note named as a link names it (`lore/x` of `[[lore/x]]`), when no file is.
-            let linked = if Path::new(arg).is_file() || config.root.join(arg).is_file() {
-                None
-            } else {
-                brain::kb::links::named_files(arg.trim_end_matches('/'))
-                    .into_iter()
-                    .filter(|_| !arg.ends_with(".md"))
-                    .find(|rel| config.root.join(rel).is_file())
-            };
+            let linked =
+                if file_at(Path::new(arg)).is_some() || file_at(&config.root.join(arg)).is_some() {
+                    None
+                } else {
+                    brain::kb::links::named_files(arg.trim_end_matches('/'))
+                        .into_iter()
+                        .filter(|_| !arg.ends_with(".md"))
+                        .find(|rel| file_at(&config.root.join(rel)).is_some())
+                };
             let arg = linked.as_deref().unwrap_or(arg);
-            let here = PathBuf::from(arg);
-            let file = if here.is_file() {
+            let file = if let Some(here) = file_at(Path::new(arg)) {
                 let note = config.root.join(arg);
                 // A path copied from a search names a note; the same path here is another
                 // file, compared as asked, but the person should know which one it was.
@@ -150,12 +152,12 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
                     )?;
                 }
                 here
-            } else if config.root.join(arg).is_file()
-                && inside(&config.root, &config.root.join(arg)).is_some()
+            } else if let Some(note) =
+                file_at(&config.root.join(arg)).filter(|note| inside(&config.root, note).is_some())
             {
                 // A note named from the brain folder; `../x.md` from there is no note, and
                 // comparing a file the person never meant would answer the wrong question.
-                config.root.join(arg)
+                note
             } else {
                 return Err(invalid(not_a_file(&config.root, arg)));
             };

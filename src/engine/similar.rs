@@ -61,6 +61,12 @@ impl Engine {
                     }
                     found = reader.note_id(&target)?.map(|id| (target, id));
                 }
+                // Typed in one Unicode form, named on disk in the other (`café.md`).
+                if found.is_none() {
+                    if let Some(rel) = self.held_as(path) {
+                        found = reader.note_id(&rel)?.map(|id| (rel, id));
+                    }
+                }
                 drop(reader);
                 let Some((path, id)) = found else {
                     // Over the size limit is the likeliest reason a file of the brain is not
@@ -162,6 +168,15 @@ impl Engine {
             rule: similar::rule(vectors_used, exclude.is_some()),
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
         })
+    }
+
+    /// The path under which the index holds the note `path` names on disk, when that is
+    /// another spelling (a name typed in the other Unicode form); `None` otherwise.
+    fn held_as(&self, path: &str) -> Option<String> {
+        let root = std::fs::canonicalize(&self.config.root).ok()?;
+        let real = crate::passage::resolve(&self.config.root, path).ok()?;
+        let rel = real.strip_prefix(&root).ok()?.to_str()?.to_string();
+        (rel != path).then_some(rel)
     }
 
     /// Clusters of notes that duplicate each other, from the stored vectors (nothing is

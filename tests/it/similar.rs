@@ -414,6 +414,45 @@ fn two_notes_judge_each_other_alike_and_as_all_does() {
     assert!(human.contains("both ways: "), "{human}");
 }
 
+/// A name with an accent typed in one Unicode form names the note held in the other (macOS
+/// wrote names decomposed for years; an assistant types them composed), as for `get`.
+#[test]
+fn a_note_named_in_the_other_unicode_form_is_that_note() {
+    let b = Brain::example();
+    // `café` decomposed on disk, composed as typed.
+    let held = "lore/cafe\u{301}-espresso.md";
+    let typed = "lore/caf\u{e9}-espresso.md";
+    b.write(
+        held,
+        "# Espresso\n\nA ristretto is a short espresso pulled with less water.\n",
+    );
+    b.ok(&["index"]);
+    for arg in [typed, typed.trim_end_matches(".md")] {
+        let j = b.ok(&["similar", arg, "--json"]).json();
+        assert!(
+            j["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|h| h["path"] != held),
+            "{arg}: the note itself is never a result: {j}"
+        );
+    }
+    // From the note's own folder too, for `get`.
+    let out = b
+        .command()
+        .args(["get", "caf\u{e9}-espresso.md"])
+        .current_dir(b.root.join("lore"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ristretto"));
+}
+
 /// Input that cannot be compared as given says how to give it.
 #[test]
 fn a_folder_on_stdin_and_a_file_that_is_not_a_note_say_what_to_run() {
