@@ -146,7 +146,10 @@ pub fn check(
     }
 
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
-    let mut slugs: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+    // Keyed in lower case: `Retry-Budget.md` and `retry-budget.md` are one file on macOS,
+    // and a link to either is ambiguous on Linux.
+    let mut slugs: HashMap<(&str, String), Vec<&str>> = HashMap::new();
+    let mut bad_slugs: Vec<(&str, &str, String, &str)> = Vec::new();
     for e in entries {
         if let Some(problem) = &e.problem {
             let message = problem
@@ -237,15 +240,13 @@ pub fn check(
         let Some(schema) = schemas.types.get(folder) else {
             continue;
         };
-        slugs.entry((folder, slug)).or_default().push(&e.path);
+        slugs
+            .entry((folder, slug.to_lowercase()))
+            .or_default()
+            .push(&e.path);
         if !is_kebab(slug) {
             let want = super::slug::slugify(slug).unwrap_or_default();
-            push(
-                ProblemKind::BadSlug,
-                &e.path,
-                None,
-                format!("{slug:?} is not kebab-case ASCII (rename it {want:?})"),
-            );
+            bad_slugs.push((folder, slug, want, &e.path));
         }
         // Frontmatter that did not parse was said once above: its fields are not missing,
         // they are unread, and a line per field would bury the one cause. (A problem with
@@ -329,6 +330,28 @@ pub fn check(
                 );
             }
         }
+    }
+    // Said once every slug is known: the kebab-case name may be another entry's, and a
+    // rename as told would then write over it.
+    for (folder, slug, want, path) in bad_slugs {
+        let taken: Vec<&str> = slugs
+            .get(&(folder, want.clone()))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|p| *p != path)
+            .collect();
+        let slug: String = slug
+            .chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect();
+        let message = match taken.first() {
+            None => format!("\"{slug}\" is not kebab-case ASCII (rename it \"{want}\")"),
+            Some(other) => format!(
+                "\"{slug}\" is not kebab-case ASCII, and \"{want}\" is {other}: merge them, or give this one another name"
+            ),
+        };
+        push(ProblemKind::BadSlug, path, None, message);
     }
     for ((folder, slug), paths) in &slugs {
         if paths.len() > 1 {
