@@ -536,6 +536,45 @@ mod tests {
     }
 
     #[test]
+    fn a_rename_a_slug_problem_suggests_onto_another_entry_says_so() {
+        let fields = serde_json::json!({"type": "lore", "title": "t", "created": "2026-01-01"});
+        let entries = [
+            entry("lore/retry-budget.md", fields.clone(), None),
+            entry("lore/Retry-Budget.md", fields.clone(), None),
+            entry("lore/retry budget.md", fields.clone(), None),
+            entry("lore/Fine Name.md", fields, None),
+        ];
+        let report = check(
+            "/b".as_ref(),
+            &lore(),
+            &entries,
+            &[],
+            Date::constant(2026, 6, 1),
+        );
+        let taken = "is not kebab-case ASCII, and \"retry-budget\" is lore/retry-budget.md: \
+                     merge them, or give this one another name";
+        assert_eq!(
+            kinds(&report, "lore/retry budget.md"),
+            [(ProblemKind::BadSlug, format!("\"retry budget\" {taken}"))]
+        );
+        // Capitals aside, one slug used twice (one file on macOS).
+        let twin = kinds(&report, "lore/retry-budget.md");
+        assert!(
+            twin.iter().any(
+                |(k, m)| *k == ProblemKind::DuplicateSlug && m.contains("lore/Retry-Budget.md")
+            ),
+            "{report:?}"
+        );
+        assert_eq!(
+            kinds(&report, "lore/Fine Name.md"),
+            [(
+                ProblemKind::BadSlug,
+                "\"Fine Name\" is not kebab-case ASCII (rename it \"fine-name\")".to_string()
+            )]
+        );
+    }
+
+    #[test]
     fn bytes_that_are_not_utf8_are_an_encoding_problem_at_their_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("x.md"), b"# X\n\ncaf\xe9 au lait\n").unwrap();
