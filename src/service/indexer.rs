@@ -78,6 +78,13 @@ pub enum Job {
         /// Where the outcome goes.
         reply: Sender<Result<SyncReport>>,
     },
+    /// Sync the changes gathered so far now, without waiting for the folder to be quiet,
+    /// then answer on `reply`: a search asks before it reads, so that a note written a
+    /// moment before is in its answer.
+    Flush {
+        /// Told once the changes are synced (or there were none).
+        reply: Sender<()>,
+    },
     /// Stop after the batch in hand.
     Stop,
 }
@@ -237,8 +244,13 @@ impl Indexer {
                 self.clear_burst();
                 let result = self.sync(true, full, None);
                 self.after(&result);
-                self.bursts_synced();
                 let _ = reply.send(result);
+            }
+            Job::Flush { reply } => {
+                if self.burst.is_some() {
+                    self.flush();
+                }
+                let _ = reply.send(());
             }
             Job::Stop => self.stop.store(true, Ordering::Relaxed),
         }
@@ -246,16 +258,7 @@ impl Indexer {
 
     /// Notes a change at `now` in the open burst, opening one if none is.
     fn open_burst(&mut self, now: Instant) {
-        if self.burst.is_none() {
-            self.live.bursts.fetch_add(1, Ordering::AcqRel);
-        }
         self.burst = Some((self.burst.map_or(now, |(first, _)| first), now));
-    }
-
-    /// Every burst opened so far is synced (or its sync failed: it was tried).
-    fn bursts_synced(&self) {
-        let opened = self.live.bursts.load(Ordering::Acquire);
-        self.live.bursts_synced.store(opened, Ordering::Release);
     }
 
     fn clear_burst(&mut self) {
@@ -282,11 +285,9 @@ impl Indexer {
         } else if !scope.is_empty() {
             self.sync(false, false, Some(&scope))
         } else {
-            self.bursts_synced();
             return;
         };
         self.after(&result);
-        self.bursts_synced();
     }
 
     /// Keeps the retry schedule after a sync: cleared by a success (while a retry is due,

@@ -136,10 +136,6 @@ pub struct Live {
     /// whole-folder sync done. Searches skip their own sync only then.
     pub(crate) fresh: AtomicBool,
     pub(crate) queued: AtomicU64,
-    /// Bursts of changes the indexer has begun gathering, and those whose sync has ended
-    /// (see [`Live::wait_for_bursts`]).
-    pub(crate) bursts: AtomicU64,
-    pub(crate) bursts_synced: AtomicU64,
     pub(crate) pending_chunks: AtomicU64,
     pub(crate) syncing: AtomicBool,
     pub(crate) updates: AtomicU64,
@@ -165,8 +161,6 @@ impl Live {
             embed_error: Mutex::new(None),
             fresh: AtomicBool::new(false),
             queued: AtomicU64::new(0),
-            bursts: AtomicU64::new(0),
-            bursts_synced: AtomicU64::new(0),
             pending_chunks: AtomicU64::new(0),
             syncing: AtomicBool::new(false),
             updates: AtomicU64::new(0),
@@ -192,18 +186,6 @@ impl Live {
     /// True when the watcher keeps the index fresh, so a search need not sync first.
     pub fn is_fresh(&self) -> bool {
         self.fresh.load(Ordering::Relaxed)
-    }
-
-    /// Waits, at most `limit`, until every burst of changes the watcher has reported so
-    /// far is synced: a note written a moment before a search (a script's `echo > note.md;
-    /// brain search`) waits out the indexer's quiet time rather than being missed. Returns
-    /// at once when no burst is open, which is nearly always.
-    pub fn wait_for_bursts(&self, limit: std::time::Duration) {
-        let seen = self.bursts.load(Ordering::Acquire);
-        let until = Instant::now() + limit;
-        while self.bursts_synced.load(Ordering::Acquire) < seen && Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
     }
 
     pub(crate) fn set_watcher(&self, state: WatcherState) {
