@@ -122,12 +122,23 @@ impl Engine {
         }
         let reader = self.index.read()?;
         let draft_vecs = match &semantic {
-            Some((embedder, _)) => {
+            Some((embedder, matrix)) => {
                 if draft.chunks.len() > MAX_DRAFT_PASSAGES {
-                    notices.push(format!(
-                        "the draft has {} passages; only the first {MAX_DRAFT_PASSAGES} were compared",
-                        draft.chunks.len()
-                    ));
+                    let n = draft.chunks.len();
+                    // A note of the brain whose passages are stored is scored with all of
+                    // them against each candidate (both ways); its first passages only
+                    // find the candidates.
+                    notices.push(match exclude {
+                        Some(id) if !matrix.rows_of_note(id).is_empty() => format!(
+                            "the note has {n} passages: its first {MAX_DRAFT_PASSAGES} found the notes compared, each compared with all of them"
+                        ),
+                        Some(_) => format!(
+                            "the note has {n} passages; only the first {MAX_DRAFT_PASSAGES} were compared"
+                        ),
+                        None => format!(
+                            "the draft has {n} passages; only the first {MAX_DRAFT_PASSAGES} were compared"
+                        ),
+                    });
                 }
                 Some(draft_vectors(&reader, embedder, &draft)?)
             }

@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::evidence;
+use super::evidence::{self, PairEvidence};
 use super::terms::{self, RareTerm};
 use super::verdict;
 use crate::error::Result;
@@ -33,6 +33,8 @@ pub(crate) struct TwoWay {
     pub best: f64,
     /// The reason line from the first note's side ("first" and "second").
     pub reason: String,
+    /// The evidence from the first note's side: what `each[0]` is the score of.
+    pub evidence: PairEvidence,
 }
 
 /// Entries remembered at most, words and notes together (a brain's vocabulary is
@@ -125,14 +127,16 @@ impl<'a> Pairs<'a> {
         let ab = evidence::align_rows(self.matrix, ra, rb);
         let ba = evidence::align_rows(self.matrix, rb, ra);
         let best = f64::from(ab.best);
-        let (s_ab, reason) = self.one_way(a, b, &ab)?;
+        let (s_ab, evidence) = self.one_way(a, b, &ab)?;
         let (s_ba, _) = self.one_way(b, a, &ba)?;
+        let reason = verdict::reason_between_notes(&evidence);
         let round = |x: f64| (x * 1e4).round() / 1e4;
         Ok(Some(TwoWay {
             each: [round(s_ab), round(s_ba)],
             score: round((s_ab + s_ba) / 2.0),
             best,
             reason,
+            evidence,
         }))
     }
 
@@ -159,7 +163,12 @@ impl<'a> Pairs<'a> {
         Ok(h)
     }
 
-    fn one_way(&mut self, from: i64, to: i64, al: &evidence::Alignment) -> Result<(f64, String)> {
+    fn one_way(
+        &mut self,
+        from: i64,
+        to: i64,
+        al: &evidence::Alignment,
+    ) -> Result<(f64, PairEvidence)> {
         let from_note = self.note(from)?;
         let to_note = self.note(to)?;
         let (title_from, rare) = &*from_note;
@@ -180,6 +189,6 @@ impl<'a> Pairs<'a> {
             (title_from, &to_note.0),
             0.0,
         );
-        Ok((verdict::score(&ev).0, verdict::reason_between_notes(&ev)))
+        Ok((verdict::score(&ev).0, ev))
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::between::{Pairs, Remembered};
 use super::draft::Draft;
-use super::evidence::{self, Alignment};
+use super::evidence::{self, Alignment, PairEvidence};
 use super::terms;
 use super::{summary, verdict, SimilarHit, Verdict};
 use crate::error::Result;
@@ -123,6 +123,17 @@ pub(crate) fn run(
             (Some(p), Some(me)) => p.score(me, id)?,
             _ => None,
         };
+        // Two notes of the brain: the evidence shown (and the likeness) is what scored
+        // them, every passage of each weighed alike (a draft's are weighed by length, and
+        // only a long note's first passages are read for it).
+        let ev = match &two {
+            Some(w) => PairEvidence {
+                words: ev.words,
+                both_ways: Some(w.each),
+                ..w.evidence.clone()
+            },
+            None => ev,
+        };
         scored.push((
             verdict::score(&ev),
             verdict::likeness(&ev),
@@ -143,7 +154,6 @@ pub(crate) fn run(
         .zip(likeness)
         .map(|(((score, t), raw, row, mut ev, line, two), likeness)| {
             ev.lead = round(likeness - raw);
-            ev.both_ways = two.as_ref().map(|w| w.each);
             let score = two.as_ref().map_or(score, |w| w.score);
             SimilarHit {
                 abs_path: root.join(&row.path).to_string_lossy().into_owned(),

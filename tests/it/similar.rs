@@ -394,6 +394,16 @@ fn two_notes_judge_each_other_alike_and_as_all_does() {
             assert_eq!(there["verdict"], back["verdict"], "{there} / {back}");
             let both = there["evidence"]["both_ways"].as_array().unwrap();
             assert_eq!(both.len(), 2, "{there}");
+            // The evidence shown is what scored the pair from this side.
+            let e = &there["evidence"];
+            let a = |k: &str| ((e[k].as_f64().unwrap() - 0.2) / 0.8).clamp(0.0, 1.0);
+            let from_here = 0.6 * a("draft_covered")
+                + 0.2 * a("note_covered")
+                + 0.2 * e["rare_shared"].as_f64().unwrap();
+            assert!(
+                (from_here - both[0].as_f64().unwrap()).abs() < 1e-3,
+                "{from_here} from {there}"
+            );
             assert_eq!(
                 there["verdict"] == "duplicate",
                 listed(notes[from], notes[to]),
