@@ -128,6 +128,19 @@ pub fn plan(
             "the title {title:?} makes an empty file name: use some letters or digits"
         ))
     })?;
+    // A type folder's own files, as a Mac names them without case: `index.md` would be
+    // `INDEX.md`, written over by `index-md --write` (and "edit it" sent the person to a
+    // generated file).
+    let reserved = [
+        ("index", "the list of its entries brain index-md writes"),
+        ("schema", "its fields and template"),
+    ];
+    if let Some((_, what)) = reserved.iter().find(|(name, _)| *name == slug) {
+        return Err(Error::InvalidInput(format!(
+            "the title {title:?} makes {kind}/{slug}.md, which is {kind}/{}.md on a Mac ({what}): add a word to the title",
+            slug.to_uppercase()
+        )));
+    }
     if let Some(taken) = taken(root, kind, &slug) {
         return Err(taken_error(&taken));
     }
@@ -611,6 +624,15 @@ mod tests {
             ("?!", "makes an empty file name"),
             ("   ", "the title is empty"),
             ("a\x1bb\x07c", "control characters"),
+            // The type folder's own files, on a file system without case.
+            (
+                "Index",
+                "makes lore/index.md, which is lore/INDEX.md on a Mac",
+            ),
+            (
+                "SCHEMA",
+                "makes lore/schema.md, which is lore/SCHEMA.md on a Mac",
+            ),
         ] {
             let err = plan(dir.path(), &schemas, "lore", title, false, today)
                 .unwrap_err()
