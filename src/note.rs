@@ -134,8 +134,13 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
         kind,
         // A control character in a title (an escape sequence in YAML's "\e[31m") would
         // reach a terminal raw from every list that prints titles.
+        // Line breaks (a YAML block title, `title: |`) are spaces: a title is one line.
         title: title
-            .trim()
+            .split(['\n', '\r'])
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
             .chars()
             .map(|c| match c {
                 '\t' => ' ',
@@ -771,6 +776,12 @@ mod tests {
         );
         assert!(!n.title.chars().any(char::is_control), "{:?}", n.title);
         assert!(n.title.contains("pwned") && n.title.contains('\u{FFFD}'));
+        // A block title's lines are one line.
+        let (n, _) = parse(
+            "a.md",
+            b"---\ntitle: |\n  first line\n  second line\n---\nx\n",
+        );
+        assert_eq!(n.title, "first line second line");
     }
 
     #[test]
