@@ -174,9 +174,28 @@ pub(crate) fn not_text_why(bytes: &[u8]) -> &'static str {
     }
 }
 
-/// Whether `bytes` open with a UTF-16 byte-order mark (`FF FE` or `FE FF`).
+/// Whether `bytes` are UTF-16 text: opened by a byte-order mark (`FF FE` or `FE FF`), or,
+/// without one (as `iconv -t UTF-16LE` writes), text whose every other byte is NUL at
+/// least half the time, and no other byte is: the high byte of Latin text. A binary file
+/// has NULs on both sides.
 pub(crate) fn is_utf16(bytes: &[u8]) -> bool {
-    matches!(bytes, [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..])
+    if matches!(bytes, [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..]) {
+        return true;
+    }
+    let head = &bytes[..bytes.len().min(1024) & !1];
+    if head.len() < 4 {
+        return false;
+    }
+    let nuls = |from: usize| {
+        head.iter()
+            .skip(from)
+            .step_by(2)
+            .filter(|&&b| b == 0)
+            .count()
+    };
+    let (even, odd) = (nuls(0), nuls(1));
+    let half = head.len() / 4;
+    (even == 0 && odd >= half) || (odd == 0 && even >= half)
 }
 
 /// A file whose lines end in a lone CR (classic Mac OS; some exporters still write them)
@@ -643,6 +662,14 @@ mod tests {
         assert!(looks_binary(&utf16));
         assert!(not_text_why(&utf16).starts_with("UTF-16 text"));
         assert_eq!(not_text_why(b"\x89PNG\0"), "binary file (NUL bytes)");
+        // Without a byte-order mark, either byte order.
+        let text = "# Note\nhello, world\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert!(is_utf16(&le) && is_utf16(&be));
+        // NULs on both sides, or too few: binary.
+        assert!(!is_utf16(b"\0\0\x01\0\0\x02\0\0ab"));
+        assert!(!is_utf16(b"abcdefgh\0ijklmnopqrstuvwxyz"));
     }
 
     #[test]

@@ -221,8 +221,13 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
     }
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes)?;
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|e| {
+        let why = match crate::note::is_utf16(e.as_bytes()) {
+            true => crate::note::not_text_why(e.as_bytes()),
+            false => "not UTF-8 text",
+        };
+        std::io::Error::new(std::io::ErrorKind::InvalidData, why)
+    })
 }
 
 /// How [`write_atomic`] treats a file already at the path.
