@@ -82,11 +82,29 @@ impl Engine {
         // Said before any sync: "  is not a note" would read as a garbled message.
         crate::passage::check_path(path)?;
         let (_, entries, notice) = self.kb_state(sync, true)?;
-        let report = kb::links_of(&self.config.root, &entries, path).ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "{path} is not a note of the index (a path relative to the brain folder, as search results give it)"
-            ))
-        })?;
+        let report =
+            kb::links_of(&self.config.root, &entries, path).ok_or_else(|| self.not_a_note(path))?;
         Ok(LinksReport { notice, ..report })
+    }
+
+    /// Why `path`, which the index does not hold, is no note: it names nothing (or a loop,
+    /// or a file outside the brain), or a file the index skips, said as `get` says it ("a
+    /// path relative to the brain folder" sent the person looking for a typo in a path
+    /// that was right).
+    pub(crate) fn not_a_note(&self, path: &str) -> Error {
+        let real = match crate::passage::resolve(&self.config.root, path) {
+            Ok(real) => real,
+            Err(e) => return e,
+        };
+        let head = crate::file::read_file(&real, 8192).unwrap_or_default();
+        match crate::note::looks_binary(&head) {
+            true => Error::InvalidInput(format!(
+                "{path}: not a note, and the index skips it: a {}",
+                crate::note::not_text_why(&head)
+            )),
+            false => Error::InvalidInput(format!(
+                "{path} is a file the index does not hold: it is excluded (exclude, an ignore file, or a type's INDEX.md or SCHEMA.md), or not synced yet (brain index)"
+            )),
+        }
     }
 }

@@ -544,14 +544,24 @@ fn links_go_both_ways_and_broken_ones_say_why() {
         assert_eq!(hit.code(), 0, "{note}: {}", hit.stderr());
         assert_eq!(hit.json()["incoming"], short["incoming"], "{note}");
     }
-    let r = b.run(&["links", "lore/nope.md"]);
-    assert_eq!(r.code(), 2);
-    assert!(
-        r.stderr()
-            .contains("lore/nope.md is not a note of the index"),
-        "{}",
-        r.stderr()
-    );
+    // What is not a note says why, as `get` does: nothing there, a file the index skips,
+    // not text.
+    b.write("lore/binary.md", b"\x89PNG\0\0");
+    for (note, why) in [
+        ("lore/nope.md", "lore/nope.md: no such note in "),
+        (
+            "lore/INDEX.md",
+            "lore/INDEX.md is a file the index does not hold: it is excluded",
+        ),
+        (
+            "lore/binary.md",
+            "lore/binary.md: not a note, and the index skips it: a binary file",
+        ),
+    ] {
+        let r = b.run(&["links", note]);
+        assert_eq!(r.code(), 2, "{note}");
+        assert!(r.stderr().contains(why), "{note}: {}", r.stderr());
+    }
     let r = b.run(&["links", ""]);
     assert_eq!(r.code(), 2);
     assert!(
