@@ -65,6 +65,16 @@ impl Handler {
     /// quiet took 500 ms while an editor autosaved. Nothing gathered: one round trip to the
     /// indexer's thread.
     fn flush(&self) {
+        // A whole-folder sync in hand (an ignore file saved, thousands of changes) takes
+        // seconds in a large brain: the search answers from the index as it stands, as it
+        // did before it waited for anything.
+        if self
+            .live
+            .syncing_whole
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         let (reply, done) = mpsc::channel();
         if self.jobs.send(Job::Flush { reply }).is_ok() {
             let _ = done.recv_timeout(FLUSH_WAIT);

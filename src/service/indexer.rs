@@ -315,12 +315,14 @@ impl Indexer {
             cancel: Some(&self.stop),
         };
         self.live.syncing.store(true, Ordering::Relaxed);
+        self.live.syncing_whole.store(full, Ordering::Relaxed);
         let _ = self.events.send(BackendEvent::SyncStarted { full });
         let result = match scope {
             Some(scope) => self.engine.sync_paths(scope, options),
             None => self.engine.sync_with(options),
         };
         self.live.syncing.store(false, Ordering::Relaxed);
+        self.live.syncing_whole.store(false, Ordering::Relaxed);
         let counter = if full {
             &self.live.full_syncs
         } else {

@@ -138,6 +138,8 @@ pub struct Live {
     pub(crate) queued: AtomicU64,
     pub(crate) pending_chunks: AtomicU64,
     pub(crate) syncing: AtomicBool,
+    /// A whole-folder sync runs (seconds in a large brain): searches do not wait for it.
+    pub(crate) syncing_whole: AtomicBool,
     pub(crate) updates: AtomicU64,
     pub(crate) full_syncs: AtomicU64,
     pub(crate) clients: AtomicU64,
@@ -163,6 +165,7 @@ impl Live {
             queued: AtomicU64::new(0),
             pending_chunks: AtomicU64::new(0),
             syncing: AtomicBool::new(false),
+            syncing_whole: AtomicBool::new(false),
             updates: AtomicU64::new(0),
             full_syncs: AtomicU64::new(0),
             clients: AtomicU64::new(0),
