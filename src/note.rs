@@ -168,23 +168,46 @@ pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
 /// `FF FE` or `FE FF`, as Windows Notepad saves "Unicode") has a NUL in every ASCII
 /// character, and was called binary, with no word on how to make it a note.
 pub(crate) fn not_text_why(bytes: &[u8]) -> &'static str {
-    match is_utf16(bytes) {
-        true => "UTF-16 text (Windows' \"Unicode\"): save it as UTF-8 (iconv -f UTF-16 -t UTF-8)",
-        false => "binary file (NUL bytes)",
+    match utf16_form(bytes) {
+        Some(Utf16::Marked) => {
+            "UTF-16 text (Windows' \"Unicode\"): save it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+        }
+        // Without a mark, iconv's `UTF-16` reads big-endian: the order must be named.
+        Some(Utf16::Little) => {
+            "UTF-16 text (Windows' \"Unicode\"): save it as UTF-8 (iconv -f UTF-16LE -t UTF-8)"
+        }
+        Some(Utf16::Big) => "UTF-16 text: save it as UTF-8 (iconv -f UTF-16BE -t UTF-8)",
+        None => "binary file (NUL bytes)",
     }
 }
 
-/// Whether `bytes` are UTF-16 text: opened by a byte-order mark (`FF FE` or `FE FF`), or,
-/// without one (as `iconv -t UTF-16LE` writes), text whose every other byte is NUL at
-/// least half the time, and no other byte is: the high byte of Latin text. A binary file
-/// has NULs on both sides.
+/// How a UTF-16 text says its byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Utf16 {
+    /// A byte-order mark (`FF FE` or `FE FF`) opens it.
+    Marked,
+    /// No mark; the NULs of Latin text on the odd bytes.
+    Little,
+    /// No mark; the NULs on the even bytes.
+    Big,
+}
+
+/// Whether `bytes` are UTF-16 text ([`utf16_form`]).
 pub(crate) fn is_utf16(bytes: &[u8]) -> bool {
+    utf16_form(bytes).is_some()
+}
+
+/// `bytes` as UTF-16 text: opened by a byte-order mark, or, without one (as `iconv -t
+/// UTF-16LE` writes), text whose every other byte is NUL at least half the time, and no
+/// other byte is: the high byte of Latin text. A binary file has NULs on both sides.
+pub(crate) fn utf16_form(bytes: &[u8]) -> Option<Utf16> {
     if matches!(bytes, [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..]) {
-        return true;
+        return Some(Utf16::Marked);
     }
+    // Eight characters at least: `bin\0ary` is too short to tell from text.
     let head = &bytes[..bytes.len().min(1024) & !1];
-    if head.len() < 4 {
-        return false;
+    if head.len() < 16 {
+        return None;
     }
     let nuls = |from: usize| {
         head.iter()
@@ -195,7 +218,11 @@ pub(crate) fn is_utf16(bytes: &[u8]) -> bool {
     };
     let (even, odd) = (nuls(0), nuls(1));
     let half = head.len() / 4;
-    (even == 0 && odd >= half) || (odd == 0 && even >= half)
+    match (even, odd) {
+        (0, odd) if odd >= half => Some(Utf16::Little),
+        (even, 0) if even >= half => Some(Utf16::Big),
+        _ => None,
+    }
 }
 
 /// A file whose lines end in a lone CR (classic Mac OS; some exporters still write them)
@@ -666,10 +693,14 @@ mod tests {
         let text = "# Note\nhello, world\n";
         let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
         let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
-        assert!(is_utf16(&le) && is_utf16(&be));
+        assert_eq!(utf16_form(&le), Some(Utf16::Little));
+        assert_eq!(utf16_form(&be), Some(Utf16::Big));
+        assert!(not_text_why(&le).contains("iconv -f UTF-16LE -t UTF-8"));
+        assert!(not_text_why(&be).contains("iconv -f UTF-16BE -t UTF-8"));
         // NULs on both sides, or too few: binary.
         assert!(!is_utf16(b"\0\0\x01\0\0\x02\0\0ab"));
         assert!(!is_utf16(b"abcdefgh\0ijklmnopqrstuvwxyz"));
+        assert!(!is_utf16(b"bin\0ary"));
     }
 
     #[test]

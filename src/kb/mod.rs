@@ -221,13 +221,13 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
     }
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let why = match crate::note::is_utf16(e.as_bytes()) {
-            true => crate::note::not_text_why(e.as_bytes()),
-            false => "not UTF-8 text",
-        };
-        std::io::Error::new(std::io::ErrorKind::InvalidData, why)
-    })
+    // Latin text in UTF-16 is valid UTF-8, NULs and all: told before it is read as text.
+    if crate::note::is_utf16(&bytes) {
+        let why = crate::note::not_text_why(&bytes);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// How [`write_atomic`] treats a file already at the path.
@@ -356,6 +356,19 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn utf16_without_a_mark_is_said_so_with_its_byte_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = dir.path().join("SCHEMA.md");
+        let le: Vec<u8> = "---\ntype: lore\n---\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        std::fs::write(&schema, le).unwrap();
+        let err = read_regular(&schema, 1 << 20).unwrap_err().to_string();
+        assert!(err.contains("iconv -f UTF-16LE -t UTF-8"), "{err}");
+    }
 
     #[test]
     fn only_a_regular_file_of_bounded_size_is_read() {
