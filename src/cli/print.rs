@@ -108,7 +108,7 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
     // A backend from before `rule` existed sends none: the draft rule of its mode.
     let rule = match r.rule.is_empty() {
         false => r.rule.clone(),
-        true => brain::similar::rule(r.mode == "semantic", false),
+        true => brain::similar::rule(r.mode == "semantic", brain::similar::Judged::Draft),
     };
     writeln!(out, "(mode: {}; {rule})", r.mode)
 }

@@ -157,6 +157,15 @@ impl Engine {
             _ => None,
         };
         let vectors_used = vectors.is_some();
+        // A note whose passages are stored is scored both ways; one still being embedded
+        // is judged from its side.
+        let judged = match (exclude, &vectors) {
+            (None, _) => similar::Judged::Draft,
+            (Some(id), Some(v)) if !v.matrix.rows_of_note(id).is_empty() => {
+                similar::Judged::NoteBothWays
+            }
+            (Some(_), _) => similar::Judged::NoteOneWay,
+        };
         let mode = if vectors_used { "semantic" } else { "keywords" };
         let found = similar::run(
             &reader,
@@ -176,7 +185,7 @@ impl Engine {
             summary: found.summary,
             results: found.results,
             mode: mode.into(),
-            rule: similar::rule(vectors_used, exclude.is_some()),
+            rule: similar::rule(vectors_used, judged),
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
         })
     }

@@ -410,7 +410,9 @@ impl Matrix {
 
     /// The (approximate) similarity of rows `a` and `b`.
     pub fn row_dot(&self, a: usize, b: usize) -> f32 {
-        dot_i8(self.codes(a), self.codes(b)) as f32 * self.scales[a] * self.scales[b]
+        // The scales multiplied first: `row_dot(b, a)` is then the same bits, and a pair at
+        // a threshold is on one side of it whichever note asks.
+        dot_i8(self.codes(a), self.codes(b)) as f32 * (self.scales[a] * self.scales[b])
     }
 
     /// The approximate similarity of every chunk to `query`, in row order.

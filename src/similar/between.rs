@@ -37,8 +37,9 @@ pub(crate) struct TwoWay {
     pub evidence: PairEvidence,
 }
 
-/// Entries remembered at most, words and notes together (a brain's vocabulary is
-/// larger than what its similar requests read; past this they start again).
+/// Entries remembered at most, words, notes and the note ids of each rare word's holders
+/// together (a brain's vocabulary is larger than what its similar requests read; past
+/// this they start again).
 const MAX_WORDS: usize = 200_000;
 
 /// What scoring pairs reads from the index, at one notes version.
@@ -51,6 +52,14 @@ pub(crate) struct Words {
     holders: HashMap<String, Arc<HashSet<i64>>>,
     /// Each note's title and rare words.
     notes: HashMap<i64, Arc<(String, Vec<RareTerm>)>>,
+}
+
+impl Words {
+    /// What it holds, in words and note ids.
+    fn cost(&self) -> usize {
+        let held: usize = self.holders.values().map(|h| h.len() + 1).sum();
+        self.counts.len() + self.notes.len() + held
+    }
 }
 
 /// [`Words`] kept between requests: one engine's.
@@ -71,10 +80,19 @@ impl Remembered {
         }
     }
 
-    /// Keeps `words` for the next request, unless it grew past [`MAX_WORDS`].
+    /// Keeps `words` for the next request: merged with what another request of the same
+    /// notes version kept meanwhile, else in its place; dropped past [`MAX_WORDS`].
     fn keep(&self, words: Words) {
-        if words.counts.len() + words.holders.len() + words.notes.len() <= MAX_WORDS {
-            *self.0.lock().unwrap_or_else(PoisonError::into_inner) = words;
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.version == words.version {
+            held.counts.extend(words.counts);
+            held.holders.extend(words.holders);
+            held.notes.extend(words.notes);
+        } else {
+            *held = words;
+        }
+        if held.cost() > MAX_WORDS {
+            *held = Words::default();
         }
     }
 }
@@ -124,8 +142,7 @@ impl<'a> Pairs<'a> {
         if ra.is_empty() || rb.is_empty() {
             return Ok(None);
         }
-        let ab = evidence::align_rows(self.matrix, ra, rb);
-        let ba = evidence::align_rows(self.matrix, rb, ra);
+        let (ab, ba) = evidence::align_both(self.matrix, ra, rb);
         let best = f64::from(ab.best);
         let (s_ab, evidence) = self.one_way(a, b, &ab)?;
         let (s_ba, _) = self.one_way(b, a, &ba)?;
@@ -190,5 +207,34 @@ impl<'a> Pairs<'a> {
             0.0,
         );
         Ok((verdict::score(&ev).0, ev))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(version: i64, word: &str) -> Words {
+        Words {
+            version: NotesVersion::at(version),
+            counts: [(word.to_string(), 1)].into(),
+            ..Words::default()
+        }
+    }
+
+    #[test]
+    fn what_is_remembered_holds_for_one_notes_version_and_merges_within_it() {
+        let r = Remembered::default();
+        r.keep(words(1, "lease"));
+        // Two requests of one version, each keeping what it read.
+        let (a, b) = (r.take(NotesVersion::at(1)), r.take(NotesVersion::at(1)));
+        assert!(a.counts.contains_key("lease") && b.counts.is_empty());
+        r.keep(a);
+        r.keep(words(1, "jitter"));
+        let both = r.take(NotesVersion::at(1));
+        assert!(both.counts.contains_key("lease") && both.counts.contains_key("jitter"));
+        r.keep(both);
+        // A note changed: nothing of before is read.
+        assert!(r.take(NotesVersion::at(2)).counts.is_empty());
     }
 }

@@ -124,14 +124,28 @@ pub(crate) fn align(
     out
 }
 
-/// Aligns two notes' passages (rows of the same matrix): `a` plays the draft.
-pub(crate) fn align_rows(matrix: &Matrix, a: &[usize], b: &[usize]) -> Alignment {
-    let mut al = Alignment::empty(a.len());
-    for &rb in b {
-        let scores = a.iter().map(|&ra| matrix.row_dot(ra, rb));
-        al.add(matrix.chunk_ids()[rb], scores);
+/// Aligns two notes' passages (rows of the same matrix) both ways, from one pass over
+/// their pairs: `a` playing the draft, then `b`.
+pub(crate) fn align_both(matrix: &Matrix, a: &[usize], b: &[usize]) -> (Alignment, Alignment) {
+    let dots: Vec<f32> = b
+        .iter()
+        .flat_map(|&rb| a.iter().map(move |&ra| matrix.row_dot(ra, rb)))
+        .collect();
+    let mut ab = Alignment::empty(a.len());
+    for (j, &rb) in b.iter().enumerate() {
+        ab.add(
+            matrix.chunk_ids()[rb],
+            dots[j * a.len()..(j + 1) * a.len()].iter().copied(),
+        );
     }
-    al
+    let mut ba = Alignment::empty(b.len());
+    for (i, &ra) in a.iter().enumerate() {
+        ba.add(
+            matrix.chunk_ids()[ra],
+            (0..b.len()).map(|j| dots[j * a.len() + i]),
+        );
+    }
+    (ab, ba)
 }
 
 /// The IDF share of `terms` found at the indexes `held`, and those words.
@@ -256,9 +270,13 @@ mod tests {
         assert_eq!(a[&20].note_covered(), 1.0);
         assert_eq!(a[&10].best_chunk, 1);
         assert!(!align(&m, &[vec![1.0, 0.0]], Some(20)).contains_key(&20));
-        let r = align_rows(&m, &[0, 1], &[2]);
+        let (r, back) = align_both(&m, &[0, 1], &[2]);
         assert_eq!(r.draft_covered(&[1.0, 1.0]), 0.5);
         assert_eq!(r.note_covered(), 1.0);
+        // The other way round: the same pairs, the sides swapped.
+        assert_eq!(back.draft_covered(&[1.0]), 1.0);
+        assert_eq!(back.note_covered(), 0.5);
+        assert_eq!((back.best, back.best_chunk), (r.best, 1));
     }
 
     #[test]

@@ -190,18 +190,36 @@ pub(crate) fn judge_two_way(score: f64, best: f64) -> Verdict {
     }
 }
 
+/// What was judged, for the rule a footer states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// A draft (text, or a file outside the brain).
+    Draft,
+    /// A note of the brain, each candidate scored both ways ([`judge_two_way`]; with a
+    /// model, once the note's passages are stored).
+    NoteBothWays,
+    /// A note of the brain judged from its side only: without a model, or before its
+    /// passages are stored ([`judge_between_notes`]).
+    NoteOneWay,
+}
+
 /// The rule that judged, as the footer of `brain similar` says it: with a model or
-/// without (`semantic`), for a draft or a note of the brain (`between_notes`).
-pub fn rule(semantic: bool, between_notes: bool) -> String {
+/// without (`semantic`), for what was `judged`.
+pub fn rule(semantic: bool, judged: Judged) -> String {
     let t = if semantic { SEMANTIC } else { KEYWORDS };
-    let duplicate = match (semantic, between_notes) {
-        (true, false) => format!("likeness >= {}", t.duplicate),
-        (true, true) => format!("score both ways >= {} (as --all joins)", CLUSTER_AT),
-        (false, false) => format!(
+    let duplicate = match (semantic, judged) {
+        (true, Judged::Draft) => format!("likeness >= {}", t.duplicate),
+        (true, Judged::NoteBothWays) => format!(
+            "score both ways >= {CLUSTER_AT} with passages aligned >= {PAIR_MIN} (as --all joins)"
+        ),
+        (true, Judged::NoteOneWay) => {
+            format!("likeness >= {} and score >= {CLUSTER_AT}", t.duplicate)
+        }
+        (false, Judged::Draft) => format!(
             "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS}",
             t.duplicate
         ),
-        (false, true) => format!(
+        (false, _) => format!(
             "likeness >= {} and words overlap >= {NOTES_WORDS}",
             t.duplicate
         ),
