@@ -247,7 +247,14 @@ impl Indexer {
                 let _ = reply.send(result);
             }
             Job::Flush { reply } => {
-                if self.burst.is_some() {
+                // A burst whose flush is a whole-folder sync (events lost, an ignore file
+                // saved, a retry due, thousands of paths: a checkout) is left to its timer:
+                // every search in it would wait its second, and sync a checkout half-done.
+                let whole = self.rescan.is_some()
+                    || self.rules
+                    || self.retry.is_some()
+                    || self.pending.len() > MAX_SCOPED_PATHS;
+                if self.burst.is_some() && !whole {
                     self.flush();
                 }
                 let _ = reply.send(());
