@@ -96,6 +96,18 @@ impl Engine {
             Ok(real) => real,
             Err(e) => return e,
         };
+        let max = self.config.max_file_bytes;
+        if let Some(size) = std::fs::metadata(&real)
+            .ok()
+            .map(|m| m.len())
+            .filter(|&n| n > max)
+        {
+            return Error::InvalidInput(format!(
+                "{path} is {:.2} MiB, over the {:.0} MiB limit (max_file_mb), so it is not indexed: raise max_file_mb to index it",
+                crate::config::megabytes(size),
+                crate::config::megabytes(max)
+            ));
+        }
         let head = crate::file::read_file(&real, 8192).unwrap_or_default();
         match crate::note::looks_binary(&head) {
             true => Error::InvalidInput(format!(

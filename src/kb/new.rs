@@ -135,7 +135,8 @@ pub fn plan(
         ("index", "the list of its entries brain index-md writes"),
         ("schema", "its fields and template"),
     ];
-    if let Some((_, what)) = reserved.iter().find(|(name, _)| *name == slug) {
+    // (`--folder` writes `lore/index/index.md`, which is no such file.)
+    if let Some((_, what)) = reserved.iter().find(|(name, _)| !folder && *name == slug) {
         return Err(Error::InvalidInput(format!(
             "the title {title:?} makes {kind}/{slug}.md, which is {kind}/{}.md on a Mac ({what}): add a word to the title",
             slug.to_uppercase()
@@ -639,6 +640,9 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{err}");
         }
+        // In a folder of its own, the name is no type file's.
+        let own = plan(dir.path(), &schemas, "lore", "Index", true, today).unwrap();
+        assert_eq!(own.entry.path, "lore/index/index.md");
         for kind in ["../x", ".git", ""] {
             let err = plan(dir.path(), &schemas, kind, "x", false, today).unwrap_err();
             assert!(
