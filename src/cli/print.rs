@@ -311,13 +311,8 @@ pub enum NoBackend {
     NotAsked,
 }
 
-/// The `brain status` block.
-pub fn status(out: &mut impl Write, report: &StatusReport) -> io::Result<()> {
-    status_of(out, report, NoBackend::NotRunning)
-}
-
-/// [`status`], saying why a report made in-process has no backend in it: one that holds
-/// the brain and did not answer, or one not asked, is not "not running".
+/// The `brain status` block, saying why a report made in-process has no backend in it:
+/// one that holds the brain and did not answer, or one not asked, is not "not running".
 pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend) -> io::Result<()> {
     let s = &report.status;
     // Largest first, and only the largest: a brain filed in a hundred folders made this one
@@ -577,7 +572,7 @@ mod tests {
         };
         let shown = |journal: &str| {
             let mut out = Vec::new();
-            status(&mut out, &report(journal)).unwrap();
+            status_of(&mut out, &report(journal), NoBackend::NotRunning).unwrap();
             let text = String::from_utf8(out).unwrap();
             let line = text.lines().find(|l| l.starts_with("changes:"));
             line.map(str::to_string)
@@ -612,7 +607,7 @@ mod tests {
             }))
             .unwrap();
             let mut out = Vec::new();
-            status(&mut out, &report).unwrap();
+            status_of(&mut out, &report, NoBackend::NotRunning).unwrap();
             let text = String::from_utf8(out).unwrap();
             text.lines()
                 .find(|l| l.starts_with("notes:"))

@@ -38,13 +38,12 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         .status()?;
     // Told not to ask a backend, this process still says whether one answers there (a
     // connection opened and closed: the backend reads no request from it).
-    let why = if silent.load(std::sync::atomic::Ordering::Relaxed) {
-        print::NoBackend::Silent
-    } else if args.daemon.no_daemon && status.backend.is_none() && answers_at(socket) {
-        print::NoBackend::NotAsked
-    } else {
-        print::NoBackend::NotRunning
-    };
+    let why = why_none(
+        &status,
+        !args.daemon.no_daemon,
+        silent.load(std::sync::atomic::Ordering::Relaxed),
+        socket,
+    );
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
     if let Some(note) = model_mismatch(&status, &ours) {
@@ -56,17 +55,11 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     if args.json {
         // `backend` is the backend that answered; a script reading `null` as "not running"
         // was wrong under --no-daemon with one running: the state says which.
-        let backend_state = match (status.backend.is_some(), why) {
-            (true, _) => "answered",
-            (false, print::NoBackend::NotAsked) => "not_asked",
-            (false, print::NoBackend::Silent) => "not_answering",
-            (false, print::NoBackend::NotRunning) => "not_running",
-        };
-        let json = WithState {
-            report: &status,
-            backend_state,
-        };
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&with_state(&status, why))?
+        )?;
     } else {
         print::status_of(&mut out, &status, why)?;
         if let Some(took) = checked {
@@ -80,9 +73,43 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Why `status` has no backend in it, when it has none: one was asked (`asks`) and did not
+/// answer (`silent`), or was not asked though one answers at `socket`, or none runs.
+pub(crate) fn why_none(
+    status: &brain::service::StatusReport,
+    asks: bool,
+    silent: bool,
+    socket: std::path::PathBuf,
+) -> print::NoBackend {
+    if silent {
+        print::NoBackend::Silent
+    } else if !asks && status.backend.is_none() && answers_at(socket) {
+        print::NoBackend::NotAsked
+    } else {
+        print::NoBackend::NotRunning
+    }
+}
+
+/// `status --json` (and the MCP tool's `json`): the report, then `backend_state`.
+pub(crate) fn with_state(
+    status: &brain::service::StatusReport,
+    why: print::NoBackend,
+) -> WithState<'_> {
+    let backend_state = match (status.backend.is_some(), why) {
+        (true, _) => "answered",
+        (false, print::NoBackend::NotAsked) => "not_asked",
+        (false, print::NoBackend::Silent) => "not_answering",
+        (false, print::NoBackend::NotRunning) => "not_running",
+    };
+    WithState {
+        report: status,
+        backend_state,
+    }
+}
+
 /// `status --json`: the report, its fields in their order, then why `backend` is what it is.
 #[derive(serde::Serialize)]
-struct WithState<'a> {
+pub(crate) struct WithState<'a> {
     #[serde(flatten)]
     report: &'a brain::service::StatusReport,
     backend_state: &'static str,

@@ -91,6 +91,12 @@ impl Answerer {
         &self.config
     }
 
+    /// Whether it asks a backend at all (not `--no-daemon`): a status without one then
+    /// means none answered, not that none was asked.
+    pub fn asks_backend(&self) -> bool {
+        !matches!(self.route, Route::InProcess)
+    }
+
     /// Runs a search (syncing first when the request says so, unless a watching backend
     /// knows the index is fresh).
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, ServiceError> {

@@ -83,9 +83,9 @@ pub fn links(r: &brain::kb::LinksReport) -> String {
 }
 
 /// The `brain status` block.
-pub fn status(s: &StatusReport) -> String {
+pub fn status(s: &StatusReport, why: print::NoBackend) -> String {
     let mut out = Vec::new();
-    let _ = print::status(&mut out, s);
+    let _ = print::status_of(&mut out, s, why);
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -389,10 +389,17 @@ impl BrainTools {
     )]
     async fn status(&self, Parameters(args): Parameters<StatusArgs>) -> CallToolResult {
         let ours = self.brain.config().model.clone();
+        let asks = self.brain.asks_backend();
+        let socket = brain::service::socket_path(self.brain.config());
         match self.blocking(|b| b.status()).await {
-            Ok(status) if args.json => json(&status),
             Ok(status) => {
-                let mut text = render::status(&status);
+                // As `brain status` says it: not asked (`brain mcp --no-daemon`) is not
+                // "not running".
+                let why = crate::cli::status::why_none(&status, asks, false, socket);
+                if args.json {
+                    return json(&crate::cli::status::with_state(&status, why));
+                }
+                let mut text = render::status(&status, why);
                 if let Some(note) = crate::cli::status::model_mismatch(&status, &ours) {
                     text.push_str(&format!("\n(note: {note})"));
                 }

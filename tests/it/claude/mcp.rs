@@ -255,6 +255,7 @@ async fn a_client_session_lists_and_calls_the_tools() {
         .unwrap();
     let j: Value = serde_json::from_str(&text(&r)).expect("status json");
     assert_eq!(j["notes"], 34, "{j}");
+    assert_eq!(j["backend_state"], "not_running", "{j}");
 
     // similar: a draft's verdict first (keywords only here: no model), a note never its own
     let r = client
