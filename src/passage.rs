@@ -154,14 +154,17 @@ pub fn without_line<'a>(root: &Path, path: &'a str) -> Option<&'a str> {
 /// `root`): an absolute path inside the brain, a relative one through `..` or a symlinked
 /// folder of the brain (what it leads to), or a search hit's `path:LINE` (the path). A
 /// path that leads nowhere is given back as it is, for the caller's "not a note" to
-/// quote; only one that leads out of the brain is refused.
+/// quote; only one that leads out of the brain is refused. A name typed in the other
+/// Unicode form than the file's (`café`) is the file's.
 pub fn note_rel(root: &Path, path: &str) -> Result<String> {
     // `lore/x.md:37` or `lore/x.md:37:5`, copied from a hit: the note, unless a file is
     // really named so.
     let path = without_line(root, path).unwrap_or(path);
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let p = Path::new(path);
-    let real = std::fs::canonicalize(root.join(p)).ok();
+    let real = std::fs::canonicalize(root.join(p))
+        .ok()
+        .or_else(|| other_unicode_form(&root.join(p)));
     match real.as_deref().map(|r| r.strip_prefix(&root_real)) {
         Some(Ok(rel)) if !rel.as_os_str().is_empty() => Ok(rel.to_string_lossy().into_owned()),
         Some(Err(_)) => Err(Error::InvalidInput(format!(

@@ -63,7 +63,8 @@ impl Engine {
                 }
                 // Typed in one Unicode form, named on disk in the other (`café.md`).
                 if found.is_none() {
-                    if let Some(rel) = self.held_as(path) {
+                    let held = crate::passage::note_rel(&self.config.root, path).ok();
+                    if let Some(rel) = held.filter(|rel| rel != path) {
                         found = reader.note_id(&rel)?.map(|id| (rel, id));
                     }
                 }
@@ -121,21 +122,28 @@ impl Engine {
             }
         }
         let reader = self.index.read()?;
+        // What was judged: a note whose passages are stored is scored both ways, with all
+        // of them against each candidate; one still being embedded is judged from its side.
+        let judged = match (exclude, &semantic) {
+            (None, _) => similar::Judged::Draft,
+            (Some(id), Some((_, matrix))) if !matrix.rows_of_note(id).is_empty() => {
+                similar::Judged::NoteBothWays
+            }
+            (Some(_), _) => similar::Judged::NoteOneWay,
+        };
         let draft_vecs = match &semantic {
-            Some((embedder, matrix)) => {
+            Some((embedder, _)) => {
                 if draft.chunks.len() > MAX_DRAFT_PASSAGES {
                     let n = draft.chunks.len();
-                    // A note of the brain whose passages are stored is scored with all of
-                    // them against each candidate (both ways); its first passages only
-                    // find the candidates.
-                    notices.push(match exclude {
-                        Some(id) if !matrix.rows_of_note(id).is_empty() => format!(
+                    // Such a note's first passages only find the candidates.
+                    notices.push(match judged {
+                        similar::Judged::NoteBothWays => format!(
                             "the note has {n} passages: its first {MAX_DRAFT_PASSAGES} found the notes compared, each compared with all of them"
                         ),
-                        Some(_) => format!(
+                        similar::Judged::NoteOneWay => format!(
                             "the note has {n} passages; only the first {MAX_DRAFT_PASSAGES} were compared"
                         ),
-                        None => format!(
+                        similar::Judged::Draft => format!(
                             "the draft has {n} passages; only the first {MAX_DRAFT_PASSAGES} were compared"
                         ),
                     });
@@ -157,15 +165,6 @@ impl Engine {
             _ => None,
         };
         let vectors_used = vectors.is_some();
-        // A note whose passages are stored is scored both ways; one still being embedded
-        // is judged from its side.
-        let judged = match (exclude, &vectors) {
-            (None, _) => similar::Judged::Draft,
-            (Some(id), Some(v)) if !v.matrix.rows_of_note(id).is_empty() => {
-                similar::Judged::NoteBothWays
-            }
-            (Some(_), _) => similar::Judged::NoteOneWay,
-        };
         let mode = if vectors_used { "semantic" } else { "keywords" };
         let found = similar::run(
             &reader,
@@ -188,15 +187,6 @@ impl Engine {
             rule: similar::rule(vectors_used, judged),
             notice: (!notices.is_empty()).then(|| notices.join("; ")),
         })
-    }
-
-    /// The path under which the index holds the note `path` names on disk, when that is
-    /// another spelling (a name typed in the other Unicode form); `None` otherwise.
-    fn held_as(&self, path: &str) -> Option<String> {
-        let root = std::fs::canonicalize(&self.config.root).ok()?;
-        let real = crate::passage::resolve(&self.config.root, path).ok()?;
-        let rel = real.strip_prefix(&root).ok()?.to_str()?.to_string();
-        (rel != path).then_some(rel)
     }
 
     /// Clusters of notes that duplicate each other, from the stored vectors (nothing is
