@@ -260,9 +260,39 @@ impl Resolver {
             // whatever file of that name sits at the root.
             Err(why) => match self.unindexed(target) {
                 Some(path) => Resolution::Unindexed { path },
-                None => Resolution::Broken { why },
+                None => Resolution::Broken {
+                    why: match self.unlinkable(target) {
+                        Some(path) => format!(
+                            "{why}; {path} has '#' or '|' in its name, which a link reads as a heading or a label: rename the file to link it"
+                        ),
+                        None => why,
+                    },
+                },
             },
         }
+    }
+
+    /// A note `target` stops short of at a `#` or `|` in its name (`misc/hash#tag.md` for
+    /// `[[misc/hash#tag]]`, which is read as the heading `tag` of `misc/hash`): no link
+    /// can name it, and the broken link should say why.
+    fn unlinkable(&self, target: &str) -> Option<&str> {
+        let target = nfc(target).to_lowercase();
+        let mut held: Vec<&str> = self
+            .exact
+            .iter()
+            .map(String::as_str)
+            .filter(|p| p.contains(['#', '|']))
+            .filter(|p| {
+                let full = nfc(p.strip_suffix(".md").unwrap_or(p)).to_lowercase();
+                let name = full.rsplit('/').next().unwrap_or(&full).to_string();
+                [full, name].iter().any(|n| {
+                    n.strip_prefix(&target)
+                        .is_some_and(|rest| rest.starts_with(['#', '|']))
+                })
+            })
+            .collect();
+        held.sort_unstable();
+        held.first().copied()
     }
 
     /// `target.md`, or `target` as written (`[[scripts/deploy.sh]]`), as a file under the
@@ -459,6 +489,22 @@ mod tests {
             panic!()
         };
         assert!(why.contains("2 notes are called dup"), "{why}");
+        // A `#` in a file name: the link stops at it, and the message says so.
+        let r = Resolver::new(["misc/hash#tag.md", "lore/a|b.md"]);
+        for (target, path) in [
+            ("misc/hash", "misc/hash#tag.md"),
+            ("hash", "misc/hash#tag.md"),
+            ("lore/a", "lore/a|b.md"),
+        ] {
+            let Resolution::Broken { why } = r.resolve(target) else {
+                panic!("{target}")
+            };
+            assert!(why.contains(&format!("{path} has '#' or '|'")), "{why}");
+        }
+        let Resolution::Broken { why } = r.resolve("misc/has") else {
+            panic!()
+        };
+        assert!(!why.contains("'#'"), "{why}");
         // A note at the root: its bare name is its full link, even beside a namesake.
         let r = Resolver::new(["a.md", "lore/b.md", "lore/a.md"]);
         assert_eq!(
