@@ -242,8 +242,8 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
     if let (Some(w), Some(ev)) = (&e.weights, &e.evidence) {
         writeln!(
             out,
-            "evidence: coverage={:.2} bm25_lead={:.2} bm25_peak={:.2} sem_gap={:.3}",
-            ev.coverage, ev.bm25_lead, ev.bm25_peak, ev.sem_gap
+            "evidence: coverage={:.2} bm25_hits={} bm25_lead={:.2} bm25_peak={:.2} sem_gap={:.3}",
+            ev.coverage, ev.bm25_hits, ev.bm25_lead, ev.bm25_peak, ev.sem_gap
         )?;
         for t in &ev.terms {
             writeln!(

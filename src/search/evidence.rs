@@ -29,6 +29,9 @@ pub struct TermStat {
 /// [`super::Explain`].)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// How many notes the keyword list holds (at most the pool searched).
+    #[serde(default)]
+    pub bm25_hits: usize,
     /// Top keyword score over the second (>= 1; 1 when there are fewer than 2 hits): how
     /// far the best keyword match leads the next one.
     #[serde(default)]

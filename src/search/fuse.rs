@@ -35,7 +35,7 @@
 //!    Under that lead, the same gap says how far to trust the ramp
 //!    ([`Weights::from_coverage_under_lead`]): `alpha` is multiplied by
 //!    `(lead - 1) / (LEAD - 1)`, at least [`LEAD_FLOOR`], unless keyword #1 holds every
-//!    word of the query. "find out which processes are accepting network connections on
+//!    word of the query or is the keyword list's only note. "find out which processes are accepting network connections on
 //!    my mac" gave 76% coverage from common words (`out`, `network`, `mac`, `accepting`)
 //!    spread over notes that score within 4% of each other, and the keyword share pushed
 //!    the note semantic ranked 3rd out of the top 10. Tune half: 20 queries better, 18
@@ -132,17 +132,22 @@ impl Weights {
         } else if evidence.bm25_lead >= LEAD {
             Weights::from_lead(evidence.coverage, evidence.bm25_lead)
         } else {
-            Weights::from_coverage_under_lead(evidence.coverage, evidence.bm25_lead)
+            Weights::from_coverage_under_lead(
+                evidence.coverage,
+                evidence.bm25_lead,
+                evidence.bm25_hits,
+            )
         }
     }
 
     /// Weights for a query whose keyword #1 holds `coverage` of its IDF mass (past the
     /// dead zone) and scores `lead` (under [`LEAD`]) times keyword #2: the coverage ramp,
     /// scaled by the keyword list's confidence ([`lead_confidence`]) unless keyword #1
-    /// holds every word of the query, which is evidence enough.
-    pub fn from_coverage_under_lead(coverage: f64, lead: f64) -> Weights {
+    /// holds every word of the query, which is evidence enough, or is the list's only
+    /// note (`hits`), which no other note's score calls into doubt.
+    pub fn from_coverage_under_lead(coverage: f64, lead: f64, hits: usize) -> Weights {
         let ramp = Weights::from_coverage(coverage);
-        if coverage >= 1.0 {
+        if coverage >= 1.0 || hits < 2 {
             return ramp;
         }
         let confidence = lead_confidence(lead);
@@ -363,6 +368,7 @@ mod tests {
     #[test]
     fn a_literal_or_a_lead_past_the_dead_zone_gives_keywords_their_full_share() {
         let ev = |coverage, bm25_lead| Evidence {
+            bm25_hits: 10,
             coverage,
             bm25_lead,
             ..Evidence::default()
@@ -383,7 +389,7 @@ mod tests {
     fn a_keyword_one_barely_ahead_of_its_two_counts_less_unless_it_holds_every_word() {
         // 76% of a paraphrase's IDF mass, keyword #1 at 1.04x #2: common words that many
         // notes share, not a find; the ramp's 0.26 falls to the floor's share of it.
-        let w = Weights::from_coverage_under_lead(0.76, 1.04);
+        let w = Weights::from_coverage_under_lead(0.76, 1.04, 10);
         assert!((w.alpha - 0.26 * LEAD_FLOOR).abs() < 1e-12, "{}", w.alpha);
         assert!(
             w.reason.contains("1.04x") && w.reason.contains("0.25"),
@@ -394,10 +400,14 @@ mod tests {
         assert_eq!(lead_confidence(LEAD), 1.0);
         assert_eq!(lead_confidence(0.5), LEAD_FLOOR);
         // Every word in keyword #1 (a name several notes hold): the ramp alone.
-        let full = Weights::from_coverage_under_lead(1.0, 1.01);
+        let full = Weights::from_coverage_under_lead(1.0, 1.01, 10);
         assert_eq!(full.alpha, MAX_ALPHA);
         assert_eq!(full, Weights::from_coverage(1.0));
+        // The keyword list's only note: no #2 to doubt it by (its lead reads 1).
+        let alone = Weights::from_coverage_under_lead(0.76, 1.0, 1);
+        assert_eq!(alone, Weights::from_coverage(0.76));
         let e = Evidence {
+            bm25_hits: 10,
             coverage: 0.76,
             bm25_lead: 1.04,
             ..Evidence::default()

@@ -662,6 +662,7 @@ fn gather_evidence(
     let bm25_scores: Vec<f64> = bm25.iter().map(|h| h.score).collect();
     let sem_scores: Vec<f32> = sem.iter().map(|h| h.score).collect();
     Ok(Evidence {
+        bm25_hits: bm25.len(),
         bm25_lead: evidence::lead(&bm25_scores),
         bm25_peak: evidence::peak(&bm25_scores),
         coverage: evidence::coverage(&terms),
