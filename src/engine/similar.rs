@@ -175,6 +175,12 @@ impl Engine {
             req.top,
             req.explain,
         )?;
+        if let Some(n) = found.too_short {
+            notices.push(format!(
+                "the draft has {n} distinct words, too few to duplicate a note ({} or more): the notes holding them are related at most; to find a note by a few words, use brain search",
+                similar::MIN_DRAFT_WORDS
+            ));
+        }
         // "new" from an empty index would be said with confidence and mean nothing.
         if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
             notices = vec![empty];

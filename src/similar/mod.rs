@@ -26,7 +26,7 @@ pub use draft::check as check_draft;
 pub(crate) use draft::{Draft, DRAFT_NAME};
 pub use evidence::PairEvidence;
 pub(crate) use pipeline::{run, Vectors};
-pub use verdict::{rule, Judged, Thresholds, KEYWORDS, SEMANTIC};
+pub use verdict::{rule, Judged, Thresholds, KEYWORDS, MIN_DRAFT_WORDS, SEMANTIC};
 
 /// The most results a similar request may ask for.
 pub const MAX_TOP: usize = 50;

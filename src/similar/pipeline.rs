@@ -36,6 +36,9 @@ pub(crate) struct Similar {
     pub summary: String,
     /// Best first.
     pub results: Vec<SimilarHit>,
+    /// The draft's distinct words, when it has too few to duplicate a note
+    /// ([`verdict::MIN_DRAFT_WORDS`]) and that kept a note from being called so.
+    pub too_short: Option<usize>,
 }
 
 /// Compares `draft` with every note but `exclude` (the note itself, when the draft is one).
@@ -56,6 +59,8 @@ pub(crate) fn run(
         None => HashMap::new(),
     };
     let weights = &weights[..vectors.as_ref().map_or(0, |v| v.draft.len())];
+    let too_short = exclude.is_none() && words.len() < verdict::MIN_DRAFT_WORDS;
+    let mut demoted = false;
 
     let mut ids: Vec<i64> = Vec::new();
     let mut seen: HashSet<i64> = HashSet::new();
@@ -171,11 +176,21 @@ pub(crate) fn run(
                         round(likeness),
                         verdict::shown_words(ev.words),
                     ),
-                    (None, _) => verdict::judge(
-                        (round(score), t),
-                        round(likeness),
-                        verdict::shown_words(ev.words),
-                    ),
+                    (None, _) => {
+                        let judged = verdict::judge(
+                            (round(score), t),
+                            round(likeness),
+                            verdict::shown_words(ev.words),
+                        );
+                        match too_short {
+                            true => {
+                                let held = verdict::for_short_draft(judged, (round(score), t));
+                                demoted |= held != judged;
+                                held
+                            }
+                            false => judged,
+                        }
+                    }
                 },
                 reason: match exclude {
                     Some(_) => verdict::reason_from_note(&ev),
@@ -213,5 +228,6 @@ pub(crate) fn run(
         verdict,
         summary,
         results,
+        too_short: demoted.then(|| words.len()),
     })
 }

@@ -72,6 +72,14 @@ pub(crate) fn shown_words(words: f64) -> f64 {
 /// `keyword-arguments.md`, 0.46); a copy renamed overlaps near 1.
 pub const NOTES_WORDS: f64 = 0.5;
 
+/// A draft of fewer distinct words than this (stems, stopwords aside) is a duplicate of
+/// nothing, only related: its own side of the word overlap is whole as soon as a note
+/// holds its few words. `brain similar --text docker` called a Jekyll note on containers
+/// its duplicate (words overlap 0.41), and `Sort lines in vim with :sort` a note on
+/// deleting comments in vim (0.45). The development drafts have 17 words or more; such a
+/// short text is a query, which `brain search` answers.
+pub const MIN_DRAFT_WORDS: usize = 10;
+
 /// Cosine treated as "nothing in common" when rescaling alignments.
 pub const FLOOR: f64 = 0.2;
 
@@ -174,6 +182,16 @@ pub(crate) fn judge_between_notes(
     }
 }
 
+/// `verdict` for a draft too short to duplicate anything ([`MIN_DRAFT_WORDS`]): a
+/// duplicate becomes related, or new below the related score.
+pub(crate) fn for_short_draft(verdict: Verdict, (score, t): (f64, Thresholds)) -> Verdict {
+    match verdict {
+        Verdict::Duplicate if score >= t.related => Verdict::Related,
+        Verdict::Duplicate => Verdict::New,
+        v => v,
+    }
+}
+
 /// The verdict for two notes of the brain scored both ways (their mean `score`, and the
 /// cosine of their `best`-aligned passages): a duplicate
 /// exactly when `brain similar --all` joins them, whichever of the two is asked about (one
@@ -208,7 +226,10 @@ pub enum Judged {
 pub fn rule(semantic: bool, judged: Judged) -> String {
     let t = if semantic { SEMANTIC } else { KEYWORDS };
     let duplicate = match (semantic, judged) {
-        (true, Judged::Draft) => format!("likeness >= {}", t.duplicate),
+        (true, Judged::Draft) => format!(
+            "likeness >= {} (a draft of {MIN_DRAFT_WORDS} words or more)",
+            t.duplicate
+        ),
         (true, Judged::NoteBothWays) => format!(
             "score both ways >= {CLUSTER_AT} with passages aligned >= {PAIR_MIN} (as --all joins)"
         ),
@@ -216,7 +237,7 @@ pub fn rule(semantic: bool, judged: Judged) -> String {
             format!("likeness >= {} and score >= {CLUSTER_AT}", t.duplicate)
         }
         (false, Judged::Draft) => format!(
-            "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS}",
+            "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS} (a draft of {MIN_DRAFT_WORDS} words or more)",
             t.duplicate
         ),
         (false, _) => format!(
@@ -290,6 +311,23 @@ mod tests {
             both_ways: None,
             lead: 0.0,
         }
+    }
+
+    #[test]
+    fn a_short_draft_is_related_at_most() {
+        let t = SEMANTIC;
+        assert_eq!(
+            for_short_draft(Verdict::Duplicate, (0.4, t)),
+            Verdict::Related
+        );
+        assert_eq!(for_short_draft(Verdict::Duplicate, (0.1, t)), Verdict::New);
+        assert_eq!(
+            for_short_draft(Verdict::Related, (0.4, t)),
+            Verdict::Related
+        );
+        assert_eq!(for_short_draft(Verdict::New, (0.1, t)), Verdict::New);
+        assert!(rule(true, Judged::Draft).contains("a draft of 10 words or more"));
+        assert!(!rule(true, Judged::NoteBothWays).contains("words or more"));
     }
 
     #[test]

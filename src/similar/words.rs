@@ -125,6 +125,11 @@ impl DraftWords {
         DraftWords { weights, total }
     }
 
+    /// How many distinct words (stems, stopwords aside) the draft has.
+    pub fn len(&self) -> usize {
+        self.weights.len()
+    }
+
     /// How much of their words `note` (title and body) and the draft share, 0..1: the
     /// geometric mean of the draft's weighted share held by the note and the note's share
     /// (by count) held by the draft.

@@ -533,6 +533,46 @@ fn the_summary_counts_every_related_note_not_only_those_shown() {
 /// `json.md` in each (`similar --all` grouped 149 such sets of notes-mix, `similar NOTE`
 /// called 36 of 60 random notes a duplicate). Words in common still do.
 #[test]
+fn a_draft_of_a_few_words_duplicates_nothing_and_says_why() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    // A note's title, typed as a draft: it used to be called a duplicate of two notes.
+    let j = b
+        .ok(&["similar", "--text", "sqlite wal checkpoint", "--json"])
+        .json();
+    assert_eq!(verdict(&j), "related", "{j}");
+    assert!(
+        j["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["verdict"] != "duplicate"),
+        "{j}"
+    );
+    assert_eq!(
+        j["results"][0]["path"], "lore/sqlite-wal-checkpoint-starvation.md",
+        "{j}"
+    );
+    let notice = j["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("3 distinct words, too few to duplicate a note"),
+        "{j}"
+    );
+    assert!(
+        j["rule"]
+            .as_str()
+            .unwrap()
+            .contains("a draft of 10 words or more"),
+        "{j}"
+    );
+    // The same words in a draft of its own length still find their duplicate.
+    assert_eq!(
+        verdict(&b.ok(&["similar", "--text", DUPLICATE, "--json"]).json()),
+        "duplicate"
+    );
+}
+
+#[test]
 fn without_a_model_a_title_alone_makes_no_duplicate() {
     let b = Brain::new();
     let go = "# JSON\n\nDecode a request body with json.NewDecoder(r.Body).Decode(&v), and \
