@@ -177,7 +177,8 @@ impl Engine {
         )?;
         if let Some(n) = found.too_short {
             notices.push(format!(
-                "the draft has {n} distinct words, too few to duplicate a note ({} or more): the notes holding them are related at most; to find a note by a few words, use brain search",
+                "the draft has {n} distinct word{} (of 3 letters or more, stopwords aside; a draft has {} or more): a note is its duplicate only if they share half their words, so the notes holding them are related; to find a note by a few words, use 'brain search'",
+                if n == 1 { "" } else { "s" },
                 similar::MIN_DRAFT_WORDS
             ));
         }

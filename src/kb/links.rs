@@ -262,9 +262,7 @@ impl Resolver {
                 Some(path) => Resolution::Unindexed { path },
                 None => Resolution::Broken {
                     why: match self.unlinkable(target) {
-                        Some(path) => format!(
-                            "{why}; {path} has '#' or '|' in its name, which a link reads as a heading or a label: rename the file to link it"
-                        ),
+                        Some(hint) => format!("{why}; {hint}"),
                         None => why,
                     },
                 },
@@ -272,27 +270,41 @@ impl Resolver {
         }
     }
 
-    /// A note `target` stops short of at a `#` or `|` in its name (`misc/hash#tag.md` for
-    /// `[[misc/hash#tag]]`, which is read as the heading `tag` of `misc/hash`): no link
-    /// can name it, and the broken link should say why.
-    fn unlinkable(&self, target: &str) -> Option<&str> {
+    /// When a note's path goes on from `target` with a `#` or `|` (`misc/hash#tag.md` for
+    /// `[[misc/hash#tag]]`, read as the heading `tag` of `misc/hash`; or a folder
+    /// `misc/c#/`): what to say, since no link can name such a note. The link as written is
+    /// not kept, so it is said as "if it means": `[[misc/c]]` may mean `misc/c.md`.
+    fn unlinkable(&self, target: &str) -> Option<String> {
         let target = nfc(target).to_lowercase();
-        let mut held: Vec<&str> = self
-            .exact
-            .iter()
-            .map(String::as_str)
-            .filter(|p| p.contains(['#', '|']))
-            .filter(|p| {
-                let full = nfc(p.strip_suffix(".md").unwrap_or(p)).to_lowercase();
-                let name = full.rsplit('/').next().unwrap_or(&full).to_string();
-                [full, name].iter().any(|n| {
-                    n.strip_prefix(&target)
-                        .is_some_and(|rest| rest.starts_with(['#', '|']))
-                })
-            })
-            .collect();
-        held.sort_unstable();
-        held.first().copied()
+        let mut found: Vec<(&str, char, bool)> = Vec::new();
+        for p in self.exact.iter().filter(|p| p.contains(['#', '|'])) {
+            let full = nfc(p.strip_suffix(".md").unwrap_or(p)).to_lowercase();
+            let name = full.rsplit('/').next().unwrap_or(&full).to_string();
+            for n in [&full, &name] {
+                let Some(rest) = n.strip_prefix(&target) else {
+                    continue;
+                };
+                if let Some(c) = rest.chars().next().filter(|c| matches!(c, '#' | '|')) {
+                    found.push((p.as_str(), c, rest.contains('/')));
+                    break;
+                }
+            }
+        }
+        // The note itself before one under a folder so named, then by path.
+        found.sort_unstable_by_key(|&(p, _, in_folder)| (in_folder, p));
+        let (path, c, in_folder) = found.first().copied()?;
+        let what = match c {
+            '#' => "a heading",
+            _ => "a label",
+        };
+        Some(match in_folder {
+            true => format!(
+                "if it means {path}: a link reads the '{c}' in its folder's name as the start of {what}, so no link reaches it; rename the folder"
+            ),
+            false => format!(
+                "if it means {path}: a link reads the '{c}' in its name as the start of {what}, so no link reaches it; rename the file"
+            ),
+        })
     }
 
     /// `target.md`, or `target` as written (`[[scripts/deploy.sh]]`), as a file under the
@@ -490,21 +502,22 @@ mod tests {
         };
         assert!(why.contains("2 notes are called dup"), "{why}");
         // A `#` in a file name: the link stops at it, and the message says so.
-        let r = Resolver::new(["misc/hash#tag.md", "lore/a|b.md"]);
-        for (target, path) in [
-            ("misc/hash", "misc/hash#tag.md"),
-            ("hash", "misc/hash#tag.md"),
-            ("lore/a", "lore/a|b.md"),
+        let r = Resolver::new(["misc/hash#tag.md", "lore/a|b.md", "lang/c#/basics.md"]);
+        for (target, says) in [
+            ("misc/hash", "if it means misc/hash#tag.md: a link reads the '#' in its name as the start of a heading"),
+            ("hash", "if it means misc/hash#tag.md: a link reads the '#'"),
+            ("lore/a", "if it means lore/a|b.md: a link reads the '|' in its name as the start of a label"),
+            ("lang/c", "if it means lang/c#/basics.md: a link reads the '#' in its folder's name"),
         ] {
             let Resolution::Broken { why } = r.resolve(target) else {
                 panic!("{target}")
             };
-            assert!(why.contains(&format!("{path} has '#' or '|'")), "{why}");
+            assert!(why.contains(says), "{why}");
         }
         let Resolution::Broken { why } = r.resolve("misc/has") else {
             panic!()
         };
-        assert!(!why.contains("'#'"), "{why}");
+        assert!(!why.contains("if it means"), "{why}");
         // A note at the root: its bare name is its full link, even beside a namesake.
         let r = Resolver::new(["a.md", "lore/b.md", "lore/a.md"]);
         assert_eq!(

@@ -35,14 +35,17 @@
 //!    Under that lead, the same gap says how far to trust the ramp
 //!    ([`Weights::from_coverage_under_lead`]): `alpha` is multiplied by
 //!    `(lead - 1) / (LEAD - 1)`, at least [`LEAD_FLOOR`], unless keyword #1 holds every
-//!    word of the query or is the keyword list's only note. "find out which processes are accepting network connections on
-//!    my mac" gave 76% coverage from common words (`out`, `network`, `mac`, `accepting`)
-//!    spread over notes that score within 4% of each other, and the keyword share pushed
-//!    the note semantic ranked 3rd out of the top 10. Tune half: 20 queries better, 18
-//!    worse (most of both Cranfield questions, hits@1 79 -> 83), and hybrid no longer
-//!    loses to semantic on any tune set's paraphrases (a `til-mix` loss mended); floor 0
-//!    mended the same and lost 3 notes-mix wins. Exempting full coverage keeps names
-//!    first: without it, a name several notes hold (`docker system prune`) lost its #1.
+//!    word of the query or is the keyword list's only note. "find out which processes
+//!    are accepting network connections on my mac" gave 76% coverage from common words
+//!    (`out`, `network`, `mac`, `accepting`) spread over notes that score within 4% of
+//!    each other, and the keyword share pushed the note semantic ranked 3rd out of the
+//!    top 10. Against the hybrid before the rule,
+//!    tune half: 20 queries better and 18 worse, most of both among Cranfield's
+//!    questions, whose hits@1 went from 79 to 83; queries worse than semantic 24 -> 11;
+//!    no tune set left where hybrid trails semantic (a `til-mix` paraphrase mended).
+//!    Floor 0 mended the same and lost 3 notes-mix wins. Exempting full coverage keeps
+//!    names first: without it, a name several notes hold (`docker system prune`) lost
+//!    its #1.
 //! 3. **Literal identifiers are strong evidence, not an override.** A note holding every
 //!    identifier, path, flag or quoted phrase of the query literally gains
 //!    [`LITERAL_BONUS`] (a third of the scale the scores live on): it climbs over notes of

@@ -184,7 +184,10 @@ pub(crate) fn run(
                         );
                         match too_short {
                             true => {
-                                let held = verdict::for_short_draft(judged, (round(score), t));
+                                let held = verdict::for_short_draft(
+                                    judged,
+                                    verdict::shown_words(ev.words),
+                                );
                                 demoted |= held != judged;
                                 held
                             }

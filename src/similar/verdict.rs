@@ -72,12 +72,13 @@ pub(crate) fn shown_words(words: f64) -> f64 {
 /// `keyword-arguments.md`, 0.46); a copy renamed overlaps near 1.
 pub const NOTES_WORDS: f64 = 0.5;
 
-/// A draft of fewer distinct words than this (stems, stopwords aside) is a duplicate of
-/// nothing, only related: its own side of the word overlap is whole as soon as a note
-/// holds its few words. `brain similar --text docker` called a Jekyll note on containers
-/// its duplicate (words overlap 0.41), and `Sort lines in vim with :sort` a note on
-/// deleting comments in vim (0.45). The development drafts have 17 words or more; such a
-/// short text is a query, which `brain search` answers.
+/// A draft of fewer distinct words than this (stems of 3 letters or more, stopwords
+/// aside) is a duplicate only of a note it shares half its words with ([`NOTES_WORDS`], as
+/// two notes of the brain without a model): its own side of the word overlap is whole as
+/// soon as a note holds its few words. `brain similar --text docker` called a Jekyll note on
+/// containers its duplicate (words overlap 0.41), and `Sort lines in vim with :sort` a note
+/// on deleting comments in vim (0.45); a copy of a two-line note overlaps it at 1. The
+/// development drafts have 17 words or more.
 pub const MIN_DRAFT_WORDS: usize = 10;
 
 /// Cosine treated as "nothing in common" when rescaling alignments.
@@ -182,12 +183,12 @@ pub(crate) fn judge_between_notes(
     }
 }
 
-/// `verdict` for a draft too short to duplicate anything ([`MIN_DRAFT_WORDS`]): a
-/// duplicate becomes related, or new below the related score.
-pub(crate) fn for_short_draft(verdict: Verdict, (score, t): (f64, Thresholds)) -> Verdict {
+/// `verdict` for a draft of under [`MIN_DRAFT_WORDS`] words whose overlap with the note is
+/// `words`: a duplicate under [`NOTES_WORDS`] is related (never new: the note holds the
+/// draft's words, and `brain new` lists such notes to link).
+pub(crate) fn for_short_draft(verdict: Verdict, words: f64) -> Verdict {
     match verdict {
-        Verdict::Duplicate if score >= t.related => Verdict::Related,
-        Verdict::Duplicate => Verdict::New,
+        Verdict::Duplicate if words < NOTES_WORDS => Verdict::Related,
         v => v,
     }
 }
@@ -227,7 +228,7 @@ pub fn rule(semantic: bool, judged: Judged) -> String {
     let t = if semantic { SEMANTIC } else { KEYWORDS };
     let duplicate = match (semantic, judged) {
         (true, Judged::Draft) => format!(
-            "likeness >= {} (a draft of {MIN_DRAFT_WORDS} words or more)",
+            "likeness >= {} (and words overlap >= {NOTES_WORDS} for a draft of under {MIN_DRAFT_WORDS} words)",
             t.duplicate
         ),
         (true, Judged::NoteBothWays) => format!(
@@ -237,7 +238,7 @@ pub fn rule(semantic: bool, judged: Judged) -> String {
             format!("likeness >= {} and score >= {CLUSTER_AT}", t.duplicate)
         }
         (false, Judged::Draft) => format!(
-            "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS} (a draft of {MIN_DRAFT_WORDS} words or more)",
+            "likeness >= {} and words overlap >= {DUPLICATE_NEEDS_WORDS} (>= {NOTES_WORDS} for a draft of under {MIN_DRAFT_WORDS} words)",
             t.duplicate
         ),
         (false, _) => format!(
@@ -314,20 +315,14 @@ mod tests {
     }
 
     #[test]
-    fn a_short_draft_is_related_at_most() {
-        let t = SEMANTIC;
-        assert_eq!(
-            for_short_draft(Verdict::Duplicate, (0.4, t)),
-            Verdict::Related
-        );
-        assert_eq!(for_short_draft(Verdict::Duplicate, (0.1, t)), Verdict::New);
-        assert_eq!(
-            for_short_draft(Verdict::Related, (0.4, t)),
-            Verdict::Related
-        );
-        assert_eq!(for_short_draft(Verdict::New, (0.1, t)), Verdict::New);
-        assert!(rule(true, Judged::Draft).contains("a draft of 10 words or more"));
-        assert!(!rule(true, Judged::NoteBothWays).contains("words or more"));
+    fn a_short_draft_duplicates_only_a_note_it_shares_half_its_words_with() {
+        assert_eq!(for_short_draft(Verdict::Duplicate, 0.41), Verdict::Related);
+        assert_eq!(for_short_draft(Verdict::Duplicate, 0.5), Verdict::Duplicate);
+        assert_eq!(for_short_draft(Verdict::Duplicate, 1.0), Verdict::Duplicate);
+        assert_eq!(for_short_draft(Verdict::Related, 0.1), Verdict::Related);
+        assert_eq!(for_short_draft(Verdict::New, 0.1), Verdict::New);
+        assert!(rule(true, Judged::Draft).contains("a draft of under 10 words"));
+        assert!(!rule(true, Judged::NoteBothWays).contains("words"));
     }
 
     #[test]

@@ -529,14 +529,11 @@ fn the_summary_counts_every_related_note_not_only_those_shown() {
     assert_eq!(all["summary"], format!("related to {related} notes"));
 }
 
-/// Without a model a title alone makes no duplicate: a brain kept in topic folders has a
-/// `json.md` in each (`similar --all` grouped 149 such sets of notes-mix, `similar NOTE`
-/// called 36 of 60 random notes a duplicate). Words in common still do.
 #[test]
-fn a_draft_of_a_few_words_duplicates_nothing_and_says_why() {
+fn a_draft_of_a_few_words_duplicates_only_a_copy_and_says_why() {
     let b = Brain::example().model();
     b.ok(&["index"]);
-    // A note's title, typed as a draft: it used to be called a duplicate of two notes.
+    // A note's name typed as a draft (its slug's words): it was a duplicate of two notes.
     let j = b
         .ok(&["similar", "--text", "sqlite wal checkpoint", "--json"])
         .json();
@@ -555,23 +552,35 @@ fn a_draft_of_a_few_words_duplicates_nothing_and_says_why() {
     );
     let notice = j["notice"].as_str().unwrap_or_default();
     assert!(
-        notice.contains("3 distinct words, too few to duplicate a note"),
+        notice.contains("the draft has 3 distinct words")
+            && notice.contains("only if they share half their words"),
         "{j}"
     );
     assert!(
         j["rule"]
             .as_str()
             .unwrap()
-            .contains("a draft of 10 words or more"),
+            .contains("words overlap >= 0.5 for a draft of under 10 words"),
         "{j}"
     );
-    // The same words in a draft of its own length still find their duplicate.
+    // A draft of its own length still finds its duplicate, and a copy of a short note is
+    // one: they share all their words.
     assert_eq!(
         verdict(&b.ok(&["similar", "--text", DUPLICATE, "--json"]).json()),
         "duplicate"
     );
+    let tiny = "# git stash only some hunks\n\nUse git stash -p to stash only some of the hunks.\n";
+    b.write("lore/stash-some-hunks.md", tiny);
+    b.ok(&["index"]);
+    let j = b.ok(&["similar", "--text", tiny, "--json"]).json();
+    assert_eq!(verdict(&j), "duplicate", "{j}");
+    assert_eq!(j["results"][0]["path"], "lore/stash-some-hunks.md", "{j}");
+    assert!(j["notice"].is_null(), "{j}");
 }
 
+/// Without a model a title alone makes no duplicate: a brain kept in topic folders has a
+/// `json.md` in each (`similar --all` grouped 149 such sets of notes-mix, `similar NOTE`
+/// called 36 of 60 random notes a duplicate). Words in common still do.
 #[test]
 fn without_a_model_a_title_alone_makes_no_duplicate() {
     let b = Brain::new();
