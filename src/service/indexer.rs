@@ -250,12 +250,8 @@ impl Indexer {
                 // A burst whose flush is a whole-folder sync (events lost, an ignore file
                 // saved, a retry due, thousands of paths: a checkout) is left to its timer:
                 // every search in it would wait its second, and sync a checkout half-done.
-                let whole = self.rescan.is_some()
-                    || self.rules
-                    || self.retry.is_some()
-                    || self.pending.len() > MAX_SCOPED_PATHS;
-                if self.burst.is_some() && !whole {
-                    self.flush();
+                if let Some(scope) = self.burst.and_then(|_| self.gathered_scope()) {
+                    self.sync_gathered(Some(scope));
                 }
                 let _ = reply.send(());
             }
@@ -277,22 +273,33 @@ impl Indexer {
     }
 
     fn flush(&mut self) {
-        let rescan = self.rescan.take();
-        let rules = self.rules;
-        let scope = Scope::new(std::mem::take(&mut self.pending));
-        self.clear_burst();
-        let result = if let Some(reason) = rescan {
+        let scope = self.gathered_scope();
+        self.sync_gathered(scope);
+    }
+
+    /// What syncing the changes gathered takes: the scope of their paths, or `None` for a
+    /// whole-folder sync (events were lost, an ignore file changed, a retry is due, or more
+    /// paths than a scoped sync takes). While a retry is due, only a whole sync covers what
+    /// the failed one held.
+    fn gathered_scope(&self) -> Option<Scope> {
+        if self.rescan.is_some() || self.rules || self.retry.is_some() {
+            return None;
+        }
+        let scope = Scope::new(&self.pending);
+        (scope.paths().len() <= MAX_SCOPED_PATHS).then_some(scope)
+    }
+
+    /// Syncs the changes gathered, as [`Indexer::gathered_scope`] said (`None`: the whole
+    /// folder), and closes the burst.
+    fn sync_gathered(&mut self, scope: Option<Scope>) {
+        if let Some(reason) = self.rescan.take() {
             self.live.fall_back(&reason);
-            self.sync(true, false, None)
-        } else if rules {
-            self.sync(true, false, None)
-        } else if scope.paths().len() > MAX_SCOPED_PATHS || self.retry.is_some() {
-            // While a retry is due, only a whole sync covers what the failed one held.
-            self.sync(true, false, None)
-        } else if !scope.is_empty() {
-            self.sync(false, false, Some(&scope))
-        } else {
-            return;
+        }
+        self.clear_burst();
+        let result = match scope {
+            None => self.sync(true, false, None),
+            Some(scope) if !scope.is_empty() => self.sync(false, false, Some(&scope)),
+            Some(_) => return,
         };
         self.after(&result);
     }
