@@ -602,30 +602,39 @@ mod tests {
         w.files.iter().map(|f| f.rel.as_str()).collect()
     }
 
+    /// Writes `text` at each of `paths` under `root`, making their folders.
+    fn write_all(root: &Path, paths: &[&str], text: &str) {
+        for p in paths {
+            let path = root.join(p);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, text).unwrap();
+        }
+    }
+
     #[test]
     fn finds_notes_and_skips_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for p in [
-            "lore/a.md",
-            "idea/b.md",
-            "c.md",
-            "README.md",
-            "INDEX.md",
-            "lore/MEMORY.md",
-            "raw/x.md",
-            "lore/attachments/y.md",
-            ".git/z.md",
-            ".hidden/h.md",
-            "notes.txt",
-            "ignored/i.md",
-            "secret.md",
-            "..md",
-        ] {
-            let path = root.join(p);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, "x").unwrap();
-        }
+        write_all(
+            root,
+            &[
+                "lore/a.md",
+                "idea/b.md",
+                "c.md",
+                "README.md",
+                "INDEX.md",
+                "lore/MEMORY.md",
+                "raw/x.md",
+                "lore/attachments/y.md",
+                ".git/z.md",
+                ".hidden/h.md",
+                "notes.txt",
+                "ignored/i.md",
+                "secret.md",
+                "..md",
+            ],
+            "x",
+        );
         fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
         fs::write(root.join(".brainignore"), "secret.md\n").unwrap();
         let config = Config::for_root(root, root.join("data"));
@@ -640,11 +649,7 @@ mod tests {
     fn an_ignore_file_that_cannot_be_read_as_one_keeps_its_folder_out() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for p in ["a.md", "private/p.md", "dev/d.md"] {
-            let path = root.join(p);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, "x").unwrap();
-        }
+        write_all(root, &["a.md", "private/p.md", "dev/d.md"], "x");
         crate::file::mkfifo(&root.join("private/.brainignore"));
         std::os::unix::fs::symlink("/dev/zero", root.join("dev/.ignore")).unwrap();
         let config = Config::for_root(root, root.join("data"));
@@ -681,17 +686,17 @@ mod tests {
     #[test]
     fn logseq_copies_of_pages_are_not_notes() {
         let dir = tempfile::tempdir().unwrap();
-        for page in [
-            "pages/retry.md",
-            "logseq/bak/pages/retry/2026_12_01_10_00_00.Desktop.md",
-            "logseq/version-files/base/pages/retry.md",
-            "logseq/custom.md",
-            "notes/logseq/bak/kept.md",
-        ] {
-            let path = dir.path().join(page);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, "# Retry").unwrap();
-        }
+        write_all(
+            dir.path(),
+            &[
+                "pages/retry.md",
+                "logseq/bak/pages/retry/2026_12_01_10_00_00.Desktop.md",
+                "logseq/version-files/base/pages/retry.md",
+                "logseq/custom.md",
+                "notes/logseq/bak/kept.md",
+            ],
+            "# Retry",
+        );
         let config = Config::for_root(dir.path(), dir.path().join("data"));
         // Only the graph's own backups: a `logseq/bak` deeper in is someone's folder.
         assert_eq!(
@@ -893,17 +898,17 @@ mod tests {
     fn scoped_walk_sees_only_its_scope_and_honours_ignores() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for p in [
-            "lore/a.md",
-            "lore/skip/s.md",
-            "lore/deep/d.md",
-            "idea/b.md",
-            "c.md",
-        ] {
-            let path = root.join(p);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, "x").unwrap();
-        }
+        write_all(
+            root,
+            &[
+                "lore/a.md",
+                "lore/skip/s.md",
+                "lore/deep/d.md",
+                "idea/b.md",
+                "c.md",
+            ],
+            "x",
+        );
         fs::write(root.join(".gitignore"), "skip/\n").unwrap();
         let config = Config::for_root(root, root.join("data"));
         let w = walk_scoped(&config, &Scope::new(["lore", "c.md", "gone.md"])).unwrap();

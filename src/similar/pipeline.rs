@@ -177,22 +177,14 @@ pub(crate) fn run(
                         verdict::shown_words(ev.words),
                     ),
                     (None, _) => {
-                        let judged = verdict::judge(
-                            (round(score), t),
-                            round(likeness),
-                            verdict::shown_words(ev.words),
-                        );
-                        match too_short {
-                            true => {
-                                let held = verdict::for_short_draft(
-                                    judged,
-                                    verdict::shown_words(ev.words),
-                                );
-                                demoted |= held != judged;
-                                held
-                            }
+                        let words = verdict::shown_words(ev.words);
+                        let judged = verdict::judge((round(score), t), round(likeness), words);
+                        let held = match too_short {
+                            true => verdict::for_short_draft(judged, words),
                             false => judged,
-                        }
+                        };
+                        demoted |= held != judged;
+                        held
                     }
                 },
                 reason: match exclude {
