@@ -13,18 +13,7 @@ use brain::service::{BackendStatus, WatcherState};
 use brain::similar::{ClustersResponse, SimilarResponse};
 use brain::{JournalState, StatusReport, SyncReport};
 
-/// `s` with every control character (a newline, a terminal's escape sequence) as U+FFFD:
-/// a file name or a logged query is shown on one line, and cannot drive the terminal.
-pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.chars().any(char::is_control) {
-        true => s
-            .chars()
-            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-            .collect::<String>()
-            .into(),
-        false => s.into(),
-    }
-}
+pub use brain::search::without_controls as shown;
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
 pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {

@@ -341,10 +341,7 @@ pub fn check(
             .copied()
             .filter(|p| *p != path)
             .collect();
-        let slug: String = slug
-            .chars()
-            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-            .collect();
+        let slug = crate::text::without_controls(slug);
         let message = match taken.first() {
             None => format!("\"{slug}\" is not kebab-case ASCII (rename it \"{want}\")"),
             Some(other) => format!(

@@ -71,10 +71,7 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
             .chars()
             .any(|c| c.is_control() || matches!(c, '[' | ']' | '|' | '#'))
         {
-            let printable: String = target
-                .chars()
-                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-                .collect();
+            let printable = crate::text::without_controls(&target);
             return format!("- {title} (`{printable}`: rename the file to link it)\n");
         }
         format!("- [[{target}]] {title}\n")

@@ -49,6 +49,7 @@ pub(crate) enum Fusion {
     /// Plain RRF, k = [`RRF_K`].
     Rrf,
 }
+pub use crate::text::without_controls;
 pub use semantic::{dot, Matrix, SemHit, NOTE_WEIGHT};
 pub use shortlist::MIN_ROWS as SHORTLIST_MIN_ROWS;
 pub use snippet::printable;

@@ -24,3 +24,17 @@ pub fn visible(text: &str) -> Cow<'_, str> {
         false => Cow::Borrowed(text),
     }
 }
+
+/// `s` with every control character (a newline, a tab, a terminal's escape sequence) as
+/// U+FFFD: a file name, a slug or a logged query is shown on one line, and cannot drive the
+/// terminal. Borrowed when it has none.
+pub fn without_controls(s: &str) -> Cow<'_, str> {
+    match s.chars().any(char::is_control) {
+        true => s
+            .chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into(),
+        false => s.into(),
+    }
+}
