@@ -21,6 +21,49 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_brain");
 /// The model the tests select; installed only by [`Brain::model`].
 pub const TEST_MODEL: &str = "all-minilm-l6-v2";
 
+/// The data folder this test process imports the shared model into, under cargo's temp
+/// folder for integration tests. A static is never dropped, so the folder outlives the run
+/// (one in `/tmp` per run was 88 MB a run, never removed: a CI machine that kept its disk
+/// filled up). Each process holds an exclusive lock on its folder's lock file until it
+/// exits; a lock file that can be taken belongs to a run that has ended, whose folder is
+/// removed here. A run beside this one keeps its lock, and its folder.
+fn shared_model_data() -> PathBuf {
+    static LOCK: OnceLock<std::fs::File> = OnceLock::new();
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("shared-model");
+    std::fs::create_dir_all(&root).expect("mkdir shared-model");
+    let ours = format!("run-{}", std::process::id());
+    for entry in std::fs::read_dir(&root)
+        .expect("read shared-model")
+        .flatten()
+    {
+        let lock_path = entry.path();
+        let Some(run) = lock_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".lock"))
+        else {
+            continue;
+        };
+        if run == ours {
+            continue;
+        }
+        let ended = std::fs::File::open(&lock_path).is_ok_and(|f| {
+            rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+        });
+        if ended {
+            let _ = std::fs::remove_dir_all(root.join(run));
+            let _ = std::fs::remove_file(&lock_path);
+        }
+    }
+    let lock = std::fs::File::create(root.join(format!("{ours}.lock"))).expect("lock file");
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).expect("lock shared-model");
+    let _ = LOCK.set(lock);
+    let data = root.join(&ours).join("data");
+    let _ = std::fs::remove_dir_all(root.join(&ours));
+    std::fs::create_dir_all(&data).expect("mkdir");
+    data
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -106,10 +149,8 @@ impl Brain {
     pub fn model(self) -> Brain {
         static SHARED: OnceLock<PathBuf> = OnceLock::new();
         let models = SHARED.get_or_init(|| {
-            let keep = tempfile::tempdir().expect("temp dir").keep();
+            let data = shared_model_data();
             let importer = Brain::new();
-            let data = keep.join("data");
-            std::fs::create_dir_all(&data).expect("mkdir");
             let out = importer
                 .command()
                 .env("BRAIN_DATA_DIR", &data)
