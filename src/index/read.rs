@@ -261,7 +261,9 @@ impl<'a> Reader<'a> {
         let mut links: std::collections::HashMap<i64, Vec<crate::kb::Link>> = Default::default();
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT note_id, target, line FROM links ORDER BY note_id, line, rowid")
+            .prepare_cached(
+                "SELECT note_id, target, line, heading FROM links ORDER BY note_id, line, rowid",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
@@ -269,15 +271,17 @@ impl<'a> Reader<'a> {
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, u32>(2)?,
+                    r.get::<_, Option<String>>(3)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
         for row in rows {
-            let (id, target, line) = row.map_err(|e| self.err(e))?;
-            links
-                .entry(id)
-                .or_default()
-                .push(crate::kb::Link { target, line });
+            let (id, target, line, heading) = row.map_err(|e| self.err(e))?;
+            links.entry(id).or_default().push(crate::kb::Link {
+                target,
+                heading,
+                line,
+            });
         }
         let mut stmt = self
             .conn

@@ -188,6 +188,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1;
     "#,
+    // 13: the heading a link names after `#`, so that `check` and `links` show the link
+    // as written and the form `check` asks for keeps it. Notes with links are read again
+    // by the next sync to fill it in.
+    r#"
+    ALTER TABLE links ADD COLUMN heading TEXT;    -- after '#', before any '|'; NULL if none
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
+     WHERE id IN (SELECT note_id FROM links);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -751,10 +751,11 @@ fn insert_note(
         problem
     ])?;
     let id = tx.last_insert_rowid();
-    let mut link =
-        tx.prepare_cached("INSERT INTO links(note_id, target, line) VALUES (?1, ?2, ?3)")?;
+    let mut link = tx.prepare_cached(
+        "INSERT INTO links(note_id, target, line, heading) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     for l in crate::kb::links::extract(&note.body, note.body_line) {
-        link.execute(params![id, l.target, l.line])?;
+        link.execute(params![id, l.target, l.line, l.heading])?;
     }
     tx.prepare_cached("INSERT INTO notes_fts(rowid, title, tags, body) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![

@@ -15,8 +15,29 @@ use crate::text::unicode_form::nfc;
 pub struct Link {
     /// What it points at: the text before any `|` or `#`, trimmed, without a `.md` suffix.
     pub target: String,
+    /// The heading it names after `#` (`[[lore/retries#Fix]]`), trimmed; `None` when it
+    /// names none. Kept so that what `check` and `links` print, and the form `check` asks
+    /// for, still lead to that heading.
+    #[serde(default)]
+    pub heading: Option<String>,
     /// 1-based line in the file.
     pub line: u32,
+}
+
+impl Link {
+    /// The link as `check` and `links` show it: `target#heading`, without a label.
+    pub fn shown(&self) -> String {
+        with_heading(&self.target, self.heading.as_deref())
+    }
+}
+
+/// `target` with `#heading` after it when there is one: how a link to a note's heading is
+/// written, for a target that is the note's canonical name as much as one as written.
+pub fn with_heading(target: &str, heading: Option<&str>) -> String {
+    match heading {
+        Some(h) => format!("{target}#{h}"),
+        None => target.to_string(),
+    }
 }
 
 /// The links in `body` (markdown whose first line is line `first_line` of its file). Code
@@ -27,9 +48,10 @@ pub fn extract(body: &str, first_line: u32) -> Vec<Link> {
     let mut links = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = first_line + i as u32;
-        for target in in_line(line) {
+        for (target, heading) in in_line(line) {
             links.push(Link {
                 target,
+                heading,
                 line: line_no,
             });
         }
@@ -129,7 +151,7 @@ const ATTACHMENTS: &[&str] = &[
 ];
 
 /// The targets of the `[[...]]` on one line: each `]]` closes the nearest `[[` before it.
-fn in_line(line: &str) -> Vec<String> {
+fn in_line(line: &str) -> Vec<(String, Option<String>)> {
     let mut found = Vec::new();
     let mut from = 0;
     while let Some(close) = line[from..].find("]]").map(|c| from + c) {
@@ -138,6 +160,14 @@ fn in_line(line: &str) -> Vec<String> {
             // In a table the alias bar is escaped (`[[note\|alias]]`): the `\` is not part
             // of the name.
             let target = inner.split(['|', '#']).next().unwrap_or("").trim();
+            // A heading is what follows the first `#` up to the label (`[[a#B|see B]]`).
+            let heading = inner
+                .split('|')
+                .next()
+                .and_then(|before_label| before_label.split_once('#'))
+                .map(|(_, h)| h.strip_suffix('\\').unwrap_or(h).trim())
+                .filter(|h| !h.is_empty())
+                .map(str::to_string);
             let target = target.strip_suffix('\\').unwrap_or(target).trim_end();
             let written_md = target.ends_with(".md");
             let target = target
@@ -157,7 +187,7 @@ fn in_line(line: &str) -> Vec<String> {
                         !stem.is_empty() && ATTACHMENTS.contains(&ext.to_ascii_lowercase().as_str())
                     });
             if !target.is_empty() && !other_file {
-                found.push(target.to_string());
+                found.push((target.to_string(), heading));
             }
         }
         from = close + 2;
@@ -463,6 +493,27 @@ mod tests {
                 ("notes/socket.io".into(), 33),
                 ("lore/embedded".into(), 34),
                 ("notes/gone.tool".into(), 34),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_heading_is_kept_apart_from_the_target_and_the_label() {
+        let body = "[[lore/y#Fix]] [[lore/y#Fix it|see the fix]] [[lore/y|a#b]] [[lore/y#]]\n\
+                    | [[lore/t# In a table \\|alias]] | [[#Only a heading]] |";
+        let found: Vec<_> = extract(body, 1)
+            .into_iter()
+            .map(|l| (l.shown(), l.heading))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("lore/y#Fix".to_string(), Some("Fix".to_string())),
+                ("lore/y#Fix it".into(), Some("Fix it".into())),
+                // A `#` in the label is the label's.
+                ("lore/y".into(), None),
+                ("lore/y".into(), None),
+                ("lore/t#In a table".into(), Some("In a table".into())),
             ]
         );
     }

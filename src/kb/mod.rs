@@ -103,6 +103,9 @@ pub struct LinksReport {
 pub struct OutLink {
     /// As written (before `|` or `#`).
     pub target: String,
+    /// The heading it names after `#`; `null` when none.
+    #[serde(default)]
+    pub heading: Option<String>,
     /// 1-based line.
     pub line: u32,
     /// The note it points at; `None` when broken.
@@ -155,7 +158,11 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
             let (path, state, why) = match resolver.resolve(&l.target) {
                 Resolution::Note { path } => (Some(path), "ok", None),
                 Resolution::Short { path } => {
-                    let why = format!("write it as [[{}]]", links::canonical(&path));
+                    let canonical = links::canonical(&path);
+                    let why = format!(
+                        "write it as [[{}]]",
+                        links::with_heading(&canonical, l.heading.as_deref())
+                    );
                     (Some(path), "short", Some(why))
                 }
                 Resolution::Unindexed { path } => {
@@ -167,6 +174,7 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
             };
             OutLink {
                 target: l.target.clone(),
+                heading: l.heading.clone(),
                 line: l.line,
                 path,
                 state: state.into(),

@@ -499,8 +499,8 @@ fn links_go_both_ways_and_broken_ones_say_why() {
     assert_eq!(
         out["outgoing"],
         json!([
-            {"target": "research-link/aws-backoff-and-jitter", "line": 47, "path": "research-link/aws-backoff-and-jitter.md", "state": "ok", "why": null},
-            {"target": "lore/circuit-breakers", "line": 47, "path": null, "state": "broken",
+            {"target": "research-link/aws-backoff-and-jitter", "heading": null, "line": 47, "path": "research-link/aws-backoff-and-jitter.md", "state": "ok", "why": null},
+            {"target": "lore/circuit-breakers", "heading": null, "line": 47, "path": null, "state": "broken",
              "why": "no note lore/circuit-breakers.md (or lore/circuit-breakers/circuit-breakers.md)"},
         ])
     );
@@ -570,6 +570,53 @@ fn links_go_both_ways_and_broken_ones_say_why() {
         r.stderr()
     );
     assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
+}
+
+/// `[[x#Fix]]` names a heading of x: `check` and `links` show the link with it, the form
+/// `check` asks for keeps it, and an index made before headings were kept learns them on
+/// its next sync (the notes with links are read again).
+#[test]
+fn a_link_to_a_heading_keeps_it_in_what_links_and_check_print() {
+    let b = Brain::example();
+    b.write(
+        "idea/heading-links.md",
+        "---\ntitle: Heading links\n---\nSee [[retry-jitter-thundering-herd#Fix|the fix]] \
+         and [[lore/gone#Part two]].\n",
+    );
+    let short = "[[retry-jitter-thundering-herd#Fix]]: write \
+                 [[lore/retry-jitter-thundering-herd#Fix]]";
+    let broken = "[[lore/gone#Part two]]: no note lore/gone.md";
+    let check = |b: &Brain| {
+        let r = b.run(&["check"]);
+        let out = r.stdout();
+        assert!(out.contains(short), "{out}");
+        assert!(out.contains(broken), "{out}");
+    };
+    check(&b);
+    let links = b.json(&["links", "idea/heading-links.md"]);
+    assert_eq!(links["outgoing"][0]["heading"], "Fix", "{links}");
+    assert_eq!(links["outgoing"][1]["heading"], "Part two", "{links}");
+    assert_eq!(
+        links["outgoing"][0]["why"],
+        "write it as [[lore/retry-jitter-thundering-herd#Fix]]"
+    );
+    let text = b.run(&["links", "idea/heading-links.md"]).stdout();
+    assert!(text.contains("[[lore/gone#Part two]]  broken"), "{text}");
+
+    // An index of the schema before: no headings, version 12. The next command reads the
+    // notes with links again, and the headings are back.
+    let db = b.config().index_path();
+    rusqlite::Connection::open(&db)
+        .and_then(|c| {
+            c.execute_batch(
+                "ALTER TABLE links DROP COLUMN heading;
+                 UPDATE meta SET value = '12' WHERE key = 'schema_version';",
+            )
+        })
+        .unwrap();
+    check(&b);
+    let again = b.json(&["links", "idea/heading-links.md"]);
+    assert_eq!(again["outgoing"], links["outgoing"]);
 }
 
 #[test]
