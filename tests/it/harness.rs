@@ -610,3 +610,25 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
         })
         .collect()
 }
+
+/// Writes `bytes` to `path` as an executable (mode 755) that a test then runs. The file is
+/// written by a child `sh`, never opened for writing in this process: a child that another
+/// test thread forks meanwhile inherits every descriptor open here until its exec, and
+/// running a file while such a copy of its writable descriptor lives fails with ETXTBSY
+/// ("Text file busy"; the release tests saw it, as the install tests once did).
+pub fn write_executable(path: &Path, bytes: &[u8]) {
+    let mut child = Command::new("sh")
+        .args(["-c", "cat >\"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("run sh");
+    child
+        .stdin
+        .take()
+        .expect("sh's stdin")
+        .write_all(bytes)
+        .expect("write to sh");
+    let status = child.wait().expect("wait for sh");
+    assert!(status.success(), "writing {}: {status}", path.display());
+}

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::repo;
+use crate::harness::{repo, write_executable};
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
@@ -98,9 +98,7 @@ esac
         ),
     ];
     for (name, text) in scripts {
-        let path = bin.join(name);
-        std::fs::write(&path, text).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_executable(&bin.join(name), text.as_bytes());
     }
     bin
 }
@@ -116,7 +114,7 @@ fn the_sidecar_script_writes_what_the_bundle_config_names() {
     let root = tmp.path().join("repo");
     std::fs::create_dir_all(root.join("scripts")).unwrap();
     std::fs::create_dir_all(root.join("src-tauri")).unwrap();
-    std::fs::copy(&script, root.join(SIDECAR_SCRIPT)).unwrap();
+    write_executable(&root.join(SIDECAR_SCRIPT), &std::fs::read(&script).unwrap());
     std::fs::copy(
         repo().join("src-tauri/tauri.conf.json"),
         root.join("src-tauri/tauri.conf.json"),
