@@ -308,7 +308,7 @@ pub(crate) fn print_links(out: &mut impl Write, r: &LinksReport) -> io::Result<(
     writeln!(out, "\nlinks to ({})", r.outgoing.len())?;
     for l in &r.outgoing {
         let to = shown(l.path.as_deref().unwrap_or("-"));
-        let written = brain::kb::links::with_heading(&l.target, l.heading.as_deref());
+        let written = l.written();
         let target = shown(&written);
         match (l.state.as_str(), &l.why) {
             ("ok", _) => writeln!(out, "  :{}  [[{target}]]  {to}", l.line)?,

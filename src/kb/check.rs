@@ -10,7 +10,7 @@ use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
 use super::index_md::IndexFile;
-use super::links::{canonical, with_heading, Resolution, Resolver};
+use super::links::{Resolution, Resolver};
 use super::schema::Schemas;
 use super::slug::is_kebab;
 use super::Entry;
@@ -179,17 +179,13 @@ pub fn check(
                     ProblemKind::ShortLink,
                     &e.path,
                     Some(l.line),
-                    format!(
-                        "[[{}]]: write [[{}]]",
-                        l.shown(),
-                        with_heading(&canonical(&path), l.heading.as_deref())
-                    ),
+                    format!("[[{}]]: write [[{}]]", l.written(), l.canonical_for(&path)),
                 ),
                 Resolution::Broken { why } => push(
                     ProblemKind::BrokenLink,
                     &e.path,
                     Some(l.line),
-                    format!("[[{}]]: {why}", l.shown()),
+                    format!("[[{}]]: {why}", l.written()),
                 ),
             }
         }

@@ -26,14 +26,20 @@ pub struct Link {
 
 impl Link {
     /// The link as `check` and `links` show it: `target#heading`, without a label.
-    pub fn shown(&self) -> String {
+    pub fn written(&self) -> String {
         with_heading(&self.target, self.heading.as_deref())
+    }
+
+    /// The form `check` asks for: the `type/slug` name of the note at `path` (which the
+    /// link reaches in its short form), with the link's heading.
+    pub fn canonical_for(&self, path: &str) -> String {
+        with_heading(&canonical(path), self.heading.as_deref())
     }
 }
 
 /// `target` with `#heading` after it when there is one: how a link to a note's heading is
-/// written, for a target that is the note's canonical name as much as one as written.
-pub fn with_heading(target: &str, heading: Option<&str>) -> String {
+/// written.
+pub(crate) fn with_heading(target: &str, heading: Option<&str>) -> String {
     match heading {
         Some(h) => format!("{target}#{h}"),
         None => target.to_string(),
@@ -503,7 +509,7 @@ mod tests {
                     | [[lore/t# In a table \\|alias]] | [[#Only a heading]] |";
         let found: Vec<_> = extract(body, 1)
             .into_iter()
-            .map(|l| (l.shown(), l.heading))
+            .map(|l| (l.written(), l.heading))
             .collect();
         assert_eq!(
             found,

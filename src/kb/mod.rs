@@ -118,6 +118,13 @@ pub struct OutLink {
     pub why: Option<String>,
 }
 
+impl OutLink {
+    /// The link as `links` shows it: `target#heading`, as [`Link::written`].
+    pub fn written(&self) -> String {
+        links::with_heading(&self.target, self.heading.as_deref())
+    }
+}
+
 /// A link to the note.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InLink {
@@ -158,11 +165,7 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
             let (path, state, why) = match resolver.resolve(&l.target) {
                 Resolution::Note { path } => (Some(path), "ok", None),
                 Resolution::Short { path } => {
-                    let canonical = links::canonical(&path);
-                    let why = format!(
-                        "write it as [[{}]]",
-                        links::with_heading(&canonical, l.heading.as_deref())
-                    );
+                    let why = format!("write it as [[{}]]", l.canonical_for(&path));
                     (Some(path), "short", Some(why))
                 }
                 Resolution::Unindexed { path } => {
