@@ -13,6 +13,11 @@ const IS_MAC = /Mac/.test(navigator.platform || navigator.userAgent);
 // How long Enter waits for the results of what was just typed before it opens the row on
 // screen.
 const ENTER_WAITS_MS = 1000;
+// Results asked for at first, and how many more each time the list is read to its end
+// (Down on the last row, or scrolled to the bottom), up to MAX_TOP (src-tauri/src/state.rs
+// holds the same cap).
+const PAGE = 20;
+const MAX_TOP = 200;
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -31,6 +36,8 @@ const state = {
   status: null,
   hits: [],
   selected: 0,
+  top: PAGE, // results asked for; PAGE more each time the list is read to its end
+  more: "", // what asked for more, for when they come: "down" (the last row) or "scroll"
   seq: 0, // bumped for every search sent; an answer is drawn only if it is still the latest
   inflight: false,
   again: false,
@@ -99,7 +106,7 @@ async function send() {
   }
   state.inflight = true;
   try {
-    const res = await invoke("search", { query, mode: state.mode });
+    const res = await invoke("search", { query, mode: state.mode, top: state.top });
     if (seq !== state.seq) return; // a newer search (or a cleared box) won
     state.notice = res.notice || "";
     showHits(res.results, query);
@@ -145,13 +152,19 @@ function showHits(hits, query) {
   // A row picked by hand while this search was on its way stays picked when it is there.
   const picked = state.moved ? current()?.path : undefined;
   const kept = picked === undefined ? -1 : hits.findIndex((h) => h.path === picked);
+  // Down on the last row asked for more: the row after it, once they are there. Scrolled
+  // to the end: the list stays where it was scrolled, not at the selected row.
+  const step = state.more === "down" && kept >= 0 && kept + 1 < hits.length ? 1 : 0;
+  const scrolled = state.more === "scroll" ? ui.results.scrollTop : -1;
+  state.more = "";
   state.hits = hits;
-  state.selected = Math.max(0, kept);
+  state.selected = Math.max(0, kept) + step;
   ui.results.replaceChildren(...hits.map(resultRow));
   ui.query.setAttribute("aria-expanded", String(hits.length > 0));
   if (hits.length) {
     hideMessage();
     select(state.selected);
+    if (scrolled >= 0) ui.results.scrollTop = scrolled;
   } else {
     ui.query.removeAttribute("aria-activedescendant");
     if (query) {
@@ -474,10 +487,27 @@ async function walkHistory(step) {
   schedule();
 }
 
+/** Whether the list on screen may not be all there is: as long as asked, and answered. */
+function mayHaveMore() {
+  return state.hits.length === state.top && state.top < MAX_TOP && !searching();
+}
+
+/** Asks for PAGE more results of the same search, for `why`: "down" (Down on the last row:
+ *  the row after it is selected once it is there) or "scroll" (the selection stays). */
+function more(why) {
+  state.top = Math.min(state.top + PAGE, MAX_TOP);
+  state.moved = true;
+  state.more = why;
+  state.lastSent = -Infinity;
+  schedule();
+}
+
 /** What the box asks changed (typed, a mode, a history entry): a new search, timed, its
  *  best hit selected. */
 function changed() {
   state.moved = false;
+  state.top = PAGE;
+  state.more = "";
   state.measure = true;
   state.openAfter = null; // an Enter pressed before meant what the box held then
 }
@@ -509,6 +539,10 @@ function onKey(e) {
     case "ArrowUp":
       e.preventDefault();
       state.moved = true;
+      if (e.key === "ArrowDown" && state.selected === state.hits.length - 1 && mayHaveMore()) {
+        more("down");
+        return;
+      }
       select(state.selected + (e.key === "ArrowDown" ? 1 : -1));
       return;
     case "Enter":
@@ -568,6 +602,10 @@ ui.results.addEventListener("mousedown", (e) => {
     select(Number(row.dataset.index));
   }
   e.preventDefault(); // keep the focus in the box
+});
+ui.results.addEventListener("scroll", () => {
+  const r = ui.results;
+  if (r.scrollTop + r.clientHeight >= r.scrollHeight - 2 && mayHaveMore()) more("scroll");
 });
 ui.results.addEventListener("dblclick", () => {
   const hit = current();

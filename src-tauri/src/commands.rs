@@ -34,8 +34,9 @@ pub fn search(
     query: String,
     mode: Mode,
     filters: Option<Filters>,
+    top: Option<usize>,
 ) -> CmdResult<SearchResponse> {
-    Ok(state.search(query, mode, filters.unwrap_or_default())?)
+    Ok(state.search(query, mode, filters.unwrap_or_default(), top)?)
 }
 
 /// The lines around a hit, for the preview pane.

@@ -15,8 +15,11 @@ use serde::Serialize;
 
 use crate::host::Host;
 
-/// Results the panel asks for: more than fit, so scrolling finds the rest.
+/// Results the panel asks for at first: more than fit, so scrolling finds the rest.
 const PANEL_TOP: usize = 20;
+/// The most results the panel may ask for, 20 more at a time (the panel's "more"): a list
+/// longer than this is read faster by better words than by scrolling.
+const PANEL_MAX_TOP: usize = 200;
 /// How many earlier queries Alt+Up walks back through.
 const HISTORY_MAX: usize = 100;
 /// How many similar notes the preview lists.
@@ -180,10 +183,11 @@ impl AppState {
         query: String,
         mode: Mode,
         filters: brain::search::Filters,
+        top: Option<usize>,
     ) -> anyhow::Result<SearchResponse> {
         let req = SearchRequest {
             mode,
-            top: PANEL_TOP,
+            top: panel_top(top),
             filters,
             as_you_type: true,
             ..SearchRequest::new(query)
@@ -354,6 +358,13 @@ impl AppState {
     }
 }
 
+/// The results to ask for: the panel's count (ui/panel.js asks 20 more at a time, up to the
+/// same 200), kept within 1..=[`PANEL_MAX_TOP`], so that a count out of range is never an
+/// error under every keystroke.
+fn panel_top(top: Option<usize>) -> usize {
+    top.unwrap_or(PANEL_TOP).clamp(1, PANEL_MAX_TOP)
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere must not take the tray down with it; the data is still usable.
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -364,4 +375,17 @@ fn now_secs() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_panel_asks_twenty_at_first_and_never_out_of_range() {
+        assert_eq!(panel_top(None), 20);
+        assert_eq!(panel_top(Some(40)), 40);
+        assert_eq!(panel_top(Some(0)), 1);
+        assert_eq!(panel_top(Some(5000)), PANEL_MAX_TOP);
+    }
 }

@@ -345,6 +345,24 @@ if [[ -n ${BRAIN_TEST_MODEL_DIR:-} ]]; then
   metrics=$hybrid
   echo "keystroke -> results painted (hybrid): median $(median .search_ms) ms over $(jq '.search_ms | length' <<<"$hybrid") keystrokes (max $(jq '.search_ms | max // 0 | . * 10 | round / 10' <<<"$hybrid") ms)"
   check "hybrid keystroke timings recorded" test "$(jq '.search_ms | length > 10' <<<"$hybrid")" = true
+
+  # 20 results at first (meaning ranks every note: more than 20 here); Down on the last row
+  # asks for 20 more and selects the 21st, and a list scrolled to its end grows the same
+  # way, its selection kept.
+  clear_box
+  keys "notes"
+  check "the panel shows 20 results at first" wait_for 'document.querySelectorAll("#results .row").length === 20' 10
+  for _ in $(seq 19); do keys "$DOWN"; done
+  wait_for 'document.querySelector("#results .row[aria-selected=true]")?.dataset.index === "19"' 5
+  keys "$DOWN"
+  check "Down on the last row shows more, the next row selected" \
+    wait_for 'document.querySelectorAll("#results .row").length > 20 && document.querySelector("#results .row[aria-selected=true]").dataset.index === "20"' 10
+  clear_box
+  keys "sqlite"
+  wait_for 'document.querySelectorAll("#results .row").length === 20' 10
+  js 'const r = document.getElementById("results"); r.scrollTop = r.scrollHeight; r.dispatchEvent(new Event("scroll")); return true;' >/dev/null
+  check "a list scrolled to its end shows more, the selection kept" \
+    wait_for 'document.querySelectorAll("#results .row").length > 20 && document.querySelector("#results .row[aria-selected=true]").dataset.index === "0"' 10
 fi
 
 # An input method's word being composed (pinyin, romaji) is not searched, and the Enter
