@@ -238,19 +238,28 @@ fn phrase_notice(
         true => format!(
             "no note holds the phrase \"{}\"{others}{nearest}; without the quotes, notes \
              holding its words apart match too",
-            phrase.text
+            quoted_part(&phrase.text)
         ),
         // `retry/jitter`: FTS5 reads words joined by punctuation as one phrase.
         false => {
-            let core = phrase.core();
+            let core = quoted_part(phrase.core());
             let star = if phrase.prefix { "*" } else { "" };
-            let spaced = format!("{}{star}", Query::spaced(core));
+            let spaced = format!("{}{star}", quoted_part(&Query::spaced(phrase.core())));
             format!(
                 "no note holds \"{core}\" as written, its words together{others}{nearest}; \
                  with spaces between them ({spaced}), notes holding its words apart match too"
             )
         }
     }))
+}
+
+/// Longest part of the query a notice quotes, in characters: a paragraph pasted as a query
+/// (an assistant's, say) is one line of notice, not the paragraph twice over.
+const NOTICE_QUOTE_CHARS: usize = 60;
+
+/// `text` as a notice quotes it: cut to [`NOTICE_QUOTE_CHARS`], `...` saying so.
+fn quoted_part(text: &str) -> String {
+    super::snippet::truncate(text, NOTICE_QUOTE_CHARS)
 }
 
 /// What a hybrid search whose keyword list came back empty says of its results, the notes
@@ -325,10 +334,11 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
     Ok(&req.query[..end])
 }
 
-/// A query shown in a message as typed, in quotes that it does not hold itself (`'-"a b"'`),
-/// with control characters escaped so that none reaches the terminal.
+/// A query shown in a message as typed (its first [`NOTICE_QUOTE_CHARS`] characters), in
+/// quotes that it does not hold itself (`'-"a b"'`), with control characters escaped so that
+/// none reaches the terminal.
 fn quoted(query: &str) -> String {
-    let shown: String = query
+    let shown: String = quoted_part(query)
         .chars()
         .map(|c| match c.is_control() {
             true => c.escape_default().to_string(),

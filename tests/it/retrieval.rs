@@ -94,6 +94,16 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
             r.stderr()
         );
     }
+    // A paragraph pasted as one glued phrase is quoted in part, not twice over whole.
+    let long = "retry/jitter/".repeat(500);
+    let r = b.ok(&["search", &long, "--mode", "bm25"]);
+    let said_long = r.stderr();
+    assert!(
+        said_long.contains("no note holds \"retry/jitter/retry/jitter/")
+            && said_long.contains("...\" as written")
+            && said_long.len() < 400,
+        "{said_long}"
+    );
     // A phrase no note holds is the reason under a filter or an exclusion too.
     for args in [
         &[
