@@ -64,6 +64,16 @@ pub enum Command {
     Install(InstallArgs),
     /// Remove what 'brain install' added; the notes, the index and the config stay.
     Uninstall(UninstallArgs),
+    /// Print the shell completion script for brain (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+}
+
+/// `brain completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell whose completion script to print.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// `brain mcp`.
@@ -362,7 +372,7 @@ pub struct SearchArgs {
     pub query: Vec<String>,
 
     /// How to rank: hybrid (keywords + meaning), bm25 (keywords) or semantic (meaning).
-    #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
+    #[arg(long, default_value = "hybrid", value_parser = ModeParser)]
     pub mode: Mode,
 
     /// Only notes of this type (frontmatter `type`, else the top-level folder).
@@ -578,6 +588,33 @@ fn log_level(s: &str) -> Result<String, String> {
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
+}
+
+/// `--mode`'s parser: the library's names and their aliases (`keywords`, `meaning`), with
+/// its own error; the three names are the values help and shell completion offer.
+#[derive(Debug, Clone, Copy)]
+struct ModeParser;
+
+impl clap::builder::TypedValueParser for ModeParser {
+    type Value = Mode;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Mode, clap::Error> {
+        parse_mode.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = ["hybrid", "bm25", "semantic"];
+        Some(Box::new(
+            names.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// Stands in for a leading `-` of a query word while clap parses, so `brain search flags

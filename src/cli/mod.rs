@@ -1,6 +1,7 @@
 //! The `brain` binary's glue: parse arguments, call the library, print, pick the exit code.
 
 mod args;
+mod completions;
 mod eval;
 mod get;
 mod index;
@@ -97,6 +98,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         stats::log_read(cli.dir.clone());
         return Ok(ExitCode::SUCCESS);
     }
+    // Needs nothing of the brain's: a config that does not load must not stop it.
+    if let Command::Completions(args) = &cli.command {
+        return completions::run(args.shell);
+    }
     let overrides = brain::config::Overrides {
         root: cli.dir.clone(),
         // Install writes the config `BRAIN_CONFIG` names when there is none yet.
@@ -141,7 +146,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => kb::check(config, args),
         Command::IndexMd(args) => kb::index_md(config, args),
         Command::Links(args) => kb::links(config, args),
-        Command::LogRead => Ok(ExitCode::SUCCESS),
+        Command::LogRead | Command::Completions(_) => Ok(ExitCode::SUCCESS),
         Command::Eval(args) => eval::run(config, args),
         Command::Get(args) => get::run(config, args),
         Command::Model(cmd) => model::run(config, cmd),

@@ -1266,3 +1266,50 @@ fn words_inside_cjk_text_are_found_and_shown_as_written() {
         "{shown}"
     );
 }
+
+#[test]
+fn completions_are_printed_for_each_shell_and_bash_completes_with_them() {
+    let b = Brain::example();
+    // They need nothing of the brain's: a config that does not load does not stop them.
+    b.write_config("root = \n");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = b.ok(&["completions", shell]).stdout();
+        assert!(
+            out.contains("similar") && out.contains("no-sync") && out.contains("semantic"),
+            "{shell}: {out}"
+        );
+    }
+    let r = b.run(&["completions", "tcsh"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("possible values: bash"),
+        "{}",
+        r.stderr()
+    );
+
+    // Sourced by bash, the script completes subcommands, options and --mode's names.
+    let script = b.tmp.path().join("brain.bash");
+    std::fs::write(&script, b.ok(&["completions", "bash"]).stdout()).unwrap();
+    let probe = format!(
+        r#"source '{}'
+t() {{ COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${{#COMP_LINE}}
+     _brain brain "${{COMP_WORDS[-1]}}" "${{COMP_WORDS[-2]}}"; echo "${{COMPREPLY[*]}}"; }}
+t brain se
+t brain search --mode ''
+t brain similar --t"#,
+        script.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &probe])
+        .output()
+        .expect("run bash");
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        said.lines().collect::<Vec<_>>(),
+        ["search serve", "hybrid bm25 semantic", "--text --top"],
+        "{}",
+        describe(&out)
+    );
+}
