@@ -20,9 +20,24 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
 
+    /// Colour the output: auto (at a terminal, unless NO_COLOR is set), always or never
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When to colour the output (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// At a terminal, unless `NO_COLOR` is set or `TERM` is `dumb`.
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The subcommands.

@@ -8,9 +8,10 @@ use brain::passage::{self, NoteRef, Passage};
 use brain::Config;
 
 use super::args::GetArgs;
+use super::paint::Paint;
 
 /// Runs `brain get`.
-pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
+pub fn run(config: Config, args: GetArgs, paint: Paint) -> Result<ExitCode> {
     let mut note = NoteRef::parse(&args.spec)?;
     // It must still lie inside the brain (`passage::read` refuses one outside).
     if let Some(here) = in_this_folder(&config.root, &note.path) {
@@ -22,7 +23,7 @@ pub fn run(config: Config, args: GetArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&passage)?)?;
     } else {
-        print(&mut out, &passage)?;
+        print(&mut out, &passage, paint)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -43,14 +44,15 @@ pub(crate) fn in_this_folder(root: &std::path::Path, path: &str) -> Option<std::
 }
 
 /// `lore/x.md:10-29 (of 45 lines)` then `   10  text` lines.
-pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
+pub fn print(out: &mut impl Write, p: &Passage, paint: Paint) -> io::Result<()> {
     if p.total_lines == 0 {
-        return writeln!(out, "{}: (empty note)", super::print::shown(&p.path));
+        let path = paint.path(&super::print::shown(&p.path));
+        return writeln!(out, "{path}: (empty note)");
     }
     writeln!(
         out,
         "{}:{}-{} (of {} line{})",
-        super::print::shown(&p.path),
+        paint.path(&super::print::shown(&p.path)),
         p.start_line,
         p.end_line,
         p.total_lines,
@@ -61,7 +63,8 @@ pub fn print(out: &mut impl Write, p: &Passage) -> io::Result<()> {
     for (i, line) in p.text.split('\n').enumerate() {
         // `--json` keeps the text exact.
         let shown: String = line.chars().map(brain::search::printable).collect();
-        writeln!(out, "{:>width$}  {shown}", p.start_line as usize + i)?;
+        let number = format!("{:>width$}", p.start_line as usize + i);
+        writeln!(out, "{}  {shown}", paint.line(&number))?;
     }
     Ok(())
 }
@@ -81,7 +84,7 @@ mod tests {
             text: String::new(),
         };
         let mut out = Vec::new();
-        print(&mut out, &p).unwrap();
+        print(&mut out, &p, Paint::OFF).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "lore/empty.md: (empty note)\n"
@@ -99,7 +102,7 @@ mod tests {
             text: "\u{1b}]0;PWNED\u{7}\ttab\nnul\0".into(),
         };
         let mut out = Vec::new();
-        print(&mut out, &p).unwrap();
+        print(&mut out, &p, Paint::OFF).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "a.md:9-10 (of 10 lines)\n   9  \u{FFFD}]0;PWNED\u{FFFD}\ttab\n  10  nul\u{FFFD}\n"
@@ -117,7 +120,7 @@ mod tests {
             text: "# a\n".into(),
         };
         let mut out = Vec::new();
-        print(&mut out, &p).unwrap();
+        print(&mut out, &p, Paint::OFF).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "a.md:1-2 (of 5 lines)\n   1  # a\n   2  \n"

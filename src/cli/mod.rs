@@ -9,6 +9,7 @@ mod install;
 pub(crate) mod kb;
 mod mcp;
 mod model;
+pub(crate) mod paint;
 pub(crate) mod print;
 mod search;
 mod serve;
@@ -136,11 +137,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
     ) {
         brain::embed::check_model_name(&config)?;
     }
+    let paint = paint::Paint::for_stdout(cli.color);
     match cli.command {
         Command::Index(args) => index::run(config, args),
-        Command::Search(args) => search::run(config, args),
+        Command::Search(args) => search::run(config, args, paint),
         Command::Status(args) => status::run(config, args),
-        Command::Similar(args) => similar::run(config, args),
+        Command::Similar(args) => similar::run(config, args, paint),
         Command::Stats(args) => stats::run(config, args),
         Command::New(args) => kb::new(config, args),
         Command::Check(args) => kb::check(config, args),
@@ -148,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Links(args) => kb::links(config, args),
         Command::LogRead | Command::Completions(_) => Ok(ExitCode::SUCCESS),
         Command::Eval(args) => eval::run(config, args),
-        Command::Get(args) => get::run(config, args),
+        Command::Get(args) => get::run(config, args, paint),
         Command::Model(cmd) => model::run(config, cmd),
         Command::Serve(args) => serve::run(config, args),
         Command::Mcp(args) => mcp::run(config, args),

@@ -13,10 +13,12 @@ use brain::service::{BackendStatus, WatcherState};
 use brain::similar::{ClustersResponse, SimilarResponse};
 use brain::{JournalState, StatusReport, SyncReport};
 
+use super::paint::Paint;
+
 pub use brain::search::without_controls as shown;
 
 /// Prints search results, then the recall line; `(no results)` is the last line when empty.
-pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
+pub fn search(out: &mut impl Write, r: &SearchResponse, paint: Paint) -> io::Result<()> {
     for (i, hit) in r.results.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
@@ -26,11 +28,12 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
             "[{}] [{}] {}",
             i + 1,
             shown(&hit.kind),
-            shown(&hit.path)
+            paint.path(&shown(&hit.path))
         )?;
-        writeln!(out, "    {}  ({})", hit.title, annotation(r.mode, hit))?;
+        let why = paint.dim(&format!("({})", annotation(r.mode, hit)));
+        writeln!(out, "    {}  {why}", hit.title)?;
         if !hit.snippet.is_empty() {
-            writeln!(out, "    {}", hit.snippet)?;
+            writeln!(out, "    {}", paint.marks(&hit.snippet))?;
         }
     }
     let footer = match r.recall_id {
@@ -47,18 +50,18 @@ pub fn search(out: &mut impl Write, r: &SearchResponse) -> io::Result<()> {
 }
 
 /// `brain similar`: the verdict line, then the candidates like search hits.
-pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
-    writeln!(out, "{}", shown(&r.summary))?;
+pub fn similar(out: &mut impl Write, r: &SimilarResponse, paint: Paint) -> io::Result<()> {
+    writeln!(out, "{}", paint.strong(&shown(&r.summary)))?;
     for (i, hit) in r.results.iter().enumerate() {
         writeln!(out)?;
         writeln!(
             out,
             "[{}] {} [{}] {}:{}",
             i + 1,
-            hit.verdict.as_str(),
+            paint.strong(hit.verdict.as_str()),
             shown(&hit.kind),
-            shown(&hit.path),
-            hit.line
+            paint.path(&shown(&hit.path)),
+            paint.line(&hit.line.to_string())
         )?;
         // To the four decimals the verdict is judged at: at three, a score of 0.2897 printed
         // as 0.290 beside "related at score >= 0.29" and the verdict `new`.
@@ -103,7 +106,7 @@ pub fn similar(out: &mut impl Write, r: &SimilarResponse) -> io::Result<()> {
 }
 
 /// `brain similar --all`: each cluster, largest first.
-pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
+pub fn clusters(out: &mut impl Write, r: &ClustersResponse, paint: Paint) -> io::Result<()> {
     if r.clusters.is_empty() {
         return writeln!(out, "no duplicates found (mode: {})", r.mode);
     }
@@ -113,7 +116,7 @@ pub fn clusters(out: &mut impl Write, r: &ClustersResponse) -> io::Result<()> {
         }
         writeln!(out, "[{}] {} notes", i + 1, c.paths.len())?;
         for p in &c.paths {
-            writeln!(out, "    {}", shown(p))?;
+            writeln!(out, "    {}", paint.path(&shown(p)))?;
         }
         writeln!(out, "    {}", c.reason)?;
     }

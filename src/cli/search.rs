@@ -8,10 +8,11 @@ use brain::search::{Filters, SearchRequest};
 use brain::Config;
 
 use super::args::{self, SearchArgs};
+use super::paint::Paint;
 use super::{print, shim};
 
 /// Runs `brain search`.
-pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
+pub fn run(config: Config, args: SearchArgs, paint: Paint) -> Result<ExitCode> {
     let mut filters = Filters {
         kind: args.kind,
         tag: args.tag,
@@ -53,7 +54,7 @@ pub fn run(config: Config, args: SearchArgs) -> Result<ExitCode> {
         if let Some(explain) = &response.explain {
             print::explain(&mut out, explain)?;
         }
-        print::search(&mut out, &response)?;
+        print::search(&mut out, &response, paint)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

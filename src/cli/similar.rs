@@ -9,6 +9,7 @@ use brain::similar::{check_draft, SimilarRequest, Source};
 use brain::Config;
 
 use super::args::SimilarArgs;
+use super::paint::Paint;
 use super::{print, shim};
 
 /// Notes shown for a draft when `--top` is not given.
@@ -18,7 +19,7 @@ const DEFAULT_TOP: i64 = 5;
 const MAX_CLUSTERS_SHOWN: usize = 1_000_000;
 
 /// Runs `brain similar`.
-pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
+pub fn run(config: Config, args: SimilarArgs, paint: Paint) -> Result<ExitCode> {
     let answerer = shim::answerer(config.clone(), &args.daemon);
     if args.all {
         if args.source.is_some() || args.text.is_some() {
@@ -46,6 +47,7 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
             &response,
             response.notice.as_deref(),
             args.json,
+            paint,
             print::clusters,
         );
     }
@@ -61,6 +63,7 @@ pub fn run(config: Config, args: SimilarArgs) -> Result<ExitCode> {
         &response,
         response.notice.as_deref(),
         args.json,
+        paint,
         print::similar,
     )
 }
@@ -70,7 +73,8 @@ fn emit<T: serde::Serialize>(
     response: &T,
     notice: Option<&str>,
     json: bool,
-    human: fn(&mut io::StdoutLock<'static>, &T) -> io::Result<()>,
+    paint: Paint,
+    human: fn(&mut io::StdoutLock<'static>, &T, Paint) -> io::Result<()>,
 ) -> Result<ExitCode> {
     if let Some(notice) = notice {
         writeln!(io::stderr(), "{notice}")?;
@@ -78,7 +82,7 @@ fn emit<T: serde::Serialize>(
     let mut out = io::stdout().lock();
     match json {
         true => writeln!(out, "{}", serde_json::to_string(response)?)?,
-        false => human(&mut out, response)?,
+        false => human(&mut out, response, paint)?,
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

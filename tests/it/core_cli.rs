@@ -1313,3 +1313,63 @@ t brain similar --t"#,
         describe(&out)
     );
 }
+
+#[test]
+fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
+    let b = Brain::example();
+    b.ok(&["index"]);
+    let search = [
+        "search",
+        "feature flag cleanup",
+        "--mode",
+        "bm25",
+        "--top",
+        "2",
+    ];
+    let piped = b.ok(&search).stdout();
+    assert!(piped.contains('«') && !piped.contains('\x1b'), "{piped}");
+    // Each search is logged under its own recall id.
+    let id = regex::Regex::new(r"recall_id: \d+").unwrap();
+    let piped = id.replace(&piped, "recall_id: N").into_owned();
+    let never = [&search[..], &["--color", "never"]].concat();
+    assert_eq!(id.replace(&b.ok(&never).stdout(), "recall_id: N"), piped);
+    let always = [&search[..], &["--color", "always"]].concat();
+    let coloured = b.ok(&always).stdout();
+    assert!(
+        coloured.contains("\x1b[35mlore/flag-cleanup-test-rework.md\x1b[0m")
+            && coloured.contains("\x1b[31m")
+            && !coloured.contains('«'),
+        "{coloured}"
+    );
+    // Without its escapes, the coloured text is the piped one, marks aside.
+    let plain = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+    let plain = plain.replace_all(&coloured, "");
+    assert_eq!(
+        id.replace(&plain, "recall_id: N"),
+        piped.replace(['«', '»'], "")
+    );
+    // The flag is what the person asked for this once: it wins over NO_COLOR.
+    let r = b
+        .command()
+        .env("NO_COLOR", "1")
+        .args(&always)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&r.stdout).contains('\x1b'));
+    let got = b
+        .ok(&[
+            "get",
+            "lore/flag-cleanup-test-rework.md:1:2",
+            "--color",
+            "always",
+        ])
+        .stdout();
+    assert!(got.contains("\x1b[32m   1\x1b[0m  "), "{got}");
+    let r = b.run(&["search", "x", "--color", "sometimes"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr().contains("possible values: auto, always, never"),
+        "{}",
+        r.stderr()
+    );
+}

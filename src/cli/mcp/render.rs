@@ -54,7 +54,7 @@ pub fn search(r: &SearchResponse, root: &Path) -> String {
 pub fn passage(p: &Passage) -> String {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = super::super::get::print(&mut out, p);
+    let _ = super::super::get::print(&mut out, p, super::super::paint::Paint::OFF);
     let mut text = String::from_utf8_lossy(&out).into_owned();
     let _ = writeln!(text, "(file: {})", p.abs_path);
     text

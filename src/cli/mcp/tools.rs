@@ -341,7 +341,8 @@ impl BrainTools {
             Ok(response) if args.json => json(&response),
             Ok(response) => {
                 let mut out = Vec::new();
-                let _ = crate::cli::print::similar(&mut out, &response);
+                let _ =
+                    crate::cli::print::similar(&mut out, &response, crate::cli::paint::Paint::OFF);
                 let mut text = String::from_utf8_lossy(&out).into_owned();
                 if let Some(n) = &response.notice {
                     text.push_str(&format!("\n(note: {n})"));
