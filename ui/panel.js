@@ -48,6 +48,7 @@ const state = {
   previews: new Map(),
   notice: "",
   contexts: new Map(), // path -> what links to it and what is like it
+  jumps: [], // the notes listed under the preview, in order: Ctrl+1..9 (Cmd) opens one
   capture: null, // while Cmd+N is open: {title, types, at}
   history: null, // earlier queries, most recent first; loaded on the first Alt+Up
   historyAt: -1, // -1: the box holds what was typed, not a history entry
@@ -266,20 +267,38 @@ async function loadContext(hit, seq) {
     state.contexts.set(hit.path, ctx);
   }
   if (seq !== state.previewSeq) return;
+  // Each note listed is a jump: the first nine by Ctrl+1..9 (Cmd on a Mac), any by a click.
+  state.jumps = [];
+  const mod = IS_MAC ? "⌘" : "Ctrl+";
+  const item = (path, text) => {
+    const n = state.jumps.push(path);
+    const span = el("span", "ctx-item");
+    span.dataset.jump = String(n - 1);
+    span.title = `Open ${path}`;
+    if (n <= 9) span.append(el("kbd", "", `${mod}${n}`), " ");
+    span.append(text);
+    return span;
+  };
   const line = (head, items) => {
     const div = el("div", "ctx-line");
-    div.append(el("span", "ctx-head", head), ...items.map((t) => el("span", "ctx-item", t)));
+    div.append(el("span", "ctx-head", head), ...items);
     return div;
   };
   const lines = [];
   const from = [...new Set(ctx.linked_from.map((l) => l.path))]; // a note linking twice is one note
   if (from.length) {
-    lines.push(line(`Linked from (${from.length})`, from));
+    lines.push(line(`Linked from (${from.length})`, from.map((p) => item(p, p))));
   }
   if (ctx.similar.length) {
-    lines.push(line("Like it", ctx.similar.map((n) => `${n.path} (${n.verdict})`)));
+    lines.push(line("Like it", ctx.similar.map((n) => item(n.path, `${n.path} (${n.verdict})`))));
   }
   ui.context.replaceChildren(...lines);
+}
+
+/** Opens the `i`-th note listed under the preview, as Enter opens a result. */
+function jump(i) {
+  const path = state.jumps[i];
+  if (path) act("open", { path });
 }
 
 // ---- capture (Cmd+N) ------------------------------------------------------------------
@@ -529,6 +548,11 @@ function onKey(e) {
     openCapture();
     return;
   }
+  if (mod && !e.shiftKey && !e.altKey && /^[1-9]$/.test(e.key) && !ui.query.disabled) {
+    e.preventDefault();
+    jump(Number(e.key) - 1);
+    return;
+  }
   if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown") && !ui.query.disabled) {
     e.preventDefault();
     walkHistory(e.key === "ArrowUp" ? 1 : -1);
@@ -610,6 +634,12 @@ ui.results.addEventListener("scroll", () => {
 ui.results.addEventListener("dblclick", () => {
   const hit = current();
   if (hit) act("open", { path: hit.path });
+});
+ui.context.addEventListener("mousedown", (e) => {
+  const item = e.target.closest(".ctx-item");
+  if (!item) return;
+  e.preventDefault(); // keep the focus in the box
+  jump(Number(item.dataset.jump));
 });
 ui.modes.addEventListener("mousedown", (e) => {
   const b = e.target.closest("button");

@@ -408,6 +408,16 @@ clear_box
 keys "dense passage retrieval"
 check "the preview lists the notes that link to it" \
   wait_for 'document.getElementById("preview-path").textContent === "research-link/dense-passage-retrieval.md" && /Linked from \(1\)/.test(document.getElementById("preview-context").textContent) && document.getElementById("preview-context").textContent.includes("research-link/hnsw-malkov-yashunin.md")' 10
+# Ctrl+1 (Cmd+1) opens the first note listed there, as Enter opens a result.
+linked="open	$root_real/research-link/hnsw-malkov-yashunin.md"
+opened() { grep -cxF "$linked" "$capture"; }
+opened_before=$(opened)
+keys "${CTRL}1${NUL}"
+for _ in $(seq 50); do (($(opened) > opened_before)) && break; sleep 0.1; done
+check "Ctrl+1 opens the first note listed under the preview" test "$(opened)" -gt "$opened_before"
+xdotool key --clearmodifiers alt+space
+wait_for 'document.activeElement.id === "query"' 5
+sleep 0.5
 
 # Ctrl+N (Cmd+N) writes a note titled as the query through brain new, and opens it.
 clear_box
