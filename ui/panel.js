@@ -18,6 +18,9 @@ const ENTER_WAITS_MS = 1000;
 // holds the same cap).
 const PAGE = 20;
 const MAX_TOP = 200;
+// Filters typed in the box as words of their own, the CLI's --type, --tag, --since and
+// --before: `type:lore`, `tag:retry`, `since:30d`, `before:2026-01-01`.
+const FILTER = /(^|\s)(type|tag|since|before):(\S+)(?=\s|$)/gu;
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -37,7 +40,7 @@ const state = {
   hits: [],
   selected: 0,
   top: PAGE, // results asked for; PAGE more each time the list is read to its end
-  more: "", // what asked for more, for when they come: "down" (the last row) or "scroll"
+  more: "", // what asked for more, until the search asking for them is sent: "down" or "scroll"
   seq: 0, // bumped for every search sent; an answer is drawn only if it is still the latest
   inflight: false,
   again: false,
@@ -90,6 +93,16 @@ function schedule() {
   }
 }
 
+/** The box's words without its filters, and the filters (the last of a kind wins). */
+function splitFilters(query) {
+  const filters = {};
+  const text = query.replace(FILTER, (_, space, key, value) => {
+    filters[key] = value;
+    return space;
+  });
+  return { text: text.replace(/\s+/g, " ").trim(), filters };
+}
+
 async function send() {
   state.pending = false;
   const query = ui.query.value.trim();
@@ -97,20 +110,25 @@ async function send() {
   const inputAt = state.lastInputAt;
   const measure = state.measure;
   state.measure = false;
+  // The answer to the search that asks for more is the one to draw them by.
+  const why = state.more;
+  state.more = "";
   state.lastSent = performance.now();
+  const { text, filters } = splitFilters(query);
   // No letter or digit yet (the `"` that starts a phrase, a lone `-`, an emoji): nothing
   // to search for; the backend would refuse it, and an error would flash while typing.
-  if (!query || /^[^\p{L}\p{N}]*$/u.test(query)) {
+  if (!text || /^[^\p{L}\p{N}]*$/u.test(text)) {
     state.openAfter = null;
     showHits([]);
+    if (text !== query) showMessage("empty", "Filters set", "Type a few words to search for among the notes they keep.");
     return;
   }
   state.inflight = true;
   try {
-    const res = await invoke("search", { query, mode: state.mode, top: state.top });
+    const res = await invoke("search", { query: text, mode: state.mode, top: state.top, filters });
     if (seq !== state.seq) return; // a newer search (or a cleared box) won
     state.notice = res.notice || "";
-    showHits(res.results, query);
+    showHits(res.results, query, why);
     if (measure) afterPaint(() => record(perf.search, { query, ms: performance.now() - inputAt }));
   } catch (err) {
     if (seq !== state.seq) return;
@@ -149,15 +167,14 @@ function afterPaint(f) {
 
 // ---- drawing --------------------------------------------------------------------------
 
-function showHits(hits, query) {
+function showHits(hits, query, why = "") {
   // A row picked by hand while this search was on its way stays picked when it is there.
   const picked = state.moved ? current()?.path : undefined;
   const kept = picked === undefined ? -1 : hits.findIndex((h) => h.path === picked);
   // Down on the last row asked for more: the row after it, once they are there. Scrolled
   // to the end: the list stays where it was scrolled, not at the selected row.
-  const step = state.more === "down" && kept >= 0 && kept + 1 < hits.length ? 1 : 0;
-  const scrolled = state.more === "scroll" ? ui.results.scrollTop : -1;
-  state.more = "";
+  const step = why === "down" && kept >= 0 && kept + 1 < hits.length ? 1 : 0;
+  const scrolled = why === "scroll" ? ui.results.scrollTop : -1;
   state.hits = hits;
   state.selected = Math.max(0, kept) + step;
   ui.results.replaceChildren(...hits.map(resultRow));
@@ -190,7 +207,7 @@ function showIdle() {
     const n = s ? s.notes : 0;
     const count = `${n} ${n === 1 ? "note" : "notes"}`;
     const where = s ? ` in ${s.root}` : "";
-    showMessage("empty", `Search ${count}`, `Type a few words${where}. Enter opens, Tab switches between hybrid, keyword and meaning search.`);
+    showMessage("empty", `Search ${count}`, `Type a few words${where}. Enter opens, Tab switches between hybrid, keyword and meaning search; type:lore, tag:retry or since:30d narrows it.`);
   }
 }
 
@@ -506,9 +523,10 @@ async function walkHistory(step) {
   schedule();
 }
 
-/** Whether the list on screen may not be all there is: as long as asked, and answered. */
+/** Whether the list on screen may not be all there is: as long as what was asked (once
+ *  more are asked for, the list is shorter than that until they come). */
 function mayHaveMore() {
-  return state.hits.length === state.top && state.top < MAX_TOP && !searching();
+  return state.hits.length === state.top && state.top < MAX_TOP;
 }
 
 /** Asks for PAGE more results of the same search, for `why`: "down" (Down on the last row:

@@ -403,6 +403,19 @@ xdotool key --clearmodifiers alt+space
 wait_for 'document.activeElement.id === "query"' 5
 sleep 0.5
 
+# Filters typed in the box narrow the search: type:idea keeps ideas only.
+clear_box
+keys "checklist"
+check "a search finds notes of several types" \
+  wait_for 'new Set([...document.querySelectorAll("#results .row .path")].map(p => p.textContent.split("/")[0])).size > 1' 10
+clear_box
+keys "checklist type:idea"
+check "type:idea in the box keeps ideas only" \
+  wait_for 'document.querySelectorAll("#results .row").length > 0 && [...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/"))' 10
+clear_box
+keys "type:idea"
+check "filters alone ask for words" wait_for 'document.getElementById("message-title").textContent === "Filters set"' 10
+
 # The preview lists the notes linking to the selected note.
 clear_box
 keys "dense passage retrieval"
