@@ -20,8 +20,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
 
-    /// Colour the output: auto (at a terminal, unless NO_COLOR is set), always or never
-    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    /// Colour the output: auto (at a terminal, unless NO_COLOR is set), always or never.
+    /// Given before the command (`brain --color never search ...`): after `search`,
+    /// `--color` is a flag to search for (`grep --color=auto`), as any other is
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
 
     /// What to do.
@@ -643,8 +645,10 @@ fn search_options() -> Vec<(String, bool)> {
     use clap::CommandFactory;
     let cli = Cli::command();
     let search = cli.find_subcommand("search");
+    // Of brain's own options, only the global ones (`--dir`) may follow `search`.
     let mut options: Vec<(String, bool)> = cli
         .get_arguments()
+        .filter(|a| a.is_global_set())
         .chain(search.into_iter().flat_map(|c| c.get_arguments()))
         .flat_map(|a| {
             let takes = a.get_action().takes_values();

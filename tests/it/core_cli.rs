@@ -1331,9 +1331,9 @@ fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
     // Each search is logged under its own recall id.
     let id = regex::Regex::new(r"recall_id: \d+").unwrap();
     let piped = id.replace(&piped, "recall_id: N").into_owned();
-    let never = [&search[..], &["--color", "never"]].concat();
+    let never = [&["--color", "never"][..], &search[..]].concat();
     assert_eq!(id.replace(&b.ok(&never).stdout(), "recall_id: N"), piped);
-    let always = [&search[..], &["--color", "always"]].concat();
+    let always = [&["--color", "always"][..], &search[..]].concat();
     let coloured = b.ok(&always).stdout();
     assert!(
         coloured.contains("\x1b[35mlore/flag-cleanup-test-rework.md\x1b[0m")
@@ -1358,14 +1358,17 @@ fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
     assert!(String::from_utf8_lossy(&r.stdout).contains('\x1b'));
     let got = b
         .ok(&[
-            "get",
-            "lore/flag-cleanup-test-rework.md:1:2",
             "--color",
             "always",
+            "get",
+            "lore/flag-cleanup-test-rework.md:1:2",
         ])
         .stdout();
     assert!(got.contains("\x1b[32m   1\x1b[0m  "), "{got}");
-    let r = b.run(&["search", "x", "--color", "sometimes"]);
+    // After `search`, `--color` is a flag to search for, as `--release` is: not an option.
+    let r = b.ok(&["search", "grep", "--color", "--mode", "bm25", "--json"]);
+    assert_eq!(r.json()["query"], "grep --color", "{}", r.stdout());
+    let r = b.run(&["--color", "sometimes", "search", "x"]);
     assert_eq!(r.code(), 2);
     assert!(
         r.stderr().contains("possible values: auto, always, never"),
