@@ -417,6 +417,10 @@ keys "checklist type:idea"
 check "type:idea in the box keeps ideas only" \
   wait_for 'document.querySelectorAll("#results .row").length > 0 && [...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/"))' 10
 clear_box
+keys '"type:idea" checklist'
+check "in quotes, type:idea is words, not a filter" \
+  wait_for '!window.__brainPerf.searching() && (!document.getElementById("message").hidden && document.getElementById("message-title").textContent.startsWith("No notes match") || ![...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/")))' 10
+clear_box
 keys "type:idea"
 check "filters alone ask for words" wait_for 'document.getElementById("message-title").textContent === "Filters set"' 10
 
