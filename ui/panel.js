@@ -141,7 +141,9 @@ async function send() {
       showMessage("error", "Meaning search needs the embedding model",
         "Download it from the menu (Download Model…), or press Tab for hybrid or keyword search.");
     } else {
-      showError(String(err));
+      // A filter the backend refused is named as the box writes it (`since:`), not as
+      // the CLI's flag (`--since:`).
+      showError(String(err).replace(/--(type|tag|since|before)\b:?/g, "$1:"));
     }
   } finally {
     state.inflight = false;

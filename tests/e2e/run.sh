@@ -421,6 +421,11 @@ keys '"type:idea" checklist'
 check "in quotes, type:idea is words, not a filter" \
   wait_for '!window.__brainPerf.searching() && (!document.getElementById("message").hidden && document.getElementById("message-title").textContent.startsWith("No notes match") || ![...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/")))' 10
 clear_box
+keys "checklist since:someday"
+check "a filter it cannot read is named as typed" \
+  wait_for 'document.getElementById("message-title").textContent === "Search failed" && /since: "someday"/.test(document.getElementById("message-text").textContent) && !/--since/.test(document.getElementById("message-text").textContent)' 10 ||
+  echo "  (the panel said: $(js 'return document.getElementById("message-text").textContent;'))"
+clear_box
 keys "type:idea"
 check "filters alone ask for words" wait_for 'document.getElementById("message-title").textContent === "Filters set"' 10
 
