@@ -17,6 +17,13 @@ pub const MARK_OPEN: char = '«';
 /// See [`MARK_OPEN`].
 pub const MARK_CLOSE: char = '»';
 
+/// What FTS5 marks a snippet's matches with: private-use characters (a note holding them
+/// would show them as marks), turned into [`MARK_OPEN`] and [`MARK_CLOSE`] once the
+/// note's own guillemets are set apart.
+const FTS_OPEN: char = '\u{F0001}';
+/// See [`FTS_OPEN`].
+const FTS_CLOSE: char = '\u{F0002}';
+
 /// Why a hit was lifted above higher BM25 scores.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -173,20 +180,22 @@ pub(crate) fn snippet_and_line(
     let Some(expr) = query.to_match() else {
         return Ok((String::new(), body_line));
     };
-    let Some((snippet, marked)) = reader.fts_snippet(&expr, note_id, MARK_OPEN, MARK_CLOSE)? else {
+    // FTS5 marks with characters no note holds; the note's own `«»` are then told from
+    // the marks, and shown as `‹›` ([`super::snippet::without_marks`]).
+    let Some((snippet, marked)) = reader.fts_snippet(&expr, note_id, FTS_OPEN, FTS_CLOSE)? else {
         return Ok((String::new(), body_line));
     };
     // The snippet is a verbatim stretch of the highlighted body: found whole, in the
     // highlight's marker alphabet, it says where it is even when its words also occur
     // earlier in the note (a snippet that starts with its marked word, looked for by that
     // word alone, was placed at the word's first occurrence, lines or pages before).
-    let in_markers = |s: &str| s.replace(MARK_OPEN, "\u{1}").replace(MARK_CLOSE, "\u{2}");
+    let in_markers = |s: &str| s.replace(FTS_OPEN, "\u{1}").replace(FTS_CLOSE, "\u{2}");
     let whole = in_markers(snippet.trim_start_matches("...").trim_end_matches("..."));
     // The snippet up to its first closing mark: what is left to go by should the whole
     // stretch not be found (a note changed between the two reads).
     let head = snippet
-        .find(MARK_CLOSE)
-        .map(|end| in_markers(snippet[..end + MARK_CLOSE.len_utf8()].trim_start_matches("...")));
+        .find(FTS_CLOSE)
+        .map(|end| in_markers(snippet[..end + FTS_CLOSE.len_utf8()].trim_start_matches("...")));
     // The line is the match's, not the snippet's first (a snippet may start lines earlier,
     // or with the line break before the match).
     let found = |a: &str| Some(marked.find(a)? + a.find('\u{1}')?);
@@ -197,6 +206,9 @@ pub(crate) fn snippet_and_line(
         Some(pos) => body_line + marked[..pos].matches('\n').count() as u32,
         None => body_line,
     };
+    let snippet = super::snippet::without_marks(&snippet)
+        .replace(FTS_OPEN, &MARK_OPEN.to_string())
+        .replace(FTS_CLOSE, &MARK_CLOSE.to_string());
     Ok((snippet, line))
 }
 

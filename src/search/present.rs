@@ -169,14 +169,14 @@ fn passage(
     }
     let passage: Vec<&str> = lines.collect();
     let passage = snippet::truncate(
-        &snippet::one_line(&passage.join("\n")),
+        &snippet::one_line(&snippet::without_marks(&passage.join("\n"))),
         snippet::PASSAGE_CHARS,
     );
     let words = query.searched_words();
     let marked = snippet::mark_words(&passage, &words);
     let line = match marked.contains('«') {
         true => first_line_where(reader, note_id, body_line, &row, |text| {
-            snippet::mark_words(text, &words).contains('«')
+            snippet::mark_words(&snippet::without_marks(text), &words).contains('«')
         })?,
         false => first_line_where(reader, note_id, body_line, &row, |text| {
             !text.trim().is_empty()
@@ -259,7 +259,7 @@ fn from_first_word(root: &Path, path: &str, body_line: u32, query: &Query) -> (S
         .copied()
         .collect::<Vec<_>>();
     let shown = snippet::truncate(
-        &snippet::one_line(&shown.join("\n")),
+        &snippet::one_line(&snippet::without_marks(&shown.join("\n"))),
         snippet::PASSAGE_CHARS,
     );
     (snippet::mark_words(&shown, &words), at as u32 + 1)

@@ -129,6 +129,16 @@ pub fn truncate(s: &str, max: usize) -> String {
     format!("{}...", cut.trim_end())
 }
 
+/// A note's own `«` and `»` as snippets show them, `‹` and `›`: in a snippet, `«»` are the
+/// marks around matched words (the panel and a terminal draw them as highlight), and a
+/// French quotation in a note read as a match.
+pub fn without_marks(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.contains(['«', '»']) {
+        true => text.replace('«', "‹").replace('»', "›").into(),
+        false => text.into(),
+    }
+}
+
 /// Longest semantic passage shown as a snippet, in characters.
 pub const PASSAGE_CHARS: usize = 200;
 

@@ -1376,3 +1376,29 @@ fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
         r.stderr()
     );
 }
+
+#[test]
+fn a_notes_own_guillemets_are_not_marks() {
+    let b = Brain::example();
+    b.write(
+        "lore/bonjour.md",
+        "# Greeting\n\nIntro.\n\nLe serveur a dit « bonjour » puis le «cache» a expiré.\n",
+    );
+    let j = b.json(&["search", "serveur", "--mode", "bm25"]);
+    let hit = &j["results"][0];
+    assert_eq!(hit["path"], "lore/bonjour.md", "{j}");
+    // Only the word searched for is marked; the note's quotation is shown as ‹ ›.
+    assert_eq!(
+        hit["snippet"], "Intro. Le «serveur» a dit ‹ bonjour › puis le ‹cache› a expiré.",
+        "{j}"
+    );
+    assert_eq!(hit["line"], 5, "{j}");
+    // Searched for, the word inside them is the mark.
+    let j = b.json(&["search", "cache expiré", "--mode", "bm25"]);
+    let hit = crate::harness::hit_of(&j, "lore/bonjour.md");
+    let snippet = hit["snippet"].as_str().unwrap_or_default();
+    assert!(
+        snippet.contains("‹«cache»›") && snippet.contains("«expiré»"),
+        "{snippet}"
+    );
+}

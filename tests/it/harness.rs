@@ -499,6 +499,14 @@ pub fn paths(json: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The result for the note at `path` in a `--json` search or similar answer.
+pub fn hit_of<'a>(json: &'a Value, path: &str) -> &'a Value {
+    json["results"]
+        .as_array()
+        .and_then(|r| r.iter().find(|h| h["path"] == path))
+        .unwrap_or_else(|| panic!("no result for {path} in {json}"))
+}
+
 /// The `path` of every hit in a search answer; see [`paths`].
 pub fn hit_paths(json: &Value) -> Vec<String> {
     paths(json)

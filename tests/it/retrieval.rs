@@ -708,3 +708,19 @@ fn a_query_the_model_cannot_read_is_ordered_by_keywords() {
     let reason = e["explain"]["weights"]["reason"].as_str().unwrap();
     assert!(!reason.contains("does not know"), "{reason}");
 }
+
+#[test]
+fn a_semantic_snippet_marks_only_the_query_words_not_the_notes_guillemets() {
+    let b = Brain::example().model();
+    b.write(
+        "lore/bonjour.md",
+        "# Greeting\n\nLe serveur a dit « bonjour » puis le «cache» a expiré.\n",
+    );
+    b.ok(&["index"]);
+    let j = b.json(&["search", "serveur bonjour", "--mode", "semantic"]);
+    let hit = crate::harness::hit_of(&j, "lore/bonjour.md");
+    assert_eq!(
+        hit["snippet"], "Le «serveur» a dit ‹ «bonjour» › puis le ‹cache› a expiré.",
+        "{j}"
+    );
+}
