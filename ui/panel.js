@@ -570,9 +570,12 @@ function onKey(e) {
     openCapture();
     return;
   }
-  if (mod && !e.shiftKey && !e.altKey && /^[1-9]$/.test(e.key) && !ui.query.disabled) {
+  // The digit by its key as well as its character: on a French keyboard the key of 1
+  // types `&` unshifted.
+  const digit = /^[1-9]$/.test(e.key) ? e.key : /^(?:Digit|Numpad)([1-9])$/.exec(e.code || "")?.[1];
+  if (mod && digit && !e.shiftKey && !e.altKey && !ui.query.disabled) {
     e.preventDefault();
-    jump(Number(e.key) - 1);
+    jump(Number(digit) - 1);
     return;
   }
   if (e.altKey && (e.key === "ArrowUp" || e.key === "ArrowDown") && !ui.query.disabled) {

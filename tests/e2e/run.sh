@@ -444,6 +444,15 @@ check "Ctrl+1 opens the first note listed under the preview" test "$(opened)" -g
 xdotool key --clearmodifiers alt+space
 wait_for 'document.activeElement.id === "query"' 5
 sleep 0.5
+# On a French keyboard the same key types `&`: the key, not the character, is the digit.
+opened_before=$(opened)
+wait_for 'document.getElementById("preview-context").textContent.includes("research-link/hnsw-malkov-yashunin.md")' 10
+js 'document.dispatchEvent(new KeyboardEvent("keydown", {key: "&", code: "Digit1", ctrlKey: true, metaKey: true, bubbles: true})); return true;' >/dev/null
+for _ in $(seq 50); do (($(opened) > opened_before)) && break; sleep 0.1; done
+check "Ctrl+& on the key of 1 (AZERTY) opens it too" test "$(opened)" -gt "$opened_before"
+xdotool key --clearmodifiers alt+space
+wait_for 'document.activeElement.id === "query"' 5
+sleep 0.5
 
 # Ctrl+N (Cmd+N) writes a note titled as the query through brain new, and opens it.
 clear_box
