@@ -878,11 +878,7 @@ fn model_dims_the_model_does_not_make_is_refused_in_one_line() {
 #[test]
 fn bad_settings_are_one_line_and_exit_2() {
     let b = Brain::example();
-    let refused = |what: &str, r: crate::harness::Run, needle: &str| {
-        assert_eq!(r.code(), 2, "{what}: {}", describe(&r));
-        assert_eq!(r.stderr().lines().count(), 1, "{what}: {}", r.stderr());
-        assert!(r.stderr().contains(needle), "{what}: {}", r.stderr());
-    };
+    let refused = |what: &str, r: crate::harness::Run, needle: &str| r.assert_refused(what, needle);
     b.write_config("max_file_mb = 0\n");
     refused("max_file_mb 0", b.run(&["status"]), "max_file_mb");
     b.write_config("root = \"\"\n");
@@ -1279,14 +1275,8 @@ fn completions_are_printed_for_each_shell_and_bash_completes_with_them() {
             "{shell}: {out}"
         );
     }
-    let r = b.run(&["completions", "tcsh"]);
-    assert_eq!(r.code(), 2);
-    assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
-    assert!(
-        r.stderr().contains("possible values: bash"),
-        "{}",
-        r.stderr()
-    );
+    b.run(&["completions", "tcsh"])
+        .assert_refused("an unknown shell", "possible values: bash");
 
     // Sourced by bash, the script completes subcommands, options and --mode's names.
     let script = b.tmp.path().join("brain.bash");
@@ -1368,13 +1358,8 @@ fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
     // After `search`, `--color` is a flag to search for, as `--release` is: not an option.
     let r = b.ok(&["search", "grep", "--color", "--mode", "bm25", "--json"]);
     assert_eq!(r.json()["query"], "grep --color", "{}", r.stdout());
-    let r = b.run(&["--color", "sometimes", "search", "x"]);
-    assert_eq!(r.code(), 2);
-    assert!(
-        r.stderr().contains("possible values: auto, always, never"),
-        "{}",
-        r.stderr()
-    );
+    b.run(&["--color", "sometimes", "search", "x"])
+        .assert_refused("an unknown --color", "possible values: auto, always, never");
 }
 
 #[test]

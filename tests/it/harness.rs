@@ -358,6 +358,18 @@ impl Run {
     pub fn code(&self) -> i32 {
         self.0.status.code().unwrap_or(-1)
     }
+    /// Asserts bad input as the CLI refuses it: exit 2, one line on stderr naming `needle`
+    /// (`what` says which case, in the message).
+    pub fn assert_refused(&self, what: &str, needle: &str) {
+        assert_eq!(self.code(), 2, "{what}: {}", describe(&self.0));
+        assert_eq!(
+            self.stderr().lines().count(),
+            1,
+            "{what}: {}",
+            self.stderr()
+        );
+        assert!(self.stderr().contains(needle), "{what}: {}", self.stderr());
+    }
     /// Standard output parsed as JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout())
