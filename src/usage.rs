@@ -147,7 +147,8 @@ impl Usage {
         self.index.write(|tx| usage::prune(tx, i64::MAX))
     }
 
-    /// Earlier queries, most recent first, each once.
+    /// Earlier searches, most recent first, each once, as the panel's box writes them
+    /// (words, then `type:`, `tag:`, `since:`, `before:`).
     pub fn recent_queries(&self, limit: usize) -> Result<Vec<String>> {
         usage::recent_queries(&*self.index.conn()?, limit).map_err(|e| self.index.err(e))
     }

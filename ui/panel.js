@@ -21,6 +21,15 @@ const MAX_TOP = 200;
 // Filters typed in the box as words of their own, the CLI's --type, --tag, --since and
 // --before: `type:lore`, `tag:retry`, `since:30d`, `before:2026-01-01`.
 const FILTER = /(^|\s)(type|tag|since|before):(\S+)(?=\s|$)/gu;
+// A filter's name typed, its value not yet (`checklist since:`): not words to search for.
+const FILTER_NAMED = /(^|\s)(type|tag|since|before):(?=\s|$)/gu;
+// A date a `since:` or `before:` takes, and one on its way there (`3` of `30d`, `2026-0`).
+const DATE_DONE = /^(\d+[dw]|\d{4}-\d{2}-\d{2})$/iu;
+const DATE_TYPING = /^[\d-]+$/u;
+// How long a date half typed waits for the next keystroke before it is searched (and,
+// if it is still no date, refused): `since:3` on the way to `since:30d` never flashes an
+// error, and the results on screen stay until the date is there.
+const SETTLE_MS = 700;
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -64,7 +73,8 @@ const state = {
 };
 
 // Timings the end-to-end test reads back: keystroke -> results painted, hotkey -> panel painted.
-const perf = (window.__brainPerf = { search: [], shown: [] });
+// `failed` counts the searches refused, for the test that a date half typed never is.
+const perf = (window.__brainPerf = { search: [], shown: [], failed: 0 });
 // The app runs for weeks: the timings keep the latest only.
 const PERF_KEPT = 500;
 function record(list, entry) {
@@ -87,7 +97,9 @@ function schedule() {
     return;
   }
   clearTimeout(state.timer);
-  const wait = DEBOUNCE_MS - (performance.now() - state.lastSent);
+  const now = performance.now();
+  let wait = DEBOUNCE_MS - (now - state.lastSent);
+  if (splitFilters(ui.query.value).halfTyped) wait = Math.max(wait, SETTLE_MS - (now - state.lastInputAt));
   if (wait <= 0) send();
   else {
     state.pending = true;
@@ -95,14 +107,16 @@ function schedule() {
   }
 }
 
-/** The box's words without its filters, and the filters (the last of a kind wins). */
+/** The box's words without its filters, the filters (the last of a kind wins), and
+ *  whether a date is still being typed. */
 function splitFilters(query) {
   const filters = {};
   const text = query.replace(FILTER, (_, space, key, value) => {
     filters[key] = value;
     return space;
-  });
-  return { text: text.replace(/\s+/g, " ").trim(), filters };
+  }).replace(FILTER_NAMED, "$1");
+  const halfTyped = ["since", "before"].some((k) => k in filters && !DATE_DONE.test(filters[k]) && DATE_TYPING.test(filters[k]));
+  return { text: text.replace(/\s+/g, " ").trim(), filters, halfTyped };
 }
 
 async function send() {
@@ -133,6 +147,7 @@ async function send() {
     showHits(res.results, query, why);
     if (measure) afterPaint(() => record(perf.search, { query, ms: performance.now() - inputAt }));
   } catch (err) {
+    perf.failed++;
     if (seq !== state.seq) return;
     state.notice = "";
     state.openAfter = null;
@@ -629,6 +644,7 @@ ui.query.addEventListener("input", (e) => {
   // letters would flash "no notes match" and land in the history as searches.
   if (state.composing || e.isComposing) return;
   state.historyAt = -1;
+  state.history = null; // the searches typed since the last Alt+Up join the history
   changed();
   state.lastInputAt = keystrokeTime(e);
   schedule();

@@ -263,7 +263,8 @@ impl AppState {
         Ok(done.entry)
     }
 
-    /// Earlier queries from the recall log, most recent first, each once.
+    /// Earlier searches from the recall log, most recent first, each once, with their
+    /// filters written as the box writes them.
     pub fn history(&self) -> anyhow::Result<Vec<String>> {
         match brain::usage::Usage::open_existing(&self.config())? {
             Some(usage) => Ok(usage.recent_queries(HISTORY_MAX)?),

@@ -67,17 +67,32 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
         false => None,
     };
     if let Some((id, at, before, m, f)) = last {
+        // Compared as the box holds them, filters included: `checklist`, `checklist
+        // type:i`, ... `checklist type:idea` are one search being typed.
+        let before = as_typed(&before, &serde_json::from_str(&f).unwrap_or_default());
+        let now = as_typed(query, e.filters);
+        let same_where = serde_json::from_str::<serde_json::Value>(&f)
+            .is_ok_and(|f| f.get("where") == e.filters.get("where"));
         let typing = ts - at < TYPING_MS
             && m == mode
-            && f == filters
-            && before != query
-            && (query.starts_with(before.as_str()) || before.starts_with(query));
+            && same_where
+            && before != now
+            && (now.starts_with(before.as_str()) || before.starts_with(now.as_str()));
         if typing {
             conn.prepare_cached(
-                "UPDATE recalls SET ts = ?2, query = ?3, results = ?4, took_us = ?5, keywords = ?6
+                "UPDATE recalls SET ts = ?2, query = ?3, results = ?4, took_us = ?5, keywords = ?6,
+                                    filters = ?7
                  WHERE id = ?1",
             )?
-            .execute(params![id, ts, query, results, took_us as i64, keywords])?;
+            .execute(params![
+                id,
+                ts,
+                query,
+                results,
+                took_us as i64,
+                keywords,
+                filters
+            ])?;
             return Ok(id);
         }
     }
@@ -100,6 +115,21 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
 
 /// Two searches this close, one's text a prefix of the other's, are one search being typed.
 pub const TYPING_MS: i64 = 3000;
+
+/// A logged search as the panel's box writes it: its words, then `key:value` for each
+/// filter the box can write (`retry tag:flaky since:30d`). A value holding a space cannot
+/// be written there and is left out, as are `--where` conditions.
+pub(crate) fn as_typed(query: &str, filters: &serde_json::Value) -> String {
+    let mut text = query.to_owned();
+    for key in ["type", "tag", "since", "before"] {
+        if let Some(value) = filters.get(key).and_then(|v| v.as_str()) {
+            if !value.is_empty() && !value.chars().any(char::is_whitespace) {
+                text.push_str(&format!(" {key}:{value}"));
+            }
+        }
+    }
+    text
+}
 
 /// Totals over the whole log.
 pub fn totals(conn: &Connection) -> rusqlite::Result<RecallTotals> {
@@ -180,5 +210,29 @@ mod tests {
         assert_ne!(cli, refined);
         // ...and the panel's next keystroke does not fold into a CLI row either.
         assert_ne!(log("tar -xzf v", "hybrid"), refined);
+        // A filter typed in the box, one letter at a time, is the same search going on.
+        let typed = |q: &str, f: serde_json::Value| {
+            let mut e = entry(q, "hybrid", &none, true);
+            e.filters = &f;
+            record(&conn, &e).unwrap()
+        };
+        let start = typed("checklist", serde_json::json!({}));
+        assert_ne!(start, first);
+        assert_eq!(typed("checklist", serde_json::json!({"type": "i"})), start);
+        assert_eq!(
+            typed("checklist", serde_json::json!({"type": "idea"})),
+            start
+        );
+        let kept: String = conn
+            .query_row("SELECT filters FROM recalls WHERE id = ?1", [start], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, r#"{"type":"idea"}"#);
+        assert_ne!(
+            typed("checklist", serde_json::json!({"type": "lore"})),
+            start,
+            "another filter is another search"
+        );
     }
 }

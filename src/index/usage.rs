@@ -227,13 +227,27 @@ pub fn window(conn: &Connection, since_ms: i64) -> rusqlite::Result<Window> {
     })
 }
 
-/// Earlier queries, most recent first, each once: the panel's Alt+Up history.
+/// Earlier searches, most recent first, each once: the panel's Alt+Up history. Each is
+/// written as the panel's box would write it, the words then the filters the box knows
+/// (`retry tag:flaky since:30d`), so a search brought back is the search that was made,
+/// not its words alone. A filter whose value holds a space cannot be written in the box and
+/// is left out, as are `--where` conditions (the box has no way to write them).
 pub fn recent_queries(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT query FROM recalls GROUP BY query ORDER BY MAX(id) DESC LIMIT ?1",
+        "SELECT query, filters FROM recalls GROUP BY query, filters ORDER BY MAX(id) DESC",
     )?;
-    let rows = stmt.query_map([limit as i64], |r| r.get::<_, String>(0))?;
-    rows.collect()
+    let mut rows = stmt.query([])?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let Some(row) = rows.next()? else { break };
+        let filters = serde_json::from_str(&row.get::<_, String>(1)?).unwrap_or_default();
+        let text = super::recall::as_typed(&row.get::<_, String>(0)?, &filters);
+        if seen.insert(text.clone()) {
+            out.push(text);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -290,5 +304,36 @@ mod tests {
             .collect();
         assert_eq!(holes, [("zqx", 2), ("old", 1), ("gone", 1), ("blorp", 1)]);
         assert_eq!(w.totals.dead_searches, 8);
+    }
+
+    #[test]
+    fn the_history_brings_back_a_search_with_its_filters_most_recent_first() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let none = "{}";
+        let idea = r#"{"type":"idea","since":"30d"}"#;
+        let spaced = r#"{"tag":"two words","before":"2026-01-01"}"#;
+        let cond = r#"{"where":["status=open"]}"#;
+        log(
+            &conn,
+            &[
+                ("retry", "hybrid", none, "[]", None),
+                ("checklist", "hybrid", idea, "[]", None),
+                ("retry", "bm25", none, "[]", None),
+                ("flaky", "hybrid", spaced, "[]", None),
+                // A `--where` search reads as its words alone: the same entry as "retry".
+                ("retry", "hybrid", cond, "[]", None),
+            ],
+        );
+        let got = recent_queries(&conn, 10).unwrap();
+        assert_eq!(
+            got,
+            [
+                "retry",
+                "flaky before:2026-01-01",
+                "checklist type:idea since:30d"
+            ]
+        );
+        assert_eq!(recent_queries(&conn, 2).unwrap().len(), 2);
     }
 }

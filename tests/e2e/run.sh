@@ -416,10 +416,28 @@ clear_box
 keys "checklist type:idea"
 check "type:idea in the box keeps ideas only" \
   wait_for 'document.querySelectorAll("#results .row").length > 0 && [...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/"))' 10
+# Alt+Up brings the search back with its filter, not its words alone.
+clear_box
+keys "${ALT}${UP}${NUL}"
+check "Alt+Up brings back a search with its filter" \
+  wait_for 'document.getElementById("query").value === "checklist type:idea"' 10 ||
+  echo "  (the box holds $(js 'return document.getElementById("query").value;'))"
 clear_box
 keys '"type:idea" checklist'
 check "in quotes, type:idea is words, not a filter" \
   wait_for '!window.__brainPerf.searching() && (!document.getElementById("message").hidden && document.getElementById("message-title").textContent.startsWith("No notes match") || ![...document.querySelectorAll("#results .row .path")].every(p => p.textContent.startsWith("idea/")))' 10
+# A date half typed waits for the rest: `since:3` on its way to `since:3000d` is not refused.
+clear_box
+failed_before=$(js 'return window.__brainPerf.failed;')
+keys "checklist since:3"
+keys "000d"
+check "a date being typed is not refused on the way" \
+  wait_for "!window.__brainPerf.searching() && window.__brainPerf.failed === $failed_before && document.querySelectorAll('#results .row').length > 0" 10 ||
+  echo "  (refused $(js 'return window.__brainPerf.failed;') times, $failed_before before; the panel said: $(js 'return document.getElementById("message-text").textContent;'))"
+clear_box
+keys "checklist since:3"
+check "...and refused once the typing stops" \
+  wait_for 'document.getElementById("message-title").textContent === "Search failed" && /since: "3"/.test(document.getElementById("message-text").textContent)' 10
 clear_box
 keys "checklist since:someday"
 check "a filter it cannot read is named as typed" \
