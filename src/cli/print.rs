@@ -301,6 +301,8 @@ pub enum NoBackend {
     Silent,
     /// One answers, but `--no-daemon` said not to ask it.
     NotAsked,
+    /// One holds it and refused this client: every client slot is taken.
+    Busy,
 }
 
 /// The `brain status` block, saying why a report made in-process has no backend in it:
@@ -411,6 +413,10 @@ fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> i
             NoBackend::NotAsked => writeln!(
                 out,
                 "backend:   running, not asked (--no-daemon): the figures are this process's"
+            ),
+            NoBackend::Busy => writeln!(
+                out,
+                "backend:   busy, every client slot taken (see the warning above): the figures are this process's"
             ),
             NoBackend::NotRunning => writeln!(out, "backend:   not running"),
         };

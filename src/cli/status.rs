@@ -4,6 +4,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Result;
+use brain::service::protocol::ErrorCode;
+use brain::service::ServiceError;
 use brain::Config;
 
 use super::args::StatusArgs;
@@ -27,23 +29,26 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     };
     // A backend that is there but does not answer is not "not running": the fallback's
     // warning is said, and the backend line agrees with it.
-    let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let seen = silent.clone();
+    let fell_back = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let seen = fell_back.clone();
     let socket = brain::service::socket_path(&config);
     let status = shim::answerer(config, &args.daemon)
         .on_fallback(move |e| {
             let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
-            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+            let busy = matches!(e, ServiceError::Remote(f) if f.code == ErrorCode::Busy);
+            if let Ok(mut seen) = seen.lock() {
+                *seen = Some(if busy {
+                    print::NoBackend::Busy
+                } else {
+                    print::NoBackend::Silent
+                });
+            }
         })
         .status()?;
     // Told not to ask a backend, this process still says whether one answers there (a
     // connection opened and closed: the backend reads no request from it).
-    let why = why_none(
-        &status,
-        !args.daemon.no_daemon,
-        silent.load(std::sync::atomic::Ordering::Relaxed),
-        socket,
-    );
+    let fell_back = fell_back.lock().ok().and_then(|seen| *seen);
+    let why = why_none(&status, !args.daemon.no_daemon, fell_back, socket);
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
     if let Some(note) = model_mismatch(&status, &ours) {
@@ -73,20 +78,27 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Why `status` has no backend in it, when it has none: one was asked (`asks`) and did not
-/// answer (`silent`), or was not asked though one answers at `socket`, or none runs.
+/// Why `status` has no backend in it, when it has none: one was asked (`asks`) and
+/// refused or did not answer (`fell_back`, what the fallback said), or was not asked though
+/// one answers at `socket`, or none runs. A caller that did not see the fallback (the MCP
+/// server's answerer, whose warnings go to its log) learns from the socket that one is
+/// there: a connection taken there is a backend that holds the brain and did not answer.
 pub(crate) fn why_none(
     status: &brain::service::StatusReport,
     asks: bool,
-    silent: bool,
+    fell_back: Option<print::NoBackend>,
     socket: std::path::PathBuf,
 ) -> print::NoBackend {
-    if silent {
-        print::NoBackend::Silent
-    } else if !asks && status.backend.is_none() && answers_at(socket) {
-        print::NoBackend::NotAsked
-    } else {
-        print::NoBackend::NotRunning
+    if status.backend.is_some() {
+        return print::NoBackend::NotRunning; // not read: a backend answered
+    }
+    match fell_back {
+        Some(why) => why,
+        None if answers_at(socket) => match asks {
+            true => print::NoBackend::Silent,
+            false => print::NoBackend::NotAsked,
+        },
+        None => print::NoBackend::NotRunning,
     }
 }
 
@@ -99,6 +111,7 @@ pub(crate) fn with_state(
         (true, _) => "answered",
         (false, print::NoBackend::NotAsked) => "not_asked",
         (false, print::NoBackend::Silent) => "not_answering",
+        (false, print::NoBackend::Busy) => "busy",
         (false, print::NoBackend::NotRunning) => "not_running",
     };
     WithState {

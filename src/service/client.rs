@@ -2,7 +2,7 @@
 //! never waits to find out that no backend runs: a Unix-socket connect either completes at
 //! once or fails, and the connect here does not block either way.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -155,13 +155,28 @@ impl Client {
                 _ => e.to_string(),
             })
         };
-        self.reader.get_mut().write_all(&line).map_err(gone)?;
+        // A backend that refused the connection (every client slot taken) wrote why and
+        // closed it, maybe before this request went out: the write then fails, and the
+        // reason is still there to read.
+        let unsent = match self.reader.get_mut().write_all(&line) {
+            Ok(()) => None,
+            Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
+                Some(e)
+            }
+            Err(e) => return Err(gone(e)),
+        };
         let mut answer = Vec::new();
-        let n = self.reader.read_until(b'\n', &mut answer).map_err(gone)?;
-        if n == 0 || answer.last() != Some(&b'\n') {
-            return Err(ServiceError::Disconnected(
-                "connection closed before a whole answer".into(),
-            ));
+        let read = self.reader.read_until(b'\n', &mut answer);
+        let whole = matches!(read, Ok(n) if n > 0) && answer.last() == Some(&b'\n');
+        match (whole, unsent, read) {
+            (true, _, _) => {}
+            (false, Some(e), _) => return Err(gone(e)),
+            (false, None, Err(e)) => return Err(gone(e)),
+            (false, None, Ok(_)) => {
+                return Err(ServiceError::Disconnected(
+                    "connection closed before a whole answer".into(),
+                ))
+            }
         }
         let response: Response = match serde_json::from_slice(&answer) {
             Ok(r) => r,
@@ -186,15 +201,15 @@ impl Client {
                 ours: PROTOCOL_VERSION,
             });
         }
-        if response.id != Some(id) {
-            return Err(ServiceError::Protocol(format!(
-                "answer to request {:?}, expected {id}",
-                response.id
-            )));
-        }
-        match response.outcome {
-            Outcome::Result(reply) => Ok(reply),
-            Outcome::Error(fault) => Err(ServiceError::Remote(fault)),
+        match (response.id, response.outcome) {
+            (Some(got), Outcome::Result(reply)) if got == id => Ok(reply),
+            (Some(got), Outcome::Error(fault)) if got == id => Err(ServiceError::Remote(fault)),
+            // An error for no request: the connection itself was refused before any was
+            // read (a backend with every client slot taken says it is busy so).
+            (None, Outcome::Error(fault)) => Err(ServiceError::Remote(fault)),
+            (got, _) => Err(ServiceError::Protocol(format!(
+                "answer to request {got:?}, expected {id}"
+            ))),
         }
     }
 

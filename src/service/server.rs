@@ -78,7 +78,7 @@ pub async fn serve(
             let fault = Fault::new(
                 ErrorCode::Busy,
                 format!(
-                    "{} clients already connected; try again",
+                    "the backend is busy: {} clients are connected",
                     limits.max_clients
                 ),
             );

@@ -396,7 +396,7 @@ impl BrainTools {
             Ok(status) => {
                 // As `brain status` says it: not asked (`brain mcp --no-daemon`) is not
                 // "not running".
-                let why = crate::cli::status::why_none(&status, asks, false, socket);
+                let why = crate::cli::status::why_none(&status, asks, None, socket);
                 if args.json {
                     return json(&crate::cli::status::with_state(&status, why));
                 }

@@ -8,7 +8,7 @@ use brain::search::{Mode, SearchRequest};
 use brain::service::{Backend, BackendEvent, BackendOptions, Client, ServiceError, WatcherState};
 use brain::Config;
 
-use crate::harness::{eventually, Brain};
+use crate::harness::{eventually, Brain, Run};
 
 #[test]
 fn the_library_backend_serves_clients_and_stops_cleanly() {
@@ -61,4 +61,63 @@ fn the_library_backend_serves_clients_and_stops_cleanly() {
     let err = Client::connect(&config).unwrap_err();
     assert!(err.is_unavailable() && !err.is_surprising(), "{err}");
     drop(Backend::start(config, BackendOptions::default()).unwrap());
+}
+
+/// A backend with every client slot taken refuses the next client before it reads a
+/// request, with an error that answers no request: the client takes it for what it is
+/// (busy, so work in-process), not for an unreadable answer, and `status` says busy.
+#[test]
+fn a_backend_with_every_slot_taken_is_busy_not_broken() {
+    let brain = Brain::example();
+    let config = Config::for_root(&brain.root, brain.path("data"));
+    let options = BackendOptions {
+        max_clients: 1,
+        ..BackendOptions::default()
+    };
+    let backend = Backend::start(config.clone(), options).unwrap();
+    let mut holder = Client::connect(&config).unwrap();
+    holder.hello().unwrap();
+
+    let err = Client::connect(&config)
+        .and_then(|mut c| c.hello())
+        .unwrap_err();
+    match &err {
+        ServiceError::Remote(fault) => {
+            assert_eq!(fault.code, brain::service::protocol::ErrorCode::Busy);
+            assert_eq!(
+                fault.message,
+                "the backend is busy: 1 clients are connected"
+            );
+        }
+        other => panic!("not a busy refusal: {other:?}"),
+    }
+    assert!(err.is_unavailable() && err.is_surprising(), "{err}");
+
+    // The CLI's status, through the same socket: its own process, given this test
+    // process's runtime folder, where the backend started here has its socket.
+    let status = |args: &[&str]| {
+        let mut cmd = brain.command();
+        match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(dir) => cmd.env("XDG_RUNTIME_DIR", dir),
+            None => cmd.env_remove("XDG_RUNTIME_DIR"),
+        };
+        Run(cmd.args(args).output().unwrap())
+    };
+    let out = status(&["status", "--json"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr());
+    assert_eq!(out.json()["backend_state"], "busy", "{}", out.stdout());
+    let stderr = out.stderr();
+    assert!(
+        stderr.contains("the backend is busy") && stderr.contains("working in-process"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    let human = status(&["status"]);
+    assert!(
+        human.stdout().contains("backend:   busy"),
+        "{}",
+        human.stdout()
+    );
+    drop(holder);
+    backend.shutdown();
 }
