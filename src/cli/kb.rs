@@ -164,7 +164,8 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
             None => writeln!(out, "  {}: {}", shown(&p.path), shown(&p.message))?,
         }
     }
-    let total = r.problems.len();
+    // The counts are of everything found; the list may be a part (the MCP tool's cap).
+    let total = (r.counts.values().sum::<u64>() as usize).max(r.problems.len());
     if total > 0 {
         writeln!(out)?;
     }

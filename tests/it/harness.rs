@@ -652,3 +652,17 @@ pub fn write_executable(path: &Path, bytes: &[u8]) {
     let status = child.wait().expect("wait for sh");
     assert!(status.success(), "writing {}: {status}", path.display());
 }
+
+/// Makes a named pipe at `path`: a file a reader would wait on forever, for the tests that
+/// brain never opens one.
+pub fn mkfifo(path: &Path) {
+    let c =
+        std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("no NUL in a test path");
+    // SAFETY: a NUL-terminated path that outlives the call.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
+}

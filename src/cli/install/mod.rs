@@ -700,6 +700,8 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             line(out, "config", "ok", p.display().to_string())?
         }
         Some(p) if p.is_file() => {}
+        // No file, and this brain is not the default one: one row, below, says both.
+        Some(_) if !pins.is_empty() => {}
         Some(p) => line(
             out,
             "config",
@@ -717,16 +719,22 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             || "the config file".to_string(),
             |p| p.display().to_string(),
         );
+        let (state, what, fix) = match s.config_file.as_ref().is_some_and(|p| p.is_file()) {
+            true => ("drifted", format!("{file} does not name this brain"), "set"),
+            false => (
+                "none",
+                format!("no config file ({file}), and this brain is not the default one"),
+                "'brain install' writes one that sets",
+            ),
+        };
         fail(
             s,
             out,
             "config",
-            "drifted",
+            state,
             format!(
-                "{file} does not name this brain: the MCP server and the skill's commands, \
-                 started without --dir, BRAIN_DIR, BRAIN_DATA_DIR or BRAIN_MODEL, would use \
-                 another; set {} \
-                 ('brain install' writes it when there is no file)",
+                "{what}: the MCP server and the skill's commands, started without --dir, \
+                 BRAIN_DIR, BRAIN_DATA_DIR or BRAIN_MODEL, would use another; {fix} {}",
                 in_words(&set)
             ),
         )?;

@@ -60,7 +60,7 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
         let gone = std::sync::Arc::new(tokio::sync::Notify::new());
         let transport = AsyncRwTransport::new_server(
-            stdin::repaired(tokio::io::stdin()),
+            stdin::repaired(tokio::io::stdin(), max_line),
             stdout::watched(tokio::io::stdout(), gone.clone()),
         )
         .with_max_line_length(max_line);

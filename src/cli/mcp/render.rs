@@ -21,11 +21,14 @@ use super::super::print;
 pub fn search(r: &SearchResponse, root: &Path) -> String {
     let mut out = String::new();
     for (i, hit) in r.results.iter().enumerate() {
-        let _ = writeln!(out, "[{}] [{}] {}:{}", i + 1, hit.kind, hit.path, hit.line);
+        // A control character in a name (a newline, from a file named so) would break the
+        // one-block-per-hit shape: shown as the CLI shows it (`--json` has the name as is).
+        let path = print::shown(&hit.path);
+        let _ = writeln!(out, "[{}] [{}] {path}:{}", i + 1, hit.kind, hit.line);
         let _ = writeln!(
             out,
             "    {}  ({})",
-            hit.title,
+            print::shown(&hit.title),
             print::annotation(r.mode, hit)
         );
         if !hit.snippet.is_empty() {

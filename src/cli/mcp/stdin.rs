@@ -13,14 +13,17 @@ use std::borrow::Cow;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 
-/// Lines longer than this are passed through unread: a request that long is a draft as
-/// big as a note may be, which a JSON encoder writes right, and holding it whole here as
-/// well would only cost memory.
-const REPAIR_MAX: usize = 16 << 20;
-
 /// A reader of `input`'s lines, repaired, for the protocol library; the copying runs as a
 /// task on the current runtime and ends with `input` (or when the reader is dropped).
-pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(input: R) -> tokio::io::DuplexStream {
+/// Lines up to `longest` bytes are repaired, the longest the server reads (a draft as
+/// long as a note may be, every character escaped: a lone surrogate at its end is as
+/// likely as in a short one); a longer line, which the server drops anyway, goes through
+/// unread. The last line gets the newline it lacked: the protocol library answers only
+/// whole lines, and `printf '%s' "$request" | brain mcp` lost its one request.
+pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(
+    input: R,
+    longest: usize,
+) -> tokio::io::DuplexStream {
     let (mut tx, rx) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
@@ -36,8 +39,13 @@ pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(input: R) -> tokio::io::D
                 }
             };
             if buf.is_empty() {
-                if !line.is_empty() {
-                    let _ = tx.write_all(&repair(&line)).await;
+                let last = match passing {
+                    true => Vec::new(),
+                    false => repair(&line).into_owned(),
+                };
+                if passing || !line.is_empty() {
+                    let _ = tx.write_all(&last).await;
+                    let _ = tx.write_all(b"\n").await;
                 }
                 break;
             }
@@ -48,7 +56,7 @@ pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(input: R) -> tokio::io::D
             let taken = chunk.len();
             let sent = if passing {
                 tx.write_all(chunk).await
-            } else if line.len() + chunk.len() > REPAIR_MAX {
+            } else if line.len() + chunk.len() > longest {
                 passing = true;
                 let head = std::mem::take(&mut line);
                 match tx.write_all(&head).await {
@@ -215,10 +223,11 @@ mod tests {
     #[tokio::test]
     async fn lines_are_copied_in_order_and_the_long_ones_whole() {
         use tokio::io::AsyncReadExt;
-        let long = format!("{{\"q\":\"{}\"}}\n", "x".repeat(REPAIR_MAX));
+        let longest = 1 << 16;
+        let long = format!("{{\"q\":\"{}\"}}\n", "x".repeat(longest));
         let input = format!("{{\"q\":\"a\\ud800\"}}\n{long}{{\"q\":1}}");
         let mut out = Vec::new();
-        repaired(std::io::Cursor::new(input.into_bytes()))
+        repaired(std::io::Cursor::new(input.into_bytes()), longest)
             .read_to_end(&mut out)
             .await
             .unwrap();
@@ -226,5 +235,27 @@ mod tests {
         assert_eq!(lines[0], br#"{"q":"a\ufffd"}"#);
         assert_eq!(lines[1].len(), long.len() - 1);
         assert_eq!(lines[2], br#"{"q":1}"#);
+        assert_eq!(
+            lines.len(),
+            4,
+            "the last line ends with a newline it lacked"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lone_surrogate_is_repaired_in_a_line_as_long_as_the_server_reads() {
+        use tokio::io::AsyncReadExt;
+        let text = "\\u65e5".repeat(1 << 16);
+        let input = format!("{{\"q\":\"{text}\\ud83d\"}}\n");
+        let mut out = Vec::new();
+        repaired(
+            std::io::Cursor::new(input.clone().into_bytes()),
+            input.len(),
+        )
+        .read_to_end(&mut out)
+        .await
+        .unwrap();
+        let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert!(got["q"].as_str().unwrap().ends_with("日\u{fffd}"));
     }
 }

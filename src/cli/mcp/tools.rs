@@ -64,12 +64,67 @@ where
 
 /// [`null_or`] for search's `top`, whose default is not 0.
 fn null_or_default_top<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    Ok(Option::<u32>::deserialize(d)?.unwrap_or_else(default_top))
+    Ok(whole(d)?.unwrap_or_else(default_top))
 }
 
 /// [`null_or`] for similar's `top`.
 fn null_or_default_similar_top<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    Ok(Option::<u32>::deserialize(d)?.unwrap_or_else(default_similar_top))
+    Ok(whole(d)?.unwrap_or_else(default_similar_top))
+}
+
+/// A count or a line number: a whole number, also when written `5.0` (JSON has one kind
+/// of number, JSON Schema's `integer` allows it, and a Python client sends it so); `null`
+/// is none. Too large and below zero are said as such.
+fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::{Error, Unexpected};
+    let value = serde_json::Value::deserialize(d)?;
+    let n = match value {
+        serde_json::Value::Null => return Ok(None),
+        serde_json::Value::Number(n) => n,
+        serde_json::Value::Bool(b) => {
+            return Err(D::Error::invalid_type(
+                Unexpected::Bool(b),
+                &"a whole number",
+            ))
+        }
+        serde_json::Value::String(s) => {
+            return Err(D::Error::invalid_type(
+                Unexpected::Str(&s),
+                &"a whole number",
+            ))
+        }
+        serde_json::Value::Array(_) => {
+            return Err(D::Error::invalid_type(Unexpected::Seq, &"a whole number"))
+        }
+        serde_json::Value::Object(_) => {
+            return Err(D::Error::invalid_type(Unexpected::Map, &"a whole number"))
+        }
+    };
+    if let Some(u) = n.as_u64() {
+        return u32::try_from(u).map(Some).map_err(|_| {
+            D::Error::invalid_value(Unexpected::Unsigned(u), &"a whole number up to 4294967295")
+        });
+    }
+    if let Some(i) = n.as_i64() {
+        return Err(D::Error::invalid_value(
+            Unexpected::Signed(i),
+            &"a whole number of 1 or more",
+        ));
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+            Ok(Some(f as u32))
+        }
+        Some(f) if f < 0.0 => Err(D::Error::invalid_value(
+            Unexpected::Float(f),
+            &"a whole number of 1 or more",
+        )),
+        Some(f) => Err(D::Error::invalid_value(
+            Unexpected::Float(f),
+            &"a whole number",
+        )),
+        None => Err(D::Error::custom("expected a whole number")),
+    }
 }
 
 /// Arguments of `search`.
@@ -122,11 +177,11 @@ pub struct GetArgs {
     /// 1-based line to show, e.g. a search hit's line. Without `count`: 20 lines, starting
     /// 5 before it (more near the note's end, so that as many show). Without `line`: the
     /// whole note, up to 400 lines.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole")]
     #[schemars(range(min = 1))]
     pub line: Option<u32>,
     /// How many lines to show, starting at `line` (or at the top).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole")]
     #[schemars(range(min = 1))]
     pub count: Option<u32>,
     /// Answer with the JSON object `brain get --json` prints instead of numbered lines.
@@ -360,7 +415,7 @@ impl BrainTools {
         annotations(title = "Audit the brain", read_only_hint = true, open_world_hint = false)
     )]
     async fn check(&self, Parameters(args): Parameters<CheckArgs>) -> CallToolResult {
-        match self.blocking(|b| b.check()).await {
+        match self.blocking(|b| b.check()).await.map(capped) {
             Ok(report) if args.json => json(&report),
             Ok(report) => success(render::check(&report)),
             Err(message) => failure(message),
@@ -460,6 +515,53 @@ const MCP_MAX_TOP: u32 = 100;
 /// minified line can be megabytes long, so lines alone do not bound it).
 const MAX_CHARS: usize = 40_000;
 
+/// Problems a `check` answer lists at most: a brain of thousands of notes whose schema
+/// changed has thousands, past what an assistant can read in one answer; the counts per
+/// kind still cover them all.
+const CHECK_MAX_PROBLEMS: usize = 100;
+
+/// `report` with at most [`CHECK_MAX_PROBLEMS`] problems, taken from every kind in turn
+/// (each kind shows some, in their order), and a notice saying how many more there are.
+fn capped(mut report: brain::kb::CheckReport) -> brain::kb::CheckReport {
+    let total = report.problems.len();
+    if total <= CHECK_MAX_PROBLEMS {
+        return report;
+    }
+    let mut by_kind: Vec<Vec<brain::kb::Problem>> = Vec::new();
+    for p in std::mem::take(&mut report.problems) {
+        match by_kind.last_mut() {
+            Some(group) if group[0].kind == p.kind => group.push(p),
+            _ => by_kind.push(vec![p]),
+        }
+    }
+    let mut kept: Vec<Vec<brain::kb::Problem>> = by_kind.iter().map(|_| Vec::new()).collect();
+    let mut queues: Vec<_> = by_kind.into_iter().map(|g| g.into_iter()).collect();
+    let mut taken = 0;
+    while taken < CHECK_MAX_PROBLEMS {
+        let before = taken;
+        for (queue, keep) in queues.iter_mut().zip(kept.iter_mut()) {
+            if taken < CHECK_MAX_PROBLEMS {
+                if let Some(p) = queue.next() {
+                    keep.push(p);
+                    taken += 1;
+                }
+            }
+        }
+        if taken == before {
+            break;
+        }
+    }
+    report.problems = kept.into_iter().flatten().collect();
+    let cut = format!(
+        "{CHECK_MAX_PROBLEMS} of {total} problems listed, some of each kind (the counts are of all); run `brain check` in a terminal for the whole list, or fix these and check again"
+    );
+    report.notice = Some(match report.notice.take() {
+        Some(n) => format!("{n}; {cut}"),
+        None => cut,
+    });
+    report
+}
+
 /// `p` cut to [`MAX_CHARS`] bytes at a line's end (inside the first line when that alone is
 /// longer), and what was left out, said as the call that reads on. The lines of context
 /// before `wanted` (the line asked for) go first: a cut that left out the asked line would
@@ -517,7 +619,8 @@ fn cap(
         )),
         (false, 0) => None,
         (false, rest) => Some(format!(
-            "{rest} more lines: call get with line={} (and count) to read on",
+            "{rest} more line{}: call get with line={} (and count) to read on",
+            if rest == 1 { "" } else { "s" },
             p.end_line + 1
         )),
     };
@@ -638,6 +741,53 @@ fn json(value: &impl Serialize) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_check_lists_some_problems_of_every_kind_and_counts_them_all() {
+        use brain::kb::{CheckReport, Problem, ProblemKind};
+        let problem = |kind, i: usize| Problem {
+            kind,
+            path: format!("lore/n{i:03}.md"),
+            line: Some(1),
+            message: "x".into(),
+        };
+        let mut problems: Vec<Problem> = (0..140)
+            .map(|i| problem(ProblemKind::BrokenLink, i))
+            .collect();
+        problems.extend((0..10).map(|i| problem(ProblemKind::MissingField, i)));
+        let report = CheckReport {
+            notes: 150,
+            counts: [
+                (ProblemKind::BrokenLink, 140),
+                (ProblemKind::MissingField, 10),
+            ]
+            .into(),
+            problems,
+            ..CheckReport::default()
+        };
+        let cut = capped(report.clone());
+        assert_eq!(cut.problems.len(), CHECK_MAX_PROBLEMS);
+        let missing = cut
+            .problems
+            .iter()
+            .filter(|p| p.kind == ProblemKind::MissingField)
+            .count();
+        assert_eq!(missing, 10, "a small kind is listed whole");
+        assert_eq!(cut.problems[0].path, "lore/n000.md", "in their order");
+        assert!(cut
+            .notice
+            .as_deref()
+            .unwrap()
+            .starts_with("100 of 150 problems listed"));
+        let text = render::check(&cut);
+        assert!(text.contains("150 problems in 150 notes"), "{text}");
+        assert!(text.ends_with("or fix these and check again"), "{text}");
+        let small = CheckReport {
+            problems: report.problems[..5].to_vec(),
+            ..report
+        };
+        assert_eq!(capped(small.clone()), small, "a short report is as it was");
+    }
     use brain::passage::Passage;
 
     fn passage(text: &str, total_lines: u32) -> Passage {

@@ -567,6 +567,18 @@ fn check_sees_a_config_for_another_brain_and_a_broken_one_does_not_block_uninsta
         row(&check, "config").starts_with("drifted ") && check.contains("set root = "),
         "{check}"
     );
+    // No file at all, for a brain that is not the default one: one row says both.
+    std::fs::remove_file(&config).unwrap();
+    let check = failed(brain(&b, &["install", "--check"]));
+    let rows = check
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some("config"));
+    assert_eq!(rows.count(), 1, "{check}");
+    assert!(
+        row(&check, "config").starts_with("none no config file (")
+            && check.contains("'brain install' writes one that sets root = "),
+        "{check}"
+    );
     std::fs::write(&config, "exclude = [\"[x\"]\n").unwrap();
     let search = brain(&b, &["search", "x"]);
     assert_eq!(search.code(), 2, "{}", describe(&search));
@@ -668,11 +680,7 @@ fn symlinked_files_are_kept_as_links_and_a_fifo_does_not_hang_the_check() {
 
     let settings = b.home.join(".claude/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&settings)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::harness::mkfifo(&settings);
     let started = std::time::Instant::now();
     let r = brain(&b, &["install", "--check"]);
     assert!(

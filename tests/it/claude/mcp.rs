@@ -34,6 +34,8 @@ fn call(name: &'static str, args: Value) -> CallToolRequestParams {
 async fn a_client_session_lists_and_calls_the_tools() {
     let b = Brain::example();
     std::fs::write(b.tmp.path().join("secret.md"), "not for the assistant").unwrap();
+    // A named pipe named like a note: `similar` must not offer to read it as a draft.
+    crate::harness::mkfifo(&b.root.join("lore/fifo.md"));
     let mut cmd = b.command();
     cmd.arg("mcp");
     let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
@@ -300,6 +302,30 @@ async fn a_client_session_lists_and_calls_the_tools() {
         .unwrap();
     let linked: Value = serde_json::from_str(&text(&r)).expect("similar json");
     assert_eq!(linked["results"], j["results"]);
+    // A whole number written as a float (`2.0`, as a Python client sends it) is one.
+    let r = client
+        .call_tool(call(
+            "search",
+            json!({"query": "sqlite", "top": 2.0, "json": true}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let two: Value = serde_json::from_str(&text(&r)).expect("search json");
+    assert_eq!(two["results"].as_array().unwrap().len(), 2, "{two}");
+    // `get` takes a note named as a link names it, as `links` and `similar` do.
+    let r = client
+        .call_tool(call(
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout", "count": 1.0}),
+        ))
+        .await
+        .unwrap();
+    assert!(
+        text(&r).contains("lore/sqlite-busy-timeout.md"),
+        "{}",
+        text(&r)
+    );
 
     // bad arguments are tool errors the model can read, and the server lives on
     let bad = [
@@ -323,7 +349,22 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (
             "search",
             json!({"query": "x", "top": -3}),
-            "error: `top`: invalid value: integer `-3`, expected a whole number of 0 or more",
+            "error: `top`: invalid value: integer `-3`, expected a whole number of 1 or more",
+        ),
+        (
+            "search",
+            json!({"query": "x", "top": 2.5}),
+            "error: `top`: invalid value: floating point `2.5`, expected a whole number",
+        ),
+        (
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "line": 4_294_967_296u64}),
+            "error: `line`: invalid value: integer `4294967296`, expected a whole number up to 4294967295",
+        ),
+        (
+            "get",
+            json!({"path": "lore/sqlite-busy-timeout.md", "count": "3"}),
+            "error: `count`: invalid type: string \"3\", expected a whole number",
         ),
         ("search", json!({"query": "x", "limit": 3}), "unknown field"),
         (
@@ -391,6 +432,7 @@ async fn a_client_session_lists_and_calls_the_tools() {
             json!({"path": "lore"}),
             "lore is a folder, not a note",
         ),
+        ("similar", json!({"path": "lore/fifo.md"}), "error: lore/fifo.md: not a file"),
         (
             "similar",
             json!({"path": "lore/nope"}),
