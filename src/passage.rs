@@ -198,6 +198,7 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     };
     let real = match std::fs::canonicalize(&candidate)
         .or_else(|e| other_unicode_form(&candidate).ok_or(e))
+        .or_else(|e| link_named(root, rel).ok_or(e))
     {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -221,6 +222,11 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         }
         Err(e) => return Err(Error::io(&candidate, e)),
     };
+    // A folder entry named by its folder (`idea/capture` for `idea/capture/capture.md`).
+    let real = match real.is_dir().then(|| link_named(root, rel)).flatten() {
+        Some(entry) => entry,
+        None => real,
+    };
     if !real.starts_with(&root_real) {
         return Err(Error::InvalidInput(format!(
             "{rel}: outside the brain folder {}; refused",
@@ -236,6 +242,18 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
         )));
     }
     Ok(real)
+}
+
+/// The note `rel` names when it is written as a link names it (`lore/x` for `lore/x.md`,
+/// or the folder entry `lore/x/x.md`), the form `check`, `links` and `similar` print and
+/// take: copied from a `[[lore/x]]`, it reads the note. `None` for a path ending in `.md`.
+fn link_named(root: &Path, rel: &str) -> Option<PathBuf> {
+    if rel.ends_with(".md") || Path::new(rel).is_absolute() {
+        return None;
+    }
+    crate::kb::links::named_files(rel.trim_end_matches('/'))
+        .iter()
+        .find_map(|name| std::fs::canonicalize(root.join(name)).ok())
 }
 
 /// `path` as the file system names it: itself when it is there, else the file a name typed
@@ -285,7 +303,18 @@ fn other_unicode_form(path: &Path) -> Option<PathBuf> {
 pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
-    let bytes = crate::file::read_file(&real, u64::MAX).map_err(|e| Error::io(&real, e))?;
+    let bytes = crate::file::read_file(&real, u64::MAX).map_err(|e| match e.kind() {
+        // The index may hold it (indexed before, or by a backend of another user); the
+        // file is the person's to fix.
+        std::io::ErrorKind::PermissionDenied => Error::io(
+            &real,
+            std::io::Error::new(
+                e.kind(),
+                format!("{e}: make it readable (chmod u+r), or ask whoever owns it"),
+            ),
+        ),
+        _ => Error::io(&real, e),
+    })?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
             "{}: not a note, and the index skips it too: a {}",
@@ -381,6 +410,23 @@ mod tests {
         for inside in ["lore/x.md", "..x.md", "lore/..hidden/x.md", "./x.md"] {
             assert!(!climbs_out(inside), "{inside}");
         }
+    }
+
+    #[test]
+    fn a_note_named_as_a_link_names_it_is_read() {
+        let root = tempfile::tempdir().unwrap();
+        let lore = root.path().join("lore");
+        std::fs::create_dir_all(lore.join("entry")).unwrap();
+        std::fs::write(lore.join("x.md"), "# x\n").unwrap();
+        std::fs::write(lore.join("entry/entry.md"), "# entry\n").unwrap();
+        let real = |rel| resolve(root.path(), rel).map(|p| p.file_name().unwrap().to_owned());
+        assert_eq!(real("lore/x").unwrap(), "x.md");
+        assert_eq!(real("lore/entry").unwrap(), "entry.md");
+        assert_eq!(real("lore/entry/").unwrap(), "entry.md");
+        let err = resolve(root.path(), "lore/nope").unwrap_err();
+        assert!(err.to_string().contains("no such note"), "{err}");
+        let err = resolve(root.path(), "lore").unwrap_err();
+        assert!(err.to_string().contains("not a file"), "{err}");
     }
 
     #[test]

@@ -90,7 +90,8 @@ fn get_refuses_bad_specs_with_one_line_and_exit_2() {
         "lore/sqlite-busy-timeout.md:36",
         "lore/missing.md",
         "lore",
-        "README",
+        // Named as a link names a note, but no note is so named.
+        "lore/nope",
         " ",
         "lore/binary.md",
         "lore/sqlite-busy-timeout.md:1:99999999999",
