@@ -88,8 +88,14 @@ impl Engine {
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                             format!("{path}: no such file in the brain folder")
                         }
+                        // A FIFO, a socket, a device: reading it as a draft would block or
+                        // make no sense, so the advice below is not given.
+                        _ if !is_regular_file(&self.config.root.join(path)) => {
+                            format!("{path}: not a file")
+                        }
+                        // Said for the CLI and the MCP tool alike: each names how to pass text.
                         _ => format!(
-                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft: brain similar - < {}",
+                            "{path} is not a note of the index (excluded, not markdown, or not synced yet): compare its text as a draft instead (brain similar - < {}; the MCP tool's text)",
                             shlex::try_quote(&self.config.root.join(path).to_string_lossy())
                                 .unwrap_or_default()
                         ),
@@ -277,4 +283,10 @@ fn draft_vectors(
         .into_iter()
         .filter(|v| v.len() == embedder.dim())
         .collect())
+}
+
+/// Whether `path` is a plain file once its symlinks are followed (not a FIFO, a socket or
+/// a device).
+fn is_regular_file(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }

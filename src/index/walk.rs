@@ -460,7 +460,18 @@ fn visit(
         Ok(e) => e,
         Err(e) => return Some(Seen::Warning(format!("skipped: {e}"))),
     };
-    if !entry.file_type().is_some_and(|t| t.is_file()) {
+    let kind = entry.file_type()?;
+    if !kind.is_file() {
+        // A named pipe, socket or device named like a note is never read (a pipe would
+        // wait for a writer), and said, as every other file skipped is.
+        let odd = !kind.is_dir() && !kind.is_symlink();
+        if odd && entry.path().extension().is_some_and(|e| e == "md") {
+            let path = entry.path();
+            let shown = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
+            return Some(Seen::Warning(format!(
+                "{shown}: skipped: not a regular file (a named pipe, socket or device)"
+            )));
+        }
         return None;
     }
     let path = entry.path();
@@ -791,6 +802,27 @@ mod tests {
         assert_eq!(w.files[0].mtime_ns, 1_764_000_000_123_456_789);
         assert_eq!(w.files[1].size, 6);
         assert_eq!(w.files[2].mtime_ns, -1_500_000_001);
+    }
+
+    #[test]
+    fn a_named_pipe_named_like_a_note_is_a_warning_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("ok.md"), "x").unwrap();
+        let fifo = std::ffi::CString::new(
+            dir.path()
+                .join("pipe.md")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a NUL-terminated path in this test's own folder.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let w = walk(&Config::for_root(dir.path(), "/nonexistent")).unwrap();
+        assert_eq!(names(&w), vec!["ok.md"]);
+        assert_eq!(
+            w.warnings,
+            ["pipe.md: skipped: not a regular file (a named pipe, socket or device)"]
+        );
     }
 
     #[test]

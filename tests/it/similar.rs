@@ -485,9 +485,20 @@ fn a_folder_on_stdin_and_a_file_that_is_not_a_note_say_what_to_run() {
     assert_eq!(run.code(), 2, "{}", run.stderr());
     assert!(
         run.stderr().contains(&format!(
-            "compare its text as a draft: brain similar - < {}",
+            "compare its text as a draft instead (brain similar - < {}; the MCP tool's text)",
             b.root.join("lore/draft.txt").display()
         )),
+        "{}",
+        run.stderr()
+    );
+    // A FIFO is no draft either: reading it would wait for a writer that never comes.
+    crate::harness::mkfifo(&b.root.join("lore/fifo.md"));
+    let run = b.run(&["similar", "lore/fifo.md"]);
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(
+        run.stderr().ends_with(
+            "error: lore/fifo.md is not a regular file: give a note or draft file, - for stdin, or --text \"...\"\n"
+        ),
         "{}",
         run.stderr()
     );
