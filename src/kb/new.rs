@@ -225,7 +225,12 @@ fn taken(root: &Path, kind: &str, slug: &str) -> Option<String> {
             })
         };
         let folder = root.join(kind);
-        if let Some(found) = named(&folder, &file) {
+        // The type's own INDEX.md or SCHEMA.md is no entry: `--folder` may make the entry
+        // `kind/index/index.md` beside it (the flat form is refused before this).
+        let own = |found: &str| {
+            found == super::schema::SCHEMA_FILE || found == super::index_md::INDEX_FILE
+        };
+        if let Some(found) = named(&folder, &file).filter(|found| !own(found)) {
             return Some(format!("{kind}/{found}"));
         }
         let sub = named(&folder, slug)?;
@@ -640,9 +645,14 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{err}");
         }
-        // In a folder of its own, the name is no type file's.
+        // In a folder of its own, the name is no type file's, and the type's own INDEX.md
+        // and SCHEMA.md are not entries that hold the slug.
+        std::fs::write(dir.path().join("lore/INDEX.md"), "# lore\n").unwrap();
+        assert!(dir.path().join("lore/SCHEMA.md").is_file());
         let own = plan(dir.path(), &schemas, "lore", "Index", true, today).unwrap();
         assert_eq!(own.entry.path, "lore/index/index.md");
+        let own = plan(dir.path(), &schemas, "lore", "Schema", true, today).unwrap();
+        assert_eq!(own.entry.path, "lore/schema/schema.md");
         for kind in ["../x", ".git", ""] {
             let err = plan(dir.path(), &schemas, kind, "x", false, today).unwrap_err();
             assert!(
