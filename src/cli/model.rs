@@ -33,7 +33,9 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             let mut bar = FetchBar::new();
             let report = config.models().fetch(&name, &hub, &mut |p| bar.update(p));
             bar.finish();
-            installed(&report.map_err(brain::Error::from)?, json, "fetched")
+            let done = installed(&report.map_err(brain::Error::from)?, json, "fetched")?;
+            not_selected(&config, &name);
+            Ok(done)
         }
         ModelCommand::Import { name, from, json } => {
             known(Some(&name))?;
@@ -41,7 +43,9 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
                 .models()
                 .import(&name, &from)
                 .map_err(brain::Error::from)?;
-            installed(&report, json, "imported")
+            let done = installed(&report, json, "imported")?;
+            not_selected(&config, &name);
+            Ok(done)
         }
         ModelCommand::Verify { name, json } => {
             let typed = name.is_some();
@@ -114,6 +118,18 @@ pub fn run(config: Config, cmd: ModelCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Says on stderr when the model just installed is not the one the brain embeds with: a
+/// search would still say "semantic search off: run 'brain model fetch'", which fetches
+/// the other one (hundreds of megabytes, and offline it cannot).
+fn not_selected(config: &Config, name: &str) {
+    if name != config.model {
+        eprintln!(
+            "note: this brain embeds with {}, not {name}: to use {name}, set BRAIN_MODEL={name} (or model = \"{name}\" in the config file), then run 'brain index'",
+            config.model
+        );
     }
 }
 

@@ -38,8 +38,12 @@ pub fn import(
     src: &Path,
 ) -> Result<InstallReport, ModelError> {
     if !src.is_dir() {
+        let what = match src.exists() {
+            true => "is not a folder",
+            false => "does not exist",
+        };
         return Err(ModelError::Invalid(format!(
-            "{} is not a folder",
+            "{} {what}: give the folder holding the model's files (config.json, tokenizer.json, model.safetensors)",
             src.display()
         )));
     }

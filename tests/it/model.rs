@@ -254,6 +254,42 @@ fn the_folder_imported_from_is_not_taken_for_the_brain_folder() {
     assert!(src.path().join("data/models").join(MODEL).is_dir());
 }
 
+/// A model installed while the brain embeds with another says how to switch: the search
+/// would still say "run 'brain model fetch'", which fetches the other one.
+#[test]
+fn importing_a_model_the_brain_does_not_embed_with_says_how_to_use_it() {
+    let b = Brain::new();
+    let src = tempfile::tempdir().unwrap();
+    copy_dir(&test_model_dir(), src.path());
+    let out = b
+        .command()
+        .env("BRAIN_MODEL", "nomic-embed-text-v1.5")
+        .args(["model", "import", MODEL])
+        .arg(src.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!("note: this brain embeds with nomic-embed-text-v1.5, not {MODEL}: to use {MODEL}, set BRAIN_MODEL={MODEL} (or model = \"{MODEL}\" in the config file), then run 'brain index'\n")
+    );
+    // A folder that is not there is said so, not "not a folder".
+    let none = b.run(&["model", "import", MODEL, "/nonexistent/model"]);
+    assert_eq!(none.status.code(), Some(2), "{}", describe(&none));
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains(
+            "/nonexistent/model does not exist: give the folder holding the model's files"
+        ),
+        "{}",
+        describe(&none)
+    );
+    // The model selected: nothing to say.
+    let again = b.run(&["model", "import", MODEL, src.path().to_str().unwrap()]);
+    assert!(again.status.success(), "{}", describe(&again));
+    assert!(again.stderr.is_empty(), "{}", describe(&again));
+}
+
 /// An import killed mid-copy leaves its staging folder (up to a model's size) and a fetch
 /// cut short its partial one: the next import clears both.
 #[test]
