@@ -466,13 +466,18 @@ impl Engine {
                 if declared.contains(&c.field) {
                     continue;
                 }
+                // Every field a condition may name: those notes set and those declared.
+                let mut fields: Vec<&str> = known.iter().map(String::as_str).collect();
+                fields.extend(declared.iter().map(String::as_str));
+                fields.sort_unstable();
+                fields.dedup();
                 return Err(Error::InvalidInput(format!(
                     "--where {spec}: no note has a field {:?} and no SCHEMA.md declares it; the fields are {}",
                     c.field,
-                    if known.is_empty() {
+                    if fields.is_empty() {
                         "(none)".into()
                     } else {
-                        known.join(", ")
+                        fields.join(", ")
                     }
                 )));
             }
