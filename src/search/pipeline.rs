@@ -478,6 +478,9 @@ pub(crate) fn run(
                 .to_string(),
         );
     }
+    if !req.as_you_type {
+        notices.extend(word_flag_notice(reader, &query)?);
+    }
     if query.unclosed_quote && !req.as_you_type {
         notices.push(
             "a quote in the query is not closed: what follows it was read as one phrase"
@@ -514,6 +517,27 @@ pub(crate) fn run(
         candidates,
         query,
     })
+}
+
+/// For a short dash word that reads as a word (`-herd`, `-todo`: three or four letters)
+/// and that no note writes as a flag: the query searched for it as a flag, as it does for
+/// `tar -xzf`, though the person may have meant "without herd"; said, with how to say
+/// that instead. Longer ones (`-legacy`) exclude unless some note has them as a flag.
+fn word_flag_notice(reader: &Reader<'_>, query: &Query) -> Result<Option<String>> {
+    for t in query.terms.iter().filter(|t| t.is_flag() && !t.quoted) {
+        let Some(word) = t.text.strip_prefix('-').filter(|w| !w.starts_with('-')) else {
+            continue;
+        };
+        let wordlike = (3..=crate::search::query::FLAG_CLUSTER).contains(&word.chars().count())
+            && word.chars().all(|c| c.is_ascii_lowercase());
+        if wordlike && !used_as_flag(reader, &t.text)? {
+            return Ok(Some(format!(
+                "{} was searched for as a flag, as in 'tar -xzf'; to leave out the notes with {word}, write -\"{word}\"",
+                t.text
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether some note writes `flag` (`-version`) as a flag: then the person typing it

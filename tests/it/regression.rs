@@ -49,6 +49,42 @@ fn a_flag_in_the_query_finds_its_note_instead_of_excluding_it() {
     assert_eq!(found, ["java.md"], "-legacy excludes the legacy note");
 }
 
+/// A short dash word that reads as a word (`-herd`) is searched as a flag, as `-xzf` is,
+/// which is the opposite of what someone who meant "without herd" wanted, and nothing
+/// said so. It is said now, with how to exclude; a flag some note writes is not remarked.
+#[test]
+fn a_short_dash_word_searched_as_a_flag_says_how_to_exclude_it() {
+    let b = Brain::new();
+    b.write(
+        "herd.md",
+        "# Thundering herd\n\nRetry with jitter against the herd.\n",
+    );
+    b.write("retry.md", "# Retry budget\n\nRetry at most three times.\n");
+    b.write(
+        "unpack.md",
+        "# Unpack\n\n`tar -xzf backup.tar.gz` unpacks it.\n",
+    );
+    let r = b.run(&["search", "retry -herd", "--mode", "bm25"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stderr().contains(
+            "-herd was searched for as a flag, as in 'tar -xzf'; to leave out the notes with herd, write -\"herd\""
+        ),
+        "{}",
+        r.stderr()
+    );
+    let found = paths(&b.json(&["search", "retry -\"herd\"", "--mode", "bm25"]));
+    assert_eq!(found, ["retry.md"], "the way the notice gives excludes");
+    let r = b.run(&["search", "tar -xzf", "--mode", "bm25"]);
+    assert!(!r.stderr().contains("as a flag"), "{}", r.stderr());
+    let r = b.run(&["search", "ls -la", "--mode", "bm25"]);
+    assert!(
+        !r.stderr().contains("as a flag"),
+        "two letters: {}",
+        r.stderr()
+    );
+}
+
 /// #11: every note with a hyphenated word of the query (`self-signed`) was "literal
 /// identifier" evidence and jumped above everything the semantic list knew.
 #[test]
