@@ -139,8 +139,19 @@ pub fn parse_bound(spec: &str, today: Date) -> Result<Date, String> {
         (_, Some(n)) => (n, 7),
         _ => return Err(expected()),
     };
-    let n: i64 = number.parse().map_err(|_| expected())?;
-    if !(0..=100_000).contains(&n) {
+    // All digits but too many: it is in the form, and too far back.
+    let too_far =
+        || format!("{spec:?} is too far back: give at most 100000 days (or a YYYY-MM-DD date)");
+    let digits = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    let n: i64 = match number.parse() {
+        Ok(n) => n,
+        Err(_) if digits => return Err(too_far()),
+        Err(_) => return Err(expected()),
+    };
+    if n > 100_000 / days_per_unit {
+        return Err(too_far());
+    }
+    if n < 0 {
         return Err(expected());
     }
     today
@@ -222,5 +233,14 @@ mod tests {
             let err = parse_bound(bad, today).unwrap_err();
             assert!(err.contains("30d, 2w or YYYY-MM-DD"), "{bad}: {err}");
         }
+        // In the form, but further back than any note: said so, not "not a date".
+        for far in ["99999999999d", "100001d", "20000w"] {
+            let err = parse_bound(far, today).unwrap_err();
+            assert!(
+                err.contains("is too far back: give at most 100000 days"),
+                "{far}: {err}"
+            );
+        }
+        assert!(parse_bound("100000d", today).is_ok());
     }
 }

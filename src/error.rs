@@ -147,11 +147,13 @@ pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
                 "{e}: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry"
             ),
         ),
+        // The folder to make writable is the deepest one there: `dir` itself may not be
+        // made yet (a data dir under a read-only parent).
         ReadOnlyFilesystem | PermissionDenied => io::Error::new(
             e.kind(),
             format!(
                 "{e}: make {} writable, or set BRAIN_DATA_DIR to a writable folder",
-                dir.display()
+                dir.ancestors().find(|d| d.exists()).unwrap_or(dir).display()
             ),
         ),
         _ => e,

@@ -234,11 +234,25 @@ mod tests {
 
     #[test]
     fn a_data_dir_that_cannot_be_written_says_what_to_do() {
-        let dir = Path::new("/ro/run");
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let dir = run.as_path();
         let e = crate::error::in_data_dir(std::io::ErrorKind::ReadOnlyFilesystem.into(), dir)
             .to_string();
         assert!(
-            e.contains("make /ro/run writable, or set BRAIN_DATA_DIR"),
+            e.contains(&format!(
+                "make {} writable, or set BRAIN_DATA_DIR",
+                run.display()
+            )),
+            "{e}"
+        );
+        // Not made yet (a data dir under a read-only parent): the folder that is there.
+        let unmade = tmp.path().join("data/indexes/x");
+        let e = crate::error::in_data_dir(std::io::ErrorKind::PermissionDenied.into(), &unmade)
+            .to_string();
+        assert!(
+            e.contains(&format!("make {} writable", tmp.path().display())),
             "{e}"
         );
         let full =
