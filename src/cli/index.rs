@@ -1,9 +1,9 @@
 //! `brain index`: sync the index with the folder, embed new passages, say what changed.
 //! `--rebuild` first sets a damaged index aside and keeps what can be read of it.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use brain::{Config, Engine, Salvage};
@@ -55,7 +55,16 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     }
     drop(err);
     let bar = embed_bar();
+    // Not at a terminal (a log, CI, `nohup`), the bar is not drawn: a line now and then
+    // says how far it is instead of minutes of silence (a 9 MB note took 19 minutes).
+    let logged = !args.json && !io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut said = started;
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
+        if logged && said.elapsed() >= PROGRESS_EVERY && done < total {
+            said = Instant::now();
+            eprintln!("{}", progress_line(done, total, started.elapsed()));
+        }
         if bar.is_hidden() && !args.json {
             // Drawn once passages are counted: a brain with nothing to embed shows no bar.
             bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -93,6 +102,25 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How often a line of progress is written when stderr is no terminal.
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
+/// `embedding: 1200/12312 passages, 11/s, about 17 min left`
+fn progress_line(done: u64, total: u64, took: Duration) -> String {
+    let rate = done as f64 / took.as_secs_f64().max(1e-3);
+    let left = match rate > 0.0 {
+        true => {
+            let secs = (total.saturating_sub(done)) as f64 / rate;
+            match secs {
+                s if s < 90.0 => format!("about {:.0} s left", s.max(1.0)),
+                s => format!("about {:.0} min left", s / 60.0),
+            }
+        }
+        false => "time left not known yet".to_string(),
+    };
+    format!("embedding: {done}/{total} passages, {rate:.0}/s, {left}")
+}
+
 /// A bar with rate and ETA for stderr, hidden until there is something to embed (and
 /// drawn only to a terminal: indicatif hides it otherwise).
 fn embed_bar() -> ProgressBar {
@@ -127,5 +155,26 @@ fn rebuild_line(out: &mut impl Write, s: &Salvage) -> io::Result<()> {
             print::plural(s.vectors, "vector")
         ),
         None => writeln!(out, "there was no index to rebuild: built a new one"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_progress_line_says_how_far_how_fast_and_how_long_still() {
+        assert_eq!(
+            progress_line(1200, 12312, Duration::from_secs(109)),
+            "embedding: 1200/12312 passages, 11/s, about 17 min left"
+        );
+        assert_eq!(
+            progress_line(90, 100, Duration::from_secs(30)),
+            "embedding: 90/100 passages, 3/s, about 3 s left"
+        );
+        assert_eq!(
+            progress_line(0, 100, Duration::from_secs(30)),
+            "embedding: 0/100 passages, 0/s, time left not known yet"
+        );
     }
 }
