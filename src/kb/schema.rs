@@ -165,9 +165,11 @@ impl Schema {
                 format!("{}{hint}", crate::error::in_plain_words(message)),
             )
         })?;
+        // The line a key sits on, for the faults found after parsing (YAML starts on line 2).
+        let at = |keys: &[&str]| line_of(yaml, keys);
         if let Some(named) = raw.kind.as_deref().filter(|k| *k != kind) {
             return Err(bad(
-                None,
+                at(&["type"]),
                 format!("says type: {named}, but sits in the {kind}/ folder; make them agree"),
             ));
         }
@@ -191,11 +193,11 @@ impl Schema {
         for (name, f) in raw.fields {
             let mut values = Vec::with_capacity(f.values.len());
             for v in f.values {
-                match scalar_of(&name, v).map_err(|m| bad(None, m))? {
+                match scalar_of(&name, v).map_err(|m| bad(at(&["fields", &name, "values"]), m))? {
                     Some(v) => values.push(v),
                     None => {
                         return Err(bad(
-                            None,
+                            at(&["fields", &name, "values"]),
                             format!("field {name}: a value is empty (~ or null): leave it out"),
                         ))
                     }
@@ -204,7 +206,7 @@ impl Schema {
             // `brain new` writes these itself; a default for one was dropped without a word.
             if f.default.is_some() && BASE_FIELDS.contains(&name.as_str()) {
                 return Err(bad(
-                    None,
+                    at(&["fields", &name, "default"]),
                     format!(
                         "field {name}: 'brain new' writes {name} itself (type and title from the \
                          command, created and updated as today, tags empty), so a default \
@@ -213,7 +215,9 @@ impl Schema {
                 ));
             }
             let default = match f.default {
-                Some(d) => scalar_of(&name, d).map_err(|m| bad(None, m))?,
+                Some(d) => {
+                    scalar_of(&name, d).map_err(|m| bad(at(&["fields", &name, "default"]), m))?
+                }
                 None => None,
             };
             let texts: Vec<String> = values.iter().map(|v| v.text.clone()).collect();
@@ -223,7 +227,7 @@ impl Schema {
                 .filter(|d| !texts.is_empty() && !texts.iter().any(|v| v == d))
             {
                 return Err(bad(
-                    None,
+                    at(&["fields", &name, "default"]),
                     format!(
                         "field {name}: default {d:?} is not one of its values ({})",
                         texts.join(", ")
@@ -233,7 +237,7 @@ impl Schema {
             let mut seen = std::collections::HashSet::new();
             if let Some(v) = texts.iter().find(|v| !seen.insert(v.as_str())) {
                 return Err(bad(
-                    None,
+                    at(&["fields", &name, "values"]),
                     format!("field {name}: value {v:?} is listed twice"),
                 ));
             }
@@ -250,7 +254,7 @@ impl Schema {
             if !fields.contains_key(g) && !BASE_FIELDS.contains(&g.as_str()) {
                 let known: Vec<&str> = fields.keys().map(String::as_str).collect();
                 return Err(bad(
-                    None,
+                    at(&["group_by"]),
                     format!(
                         "group_by: {g} is not a field of {kind} (its fields: {})",
                         if known.is_empty() {
@@ -264,7 +268,7 @@ impl Schema {
         }
         if raw.stale_after_days == Some(0) {
             return Err(bad(
-                None,
+                at(&["stale_after_days"]),
                 "stale_after_days must be at least 1 (or left out)".into(),
             ));
         }
@@ -284,6 +288,39 @@ impl Schema {
     pub fn default_value(&self, field: &str) -> Option<&Scalar> {
         self.fields.get(field)?.default.as_ref()
     }
+}
+
+/// The file line (YAML's first line is the file's second) of the key `keys` names, each
+/// nested in the one before (`fields`, `category`, `default`), found by indentation as a
+/// person reads it; `None` when it is written another way (a flow map `{default: x}` on
+/// its field's line is that line).
+fn line_of(yaml: &str, keys: &[&str]) -> Option<usize> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let (mut from, mut parent, mut found) = (0, None::<usize>, None);
+    for key in keys {
+        let mut hit = None;
+        for (i, line) in lines.iter().enumerate().skip(from) {
+            let text = line.trim_start();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            let indent = line.len() - text.len();
+            if parent.is_some_and(|p| indent <= p) {
+                break; // out of the parent's block
+            }
+            let name = text.split(':').next().unwrap_or("").trim();
+            if text.contains(':') && name.trim_matches(['"', '\'']) == *key {
+                hit = Some((i, indent));
+                break;
+            }
+        }
+        let Some((i, indent)) = hit else {
+            // `c: {values: [a], default: b}`: the field's own line holds it.
+            return found.map(|i: usize| i + 2);
+        };
+        (from, parent, found) = (i + 1, Some(indent), Some(i));
+    }
+    found.map(|i| i + 2)
 }
 
 /// The YAML between a leading `---` line and the next one.
@@ -442,8 +479,8 @@ mod tests {
                 "/b/lore/SCHEMA.md:",
             ),
             (
-                "---\ngroup_by: category\n---\n",
-                "group_by: category is not a field of lore",
+                "---\ntype: lore\ngroup_by: category\n---\n",
+                "/b/lore/SCHEMA.md:3: group_by: category is not a field of lore",
             ),
             (
                 "---\ntype: idea\n---\n",
@@ -451,11 +488,15 @@ mod tests {
             ),
             (
                 "---\nfields:\n  c:\n    values: [a]\n    default: b\n---\n",
-                "default \"b\" is not one of its values",
+                "/b/lore/SCHEMA.md:5: field c: default \"b\" is not one of its values",
             ),
             (
                 "---\nfields:\n  c:\n    values: [a, a]\n---\n",
-                "value \"a\" is listed twice",
+                "/b/lore/SCHEMA.md:4: field c: value \"a\" is listed twice",
+            ),
+            (
+                "---\n# the fields\nfields:\n  c: {values: [a], default: b}\n---\n",
+                "/b/lore/SCHEMA.md:4: field c: default",
             ),
             ("---\ncolour: red\n---\n", "unknown field `colour`"),
             (
