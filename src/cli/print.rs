@@ -329,7 +329,22 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
             )
         ));
     }
-    let missing = if s.root_exists { "" } else { "  (missing!)" };
+    // There but not readable by this user (its mode changed, another user's folder):
+    // the counts below are the index's, which a search here would refuse to use.
+    let unreadable = match s.root_exists {
+        true => std::fs::read_dir(&s.root).err().map(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "  (missing!)".to_string(),
+            kind => format!(
+                "  (not readable: {kind}; make it readable, the counts below are from the last sync)"
+            ),
+        }),
+        false => None,
+    };
+    let missing = match (s.root_exists, unreadable) {
+        (false, _) => "  (missing!)".to_string(),
+        (true, Some(why)) => why,
+        (true, None) => String::new(),
+    };
     writeln!(out, "brain:     {}{missing}", s.root)?;
     writeln!(
         out,
@@ -551,18 +566,23 @@ mod tests {
         assert_eq!(utc(-1), "1969-12-31 23:59:59 UTC");
     }
 
+    /// A status report of an empty brain at `/b`, as JSON, for a test to change.
+    fn report_json() -> serde_json::Value {
+        serde_json::json!({
+            "root": "/b", "root_exists": true, "index_path": "/d/brain.sqlite",
+            "index_bytes": 0, "notes": 0, "types": {}, "chunks": 0, "pending_chunks": 0,
+            "last_sync_at": null, "last_sync": null, "model": "m",
+            "model_installed": false, "device": "cpu", "embedded_with": null,
+            "recalls": {"searches": 0, "last_7_days": 0, "empty": 0, "reads": 0,
+                        "reads_last_7_days": 0},
+            "backend": null
+        })
+    }
+
     #[test]
     fn the_change_journal_has_a_line_only_where_there_is_one() {
         let report = |journal: &str| -> StatusReport {
-            let mut json = serde_json::json!({
-                "root": "/b", "root_exists": true, "index_path": "/d/brain.sqlite",
-                "index_bytes": 0, "notes": 0, "types": {}, "chunks": 0, "pending_chunks": 0,
-                "last_sync_at": null, "last_sync": null, "model": "m",
-                "model_installed": false, "device": "cpu", "embedded_with": null,
-                "recalls": {"searches": 0, "last_7_days": 0, "empty": 0, "reads": 0,
-                            "reads_last_7_days": 0},
-                "backend": null
-            });
+            let mut json = report_json();
             if !journal.is_empty() {
                 json["change_journal"] = journal.into();
             }
@@ -592,17 +612,59 @@ mod tests {
     }
 
     #[test]
+    fn a_brain_folder_that_cannot_be_read_is_said_so_beside_its_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("not-a-folder");
+        std::fs::write(&file, "x").unwrap();
+        let line = |root: &std::path::Path, exists: bool| {
+            let report: StatusReport = serde_json::from_value({
+                let mut json = report_json();
+                json["root"] = root.to_string_lossy().into_owned().into();
+                json["root_exists"] = exists.into();
+                json
+            })
+            .unwrap();
+            let mut out = Vec::new();
+            status_of(&mut out, &report, NoBackend::NotRunning).unwrap();
+            String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        // Read by this process, which the backend's answer was not (its mode changed since).
+        assert_eq!(
+            line(&file, true),
+            format!(
+                "brain:     {}  (not readable: not a directory; make it readable, the counts below are from the last sync)",
+                file.display()
+            )
+        );
+        assert_eq!(
+            line(tmp.path(), true),
+            format!("brain:     {}", tmp.path().display())
+        );
+        let gone = tmp.path().join("gone");
+        assert_eq!(
+            line(&gone, false),
+            format!("brain:     {}  (missing!)", gone.display())
+        );
+        assert_eq!(
+            line(&gone, true),
+            format!("brain:     {}  (missing!)", gone.display())
+        );
+    }
+
+    #[test]
     fn status_names_the_largest_types_first_and_counts_the_rest() {
         let notes_line = |types: serde_json::Value| {
-            let report: StatusReport = serde_json::from_value(serde_json::json!({
-                "root": "/b", "root_exists": true, "index_path": "/d/brain.sqlite",
-                "index_bytes": 0, "notes": 99, "types": types, "chunks": 0, "pending_chunks": 0,
-                "last_sync_at": null, "last_sync": null, "model": "m",
-                "model_installed": false, "device": "cpu", "embedded_with": null,
-                "recalls": {"searches": 0, "last_7_days": 0, "empty": 0, "reads": 0,
-                            "reads_last_7_days": 0},
-                "backend": null
-            }))
+            let report: StatusReport = serde_json::from_value({
+                let mut json = report_json();
+                json["notes"] = 99.into();
+                json["types"] = types;
+                json
+            })
             .unwrap();
             let mut out = Vec::new();
             status_of(&mut out, &report, NoBackend::NotRunning).unwrap();
