@@ -160,6 +160,19 @@ pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
     }
 }
 
+/// `e`, met reading the note `path`: a failure of the machine (exit 1), not of the input;
+/// one the person can fix says how (a note whose mode changed, another user's file).
+pub(crate) fn reading_note(path: &std::path::Path, e: io::Error) -> Error {
+    let e = match e.kind() {
+        io::ErrorKind::PermissionDenied => io::Error::new(
+            e.kind(),
+            format!("{e}: make it readable (chmod u+r), or ask whoever owns it"),
+        ),
+        _ => e,
+    };
+    Error::io(path, e)
+}
+
 /// SQLite's own words for `e`, once (its message when it has one, else the code's).
 pub(crate) fn sqlite_cause(e: &rusqlite::Error) -> String {
     match e {
@@ -241,6 +254,24 @@ pub(crate) fn in_plain_words(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_that_cannot_be_read_is_a_failure_that_says_how_to_fix_it() {
+        let path = std::path::Path::new("/b/lore/x.md");
+        let denied = reading_note(path, io::ErrorKind::PermissionDenied.into());
+        assert_eq!(denied.exit_code(), 1);
+        assert!(
+            denied
+                .to_string()
+                .starts_with("/b/lore/x.md: permission denied")
+                && denied
+                    .to_string()
+                    .ends_with("make it readable (chmod u+r), or ask whoever owns it"),
+            "{denied}"
+        );
+        let other = reading_note(path, io::ErrorKind::Interrupted.into());
+        assert!(!other.to_string().contains("chmod"), "{other}");
+    }
 
     fn failure(code: std::ffi::c_int, msg: &str) -> Error {
         Error::Index {

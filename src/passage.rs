@@ -303,18 +303,8 @@ fn other_unicode_form(path: &Path) -> Option<PathBuf> {
 pub fn read(root: &Path, note: &NoteRef) -> Result<Passage> {
     note.check(&note.path)?;
     let real = resolve(root, &note.path)?;
-    let bytes = crate::file::read_file(&real, u64::MAX).map_err(|e| match e.kind() {
-        // The index may hold it (indexed before, or by a backend of another user); the
-        // file is the person's to fix.
-        std::io::ErrorKind::PermissionDenied => Error::io(
-            &real,
-            std::io::Error::new(
-                e.kind(),
-                format!("{e}: make it readable (chmod u+r), or ask whoever owns it"),
-            ),
-        ),
-        _ => Error::io(&real, e),
-    })?;
+    let bytes = crate::file::read_file(&real, u64::MAX)
+        .map_err(|e| crate::error::reading_note(&real, e))?;
     if crate::note::looks_binary(&bytes) {
         return Err(Error::InvalidInput(format!(
             "{}: not a note, and the index skips it too: a {}",

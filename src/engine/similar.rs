@@ -103,9 +103,10 @@ impl Engine {
                 };
                 let file = self.config.root.join(&path);
                 // One byte past the limit is enough for the draft to say it is too large.
-                let bytes = crate::file::read_file(&file, max.saturating_add(1)).map_err(|e| {
-                    Error::InvalidInput(format!("cannot read {}: {e}", file.display()))
-                })?;
+                // As `get` says it: a note of the index that cannot be read is the
+                // machine's failure (exit 1), not bad input.
+                let bytes = crate::file::read_file(&file, max.saturating_add(1))
+                    .map_err(|e| crate::error::reading_note(&file, e))?;
                 (Draft::parse(&path, &bytes, max)?, Some(id))
             }
         };
