@@ -131,6 +131,26 @@ mod tests {
     }
 
     #[test]
+    fn a_control_character_in_a_name_keeps_each_hit_to_its_block() {
+        let mut odd = hit(Some(1), None);
+        odd.path = "lore/new\nline.md".into();
+        odd.title = "A\ttab".into();
+        let r = SearchResponse {
+            query: "x".into(),
+            mode: Mode::Hybrid,
+            results: vec![odd],
+            recall_id: Some(1),
+            notice: None,
+            explain: None,
+        };
+        let text = search(&r, Path::new("/b"));
+        assert!(
+            text.starts_with("[1] [lore] lore/new\u{FFFD}line.md:7\n    A\u{FFFD}tab  ("),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn empty_answer_says_so_and_keeps_the_notice() {
         let r = SearchResponse {
             query: "x".into(),

@@ -825,6 +825,11 @@ mod tests {
             "{err}"
         );
 
+        let (_, more) = cap(passage("one\ntwo", 3), None);
+        assert_eq!(
+            more.as_deref(),
+            Some("1 more line: call get with line=3 (and count) to read on")
+        );
         let (p, more) = cap(passage("one\ntwo", 900), None);
         assert_eq!(p.text, "one\ntwo");
         assert_eq!(
