@@ -331,19 +331,14 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
     }
     // There but not readable by this user (its mode changed, another user's folder):
     // the counts below are the index's, which a search here would refuse to use.
-    let unreadable = match s.root_exists {
-        true => std::fs::read_dir(&s.root).err().map(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "  (missing!)".to_string(),
-            kind => format!(
-                "  (not readable: {kind}; make it readable, the counts below are from the last sync)"
-            ),
-        }),
-        false => None,
-    };
-    let missing = match (s.root_exists, unreadable) {
-        (false, _) => "  (missing!)".to_string(),
-        (true, Some(why)) => why,
-        (true, None) => String::new(),
+    let listed = s.root_exists.then(|| std::fs::read_dir(&s.root).map(drop));
+    let missing = match listed {
+        Some(Ok(())) => String::new(),
+        Some(Err(e)) if e.kind() != std::io::ErrorKind::NotFound => format!(
+            "  (not readable: {}; make it readable, the counts below are from the last sync)",
+            e.kind()
+        ),
+        None | Some(Err(_)) => "  (missing!)".to_string(),
     };
     writeln!(out, "brain:     {}{missing}", s.root)?;
     writeln!(

@@ -78,6 +78,9 @@ impl Engine {
                             "{path} is a folder, not a note: give one of the notes in it"
                         )));
                     }
+                    // A FIFO, a socket, a device: reading it as a draft would block or make
+                    // no sense, so the advice below is not given.
+                    let odd = meta.as_ref().is_ok_and(|m| !m.is_file());
                     let size = meta.map(|m| m.len());
                     return Err(Error::InvalidInput(match size {
                         Ok(n) if n > max => format!(
@@ -88,9 +91,7 @@ impl Engine {
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                             format!("{path}: no such file in the brain folder")
                         }
-                        // A FIFO, a socket, a device: reading it as a draft would block or
-                        // make no sense, so the advice below is not given.
-                        _ if !is_regular_file(&self.config.root.join(path)) => {
+                        _ if odd => {
                             format!("{path}: not a file")
                         }
                         // Said for the CLI and the MCP tool alike: each names how to pass text.
@@ -284,10 +285,4 @@ fn draft_vectors(
         .into_iter()
         .filter(|v| v.len() == embedder.dim())
         .collect())
-}
-
-/// Whether `path` is a plain file once its symlinks are followed (not a FIFO, a socket or
-/// a device).
-fn is_regular_file(path: &std::path::Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }

@@ -69,10 +69,10 @@ pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
     if let Some((id, at, before, m, f)) = last {
         // Compared as the box holds them, filters included: `checklist`, `checklist
         // type:i`, ... `checklist type:idea` are one search being typed.
-        let before = as_typed(&before, &serde_json::from_str(&f).unwrap_or_default());
+        let logged: Option<serde_json::Value> = serde_json::from_str(&f).ok();
+        let before = as_typed(&before, logged.as_ref().unwrap_or(&serde_json::Value::Null));
         let now = as_typed(query, e.filters);
-        let same_where = serde_json::from_str::<serde_json::Value>(&f)
-            .is_ok_and(|f| f.get("where") == e.filters.get("where"));
+        let same_where = logged.is_some_and(|f| f.get("where") == e.filters.get("where"));
         let typing = ts - at < TYPING_MS
             && m == mode
             && same_where

@@ -527,31 +527,29 @@ fn capped(mut report: brain::kb::CheckReport) -> brain::kb::CheckReport {
     if total <= CHECK_MAX_PROBLEMS {
         return report;
     }
-    let mut by_kind: Vec<Vec<brain::kb::Problem>> = Vec::new();
-    for p in std::mem::take(&mut report.problems) {
-        match by_kind.last_mut() {
-            Some(group) if group[0].kind == p.kind => group.push(p),
-            _ => by_kind.push(vec![p]),
-        }
+    // Each problem's place among those of its kind: the first of every kind come first,
+    // then the second of every kind, and so on (the report lists kind by kind).
+    let mut seen = std::collections::BTreeMap::new();
+    let place: Vec<usize> = report
+        .problems
+        .iter()
+        .map(|p| {
+            let n = seen.entry(p.kind).or_insert(0);
+            *n += 1;
+            *n
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..total).collect();
+    order.sort_by_key(|&i| (place[i], i));
+    let mut kept = vec![false; total];
+    for &i in &order[..CHECK_MAX_PROBLEMS] {
+        kept[i] = true;
     }
-    let mut kept: Vec<Vec<brain::kb::Problem>> = by_kind.iter().map(|_| Vec::new()).collect();
-    let mut queues: Vec<_> = by_kind.into_iter().map(|g| g.into_iter()).collect();
-    let mut taken = 0;
-    while taken < CHECK_MAX_PROBLEMS {
-        let before = taken;
-        for (queue, keep) in queues.iter_mut().zip(kept.iter_mut()) {
-            if taken < CHECK_MAX_PROBLEMS {
-                if let Some(p) = queue.next() {
-                    keep.push(p);
-                    taken += 1;
-                }
-            }
-        }
-        if taken == before {
-            break;
-        }
-    }
-    report.problems = kept.into_iter().flatten().collect();
+    let mut at = 0;
+    report.problems.retain(|_| {
+        at += 1;
+        kept[at - 1]
+    });
     let cut = format!(
         "{CHECK_MAX_PROBLEMS} of {total} problems listed, some of each kind (the counts are of all); run `brain check` in a terminal for the whole list, or fix these and check again"
     );
