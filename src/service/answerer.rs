@@ -146,9 +146,10 @@ impl Answerer {
     /// watcher gets to it (two quick captures of the same title would otherwise both pass
     /// the duplicate check).
     pub fn saved(&self, path: &str) -> Result<SyncReport, ServiceError> {
-        self.ask(Op::Saved {
+        self.ask::<Box<SyncReport>>(Op::Saved {
             path: path.to_string(),
         })
+        .map(|r| *r)
     }
 
     /// `brain status`, with the backend's own section when a backend answered.
@@ -164,11 +165,11 @@ impl Answerer {
             Route::SocketFirst if !self.skipping() => match Client::connect(&self.config) {
                 Ok(mut client) => match client.reindex(full) {
                     Ok(report) => Ok(report),
-                    Err(e) => expect(self.fall_back(e, op)?),
+                    Err(e) => expect::<Box<SyncReport>>(self.fall_back(e, op)?).map(|r| *r),
                 },
-                Err(e) => expect(self.fall_back(e, op)?),
+                Err(e) => expect::<Box<SyncReport>>(self.fall_back(e, op)?).map(|r| *r),
             },
-            _ => self.ask(op),
+            _ => self.ask::<Box<SyncReport>>(op).map(|r| *r),
         }
     }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 
+use super::cookies::Cookies;
 use super::error::ServiceError;
 use super::handler::Handler;
 use super::indexer::{self, Indexer, Job, Wiring};
@@ -86,6 +87,10 @@ impl Backend {
         let listener = bind_socket(&socket)?;
 
         let live = Arc::new(Live::new(socket.clone(), options.watch));
+        // In the index's folder: the notes folder is the person's, written only on request.
+        let cookies = Arc::new(Cookies::new(
+            engine.config().index_dir().join("watch-cookies"),
+        ));
         let (events, _) = broadcast::channel(64);
         let stop = Arc::new(AtomicBool::new(false));
         let (jobs, rx) = mpsc::channel();
@@ -95,6 +100,7 @@ impl Backend {
             live.clone(),
             jobs.clone(),
             embed.clone(),
+            cookies.clone(),
         ));
         let (shutdown, shutdown_rx) = watch::channel(false);
 
@@ -134,6 +140,7 @@ impl Backend {
             rx,
             embed: embed.clone(),
             watch: options.watch,
+            cookies,
         };
         let indexer = spawn("brain-indexer", move || Indexer::new(wiring).run())?;
         let embedder = {

@@ -235,7 +235,8 @@ impl Client {
 
     /// Asks for a sync now and waits for it (no timeout: a full one may take minutes).
     pub fn reindex(&mut self, full: bool) -> Result<SyncReport, ServiceError> {
-        self.ask(Op::Reindex { full })
+        self.ask::<Box<SyncReport>>(Op::Reindex { full })
+            .map(|r| *r)
     }
 
     /// A note's text, or some of its lines.

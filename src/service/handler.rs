@@ -6,6 +6,7 @@
 use std::sync::mpsc::{self, Sender, SyncSender};
 use std::sync::Arc;
 
+use super::cookies::Cookies;
 use super::indexer::Job;
 use super::local;
 use super::protocol::{ErrorCode, Fault, Op, Reply, StatusReport, PROTOCOL_VERSION};
@@ -28,6 +29,7 @@ pub struct Handler {
     pub live: Arc<Live>,
     jobs: Sender<Job>,
     embed: SyncSender<()>,
+    cookies: Arc<Cookies>,
 }
 
 impl Handler {
@@ -42,19 +44,21 @@ impl Handler {
         Ok(report)
     }
 
-    /// A handler that sends reindexes to the indexer through `jobs` and wakes the embedder
-    /// through `embed`.
-    pub fn new(
+    /// A handler that sends reindexes to the indexer through `jobs`, wakes the embedder
+    /// through `embed`, and waits for the watcher's events through `cookies`.
+    pub(crate) fn new(
         engine: Arc<Engine>,
         live: Arc<Live>,
         jobs: Sender<Job>,
         embed: SyncSender<()>,
+        cookies: Arc<Cookies>,
     ) -> Handler {
         Handler {
             engine,
             live,
             jobs,
             embed,
+            cookies,
         }
     }
 
@@ -75,6 +79,9 @@ impl Handler {
         {
             return;
         }
+        // Every event up to now passed on first: a save just before this request may still
+        // be on its way (see `cookies`).
+        self.cookies.barrier(FLUSH_WAIT);
         let (reply, done) = mpsc::channel();
         if self.jobs.send(Job::Flush { reply }).is_ok() {
             let _ = done.recv_timeout(FLUSH_WAIT);
@@ -116,10 +123,13 @@ impl Handler {
                 answer
                     .recv()
                     .map_err(|_| stopping())?
-                    .map(Reply::Reindex)
+                    .map(|r| Reply::Reindex(Box::new(r)))
                     .map_err(fault)
             }
-            Op::Saved { path } => self.sync_one(&path).map(Reply::Reindex).map_err(fault),
+            Op::Saved { path } => self
+                .sync_one(&path)
+                .map(|r| Reply::Reindex(Box::new(r)))
+                .map_err(fault),
             get @ Op::Get(_) => local::answer(&self.engine, get).map_err(fault),
             Op::Similar(mut req) => {
                 // As for a search: a watched index is already fresh, except for a note the

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+use super::cookies::Cookies;
 use super::state::{BackendEvent, Live, WatcherState};
 use super::watcher::{self, Change, FolderWatcher};
 use crate::error::{Error, Result};
@@ -99,6 +100,7 @@ pub struct Indexer {
     rx: Receiver<Job>,
     embed: SyncSender<()>,
     watch: bool,
+    cookies: Arc<Cookies>,
     watcher: Option<FolderWatcher>,
     watch_tried: Option<Instant>,
     pending: BTreeSet<String>,
@@ -131,6 +133,8 @@ pub struct Wiring {
     pub embed: SyncSender<()>,
     /// Whether to watch the folder at all.
     pub watch: bool,
+    /// The sync cookies the watcher reports (see `cookies`).
+    pub(crate) cookies: Arc<Cookies>,
 }
 
 impl Indexer {
@@ -145,6 +149,7 @@ impl Indexer {
             rx: w.rx,
             embed: w.embed,
             watch: w.watch,
+            cookies: w.cookies,
             watcher: None,
             watch_tried: None,
             pending: BTreeSet::new(),
@@ -449,7 +454,7 @@ impl Indexer {
                 Change::Root => Job::CheckRoot,
             });
         };
-        match FolderWatcher::start(&root, &config.data_dir, tell) {
+        match FolderWatcher::start(&root, &config.data_dir, self.cookies.clone(), tell) {
             Ok(w) => {
                 self.watcher = Some(w);
                 self.set_state(WatcherState::On);

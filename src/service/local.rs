@@ -23,13 +23,13 @@ pub(crate) fn answer(engine: &Engine, op: Op) -> Result<Reply> {
                 force: full,
                 cancel: None,
             })
-            .map(Reply::Reindex),
+            .map(|r| Reply::Reindex(Box::new(r))),
         Op::Similar(req) => engine.similar(&req).map(|r| Reply::Similar(Box::new(r))),
         Op::SimilarAll { sync } => engine.similar_all(sync).map(Reply::SimilarAll),
         Op::Check { sync } => engine.check(sync).map(Reply::Check),
         Op::IndexMd { sync } => engine.index_files(sync).map(Reply::IndexMd),
         Op::Links { path, sync } => engine.links(&path, sync).map(Reply::Links),
-        Op::Saved { path } => sync_one(engine, &path).map(Reply::Reindex),
+        Op::Saved { path } => sync_one(engine, &path).map(|r| Reply::Reindex(Box::new(r))),
         Op::Hello => Err(no_backend()),
     }
 }

@@ -29,6 +29,7 @@ mod answerer;
 mod backend;
 pub mod capture;
 mod client;
+mod cookies;
 mod error;
 mod framing;
 mod handler;

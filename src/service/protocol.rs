@@ -144,7 +144,7 @@ pub enum Reply {
     /// Answer to [`Op::Status`].
     Status(Box<StatusReport>),
     /// Answer to [`Op::Reindex`].
-    Reindex(SyncReport),
+    Reindex(Box<SyncReport>),
     /// Answer to [`Op::Get`].
     Get(Passage),
     /// Answer to [`Op::Similar`] (boxed, as `Status`: the largest reply).
@@ -216,7 +216,7 @@ answers! {
     Hello(ServerInfo) => "hello",
     Search(SearchResponse) => "search",
     Status(Box<StatusReport>) => "status",
-    Reindex(SyncReport) => "reindex",
+    Reindex(Box<SyncReport>) => "reindex",
     Get(Passage) => "get",
     Similar(Box<SimilarResponse>) => "similar",
     SimilarAll(ClustersResponse) => "similar_all",
@@ -537,7 +537,7 @@ mod tests {
             String::from_utf8_lossy(&line)
         );
         assert_eq!(serde_json::from_slice::<Response>(&line).unwrap(), resp);
-        let hello = Response::ok(None, Reply::Reindex(SyncReport::default()));
+        let hello = Response::ok(None, Reply::Reindex(Box::default()));
         assert_eq!(
             serde_json::from_slice::<Response>(&hello.to_line()).unwrap(),
             hello

@@ -4,10 +4,12 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
+use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
 use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher};
 
+use super::cookies::Cookies;
 use crate::index::walk::IGNORE_FILES;
 
 /// What one file event means for the index.
@@ -28,15 +30,23 @@ pub enum Change {
 pub struct FolderWatcher {
     _inner: RecommendedWatcher,
     identity: Option<(u64, u64)>,
+    cookies: Arc<Cookies>,
+}
+
+impl Drop for FolderWatcher {
+    fn drop(&mut self) {
+        self.cookies.set_watching(false);
+    }
 }
 
 impl FolderWatcher {
     /// Watches `root` recursively, telling `notify` what changes (from notify's thread).
     /// `data_dir` is ignored (an index kept inside the notes folder must not wake its own
-    /// indexer).
-    pub fn start(
+    /// indexer), but for the folder of `cookies`, also watched, whose files it reports there.
+    pub(crate) fn start(
         root: &Path,
         data_dir: &Path,
+        cookies: Arc<Cookies>,
         notify: impl Fn(Change) + Send + 'static,
     ) -> Result<FolderWatcher, String> {
         let identity = identity(root);
@@ -47,8 +57,11 @@ impl FolderWatcher {
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let (root_c, data_c) = (real(root), real(data_dir));
         let watched = root_c.clone();
+        let cookie_dir = real(cookies.dir());
+        let heard = cookies.clone();
         let handler = move |res: notify::Result<Event>| {
             let change = match res {
+                Ok(event) if is_cookie(&heard, &cookie_dir, &event) => None,
                 Ok(event) => classify(&root_c, &data_c, &event),
                 Err(e) => Some(Change::Rescan(format!("watcher error: {e}"))),
             };
@@ -66,9 +79,19 @@ impl FolderWatcher {
         inner
             .watch(&watched, RecursiveMode::Recursive)
             .map_err(|e| e.to_string())?;
+        // By the same watcher, so its events queue with the notes' (an index kept inside
+        // the notes folder is watched already). Without it, searches do not wait.
+        let cookie_dir = real(cookies.dir());
+        let cookies_watched = cookie_dir.starts_with(&watched)
+            || inner
+                .watch(&cookie_dir, RecursiveMode::NonRecursive)
+                .inspect_err(|e| tracing::debug!(error = %e, "sync cookies not watched"))
+                .is_ok();
+        cookies.set_watching(cookies_watched);
         Ok(FolderWatcher {
             _inner: inner,
             identity,
+            cookies,
         })
     }
 
@@ -85,6 +108,22 @@ pub fn identity(root: &Path) -> Option<(u64, u64)> {
         .ok()
         .filter(|m| m.is_dir())
         .map(|m| (m.dev(), m.ino()))
+}
+
+/// Whether `event` is about a sync cookie (in `dir`, the cookies' folder as the watcher
+/// names it), told to `cookies` when one was made.
+fn is_cookie(cookies: &Cookies, dir: &Path, event: &Event) -> bool {
+    let created = matches!(
+        event.kind,
+        EventKind::Create(CreateKind::File | CreateKind::Any)
+    );
+    let mut any = false;
+    for path in event.paths.iter().filter(|p| p.parent() == Some(dir)) {
+        // Named under the folder as the cookies know it (the watcher's is resolved).
+        let named = cookies.dir().join(path.file_name().unwrap_or_default());
+        any |= cookies.heard_of(&named, created);
+    }
+    any
 }
 
 /// What one notify event means for the index, if anything.
