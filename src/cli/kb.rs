@@ -2,8 +2,9 @@
 //! links`. The answers come from the [`Answerer`] (the backend when one runs); the two
 //! that write (`new`, `index-md --write`) write here, each file atomically.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -21,6 +22,12 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
     let title = args.title.join(" ");
     let done = capture::capture(&answerer, &args.kind, &title, args.folder, args.force)?;
     let mut err = io::stderr().lock();
+    if let Some(behind) = &done.behind {
+        writeln!(
+            err,
+            "warning: {behind}; the check for duplicates saw the index as it was"
+        )?;
+    }
     if !done.written {
         if args.json {
             // A script that asked for JSON gets it on a refusal too: what would have been
@@ -114,6 +121,9 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             })
             .collect();
         written["to_link"] = to_link.into();
+        if let Some(behind) = &done.behind {
+            written["notice"] = behind.as_str().into();
+        }
         writeln!(out, "{written}")?;
     } else {
         writeln!(out, "{}", done.entry.abs_path)?;
@@ -196,10 +206,43 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     // A type whose INDEX.md cannot be written (a read-only folder) does not keep the others
     // from theirs: each failure is its own line, and the exit status says one failed.
     let mut failed: Vec<brain::Error> = Vec::new();
+    // Two INDEX.md linked to one file would overwrite each other on every run.
+    let mut written: HashMap<PathBuf, &str> = HashMap::new();
+    // An entry the index skips is missing from the list: said, as `brain index` says it.
+    for f in &files {
+        for w in &f.skipped {
+            eprintln!("warning: {}; not in {}", shown(w), f.path);
+        }
+    }
     for f in &files {
         let changed = f.changed();
         let mut error = None;
-        if changed && args.write {
+        // A file not there yet is where it will be made.
+        let path = root.join(&f.path);
+        let real = std::fs::canonicalize(&path).ok().or_else(|| {
+            let dir = std::fs::canonicalize(path.parent()?).ok()?;
+            Some(dir.join(path.file_name()?))
+        });
+        let shared = real.and_then(|real| written.insert(real, &f.path));
+        if let (Some(first), true) = (shared, args.write) {
+            let e = brain::Error::InvalidInput(format!(
+                "{}: leads to the same file as {first}, which is that type's INDEX.md: each type needs one of its own; remove the link",
+                f.path
+            ));
+            error = Some(e.to_string());
+            failed.push(e);
+        } else if let Some(twin) = args
+            .write
+            .then(|| kb::index_md::case_twin(&root, &f.path))
+            .flatten()
+        {
+            let e = brain::Error::InvalidInput(format!(
+                "{}: this file system matches names without case, so it is the note {twin}: rename that note, so that {} can be written",
+                f.path, f.path
+            ));
+            error = Some(e.to_string());
+            failed.push(e);
+        } else if changed && args.write {
             if let Err(e) = kb::write_atomic(
                 &root.join(&f.path),
                 &f.generated,

@@ -7,41 +7,70 @@ use crate::error::{Error, Result};
 use crate::kb::index_md::{self, IndexFile, INDEX_FILE};
 use crate::kb::{self, CheckReport, Entry, LinksReport, Schemas};
 
+/// What the knowledge-base operations read: the schemas, the index's entries, why the
+/// index could not be synced first (if so), and the files the sync skipped.
+struct KbState {
+    schemas: Schemas,
+    entries: Vec<Entry>,
+    notice: Option<String>,
+    skipped: Vec<String>,
+}
+
+/// How [`Engine::kb_state`] syncs first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KbSync {
+    /// Not at all.
+    No,
+    /// As a search does (the change journal where one can be trusted); an index that
+    /// cannot be written is read as it is, with a notice.
+    Recent,
+    /// A whole walk, so that every skipped file is met and said; an index that cannot be
+    /// written is read as it is, with a notice (`check`, an audit).
+    Walk,
+    /// A whole walk; an index that cannot be written fails (`index-md`, whose answer
+    /// becomes files).
+    WalkOrFail,
+}
+
 impl Engine {
-    /// The schemas and every entry, synced with the folder first when `sync`.
-    /// The schemas and the index's entries, synced first when `sync`. With `as_it_is`, an
-    /// index that cannot be written (a read-only data dir, a full disk) is read as it is,
-    /// with the notice that says so, as a search does; `index-md`, whose answer becomes
-    /// files, fails instead.
-    fn kb_state(
-        &self,
-        sync: bool,
-        as_it_is: bool,
-    ) -> Result<(Schemas, Vec<Entry>, Option<String>)> {
-        let mut notice = None;
-        if sync && as_it_is {
-            notice = self.sync_or_say_why()?.as_deref().map(super::behind_notice);
-        } else if sync {
-            self.sync()?;
-        } else {
-            crate::index::walk::check_root(&self.config.root)?;
+    /// The schemas and the index's entries, synced first as `how` says.
+    fn kb_state(&self, how: KbSync) -> Result<KbState> {
+        let (mut notice, mut skipped) = (None, Vec::new());
+        match how {
+            KbSync::No => crate::index::walk::check_root(&self.config.root)?,
+            KbSync::Recent => {
+                notice = self.sync_or_say_why()?.as_deref().map(super::behind_notice);
+            }
+            KbSync::Walk => match self.sync() {
+                Ok(report) => skipped = report.skipped,
+                Err(e) if e.is_unwritable() => {
+                    notice = Some(super::behind_notice(&e.to_string()));
+                }
+                Err(e) => return Err(e),
+            },
+            KbSync::WalkOrFail => skipped = self.sync()?.skipped,
         }
-        let schemas = Schemas::load(&self.config.root)?;
-        let entries = self.index.read()?.kb_entries()?;
-        Ok((schemas, entries, notice))
+        Ok(KbState {
+            schemas: Schemas::load(&self.config.root)?,
+            entries: self.index.read()?.kb_entries()?,
+            notice,
+            skipped,
+        })
     }
 
-    /// `brain check`: what is broken or stale. Reads no note file.
+    /// `brain check`: what is broken or stale, and the files the index skips. Reads no
+    /// note file but those a problem names.
     pub fn check(&self, sync: bool) -> Result<CheckReport> {
-        let (schemas, entries, notice) = self.kb_state(sync, true)?;
-        let files = self.index_files_of(&schemas, &entries);
+        let state = self.kb_state(if sync { KbSync::Walk } else { KbSync::No })?;
+        let files = self.index_files_of(&state.schemas, &state.entries, &state.skipped);
         Ok(CheckReport {
-            notice,
+            notice: state.notice,
             ..kb::check::check(
                 &self.config.root,
-                &schemas,
-                &entries,
+                &state.schemas,
+                &state.entries,
                 &files,
+                &state.skipped,
                 crate::date::today(),
             )
         })
@@ -50,16 +79,22 @@ impl Engine {
     /// Each typed folder's INDEX.md as `brain index-md --write` would write it, with the
     /// file as it is now.
     pub fn index_files(&self, sync: bool) -> Result<Vec<IndexFile>> {
-        let (schemas, entries, _) = self.kb_state(sync, false)?;
-        Ok(self.index_files_of(&schemas, &entries))
+        let state = self.kb_state(if sync { KbSync::WalkOrFail } else { KbSync::No })?;
+        Ok(self.index_files_of(&state.schemas, &state.entries, &state.skipped))
     }
 
-    fn index_files_of(&self, schemas: &Schemas, entries: &[Entry]) -> Vec<IndexFile> {
+    fn index_files_of(
+        &self,
+        schemas: &Schemas,
+        entries: &[Entry],
+        skipped: &[String],
+    ) -> Vec<IndexFile> {
         schemas
             .types
             .values()
             .map(|schema| {
                 let path = format!("{}/{INDEX_FILE}", schema.kind);
+                let folder = format!("{}/", schema.kind);
                 IndexFile {
                     generated: index_md::render(schema, entries),
                     // Not a file (a pipe would block) or unreadable: as if missing, so
@@ -70,6 +105,11 @@ impl Engine {
                     )
                     .ok(),
                     entries: index_md::count(&schema.kind, entries),
+                    skipped: skipped
+                        .iter()
+                        .filter(|w| w.starts_with(&folder))
+                        .cloned()
+                        .collect(),
                     path,
                 }
             })
@@ -81,7 +121,9 @@ impl Engine {
         let path = path.trim_start_matches("./");
         // Said before any sync: "  is not a note" would read as a garbled message.
         crate::passage::check_path(path)?;
-        let (_, entries, notice) = self.kb_state(sync, true)?;
+        let KbState {
+            entries, notice, ..
+        } = self.kb_state(if sync { KbSync::Recent } else { KbSync::No })?;
         let report =
             kb::links_of(&self.config.root, &entries, path).ok_or_else(|| self.not_a_note(path))?;
         Ok(LinksReport { notice, ..report })

@@ -36,8 +36,11 @@ pub const NO_MODEL_NOTICE: &str = "semantic search off: run 'brain model fetch'"
 
 /// What a command answering from an index it could not sync says ([`Engine::sync_or_say_why`]).
 pub(crate) fn behind_notice(cause: &str) -> String {
-    format!("the index could not be brought up to date: {cause}")
+    format!("{BEHIND}: {cause}")
 }
+
+/// How [`behind_notice`] begins: a notice that does is the first of its answer's notices.
+pub(crate) const BEHIND: &str = "the index could not be brought up to date";
 
 /// When a loaded vector matrix gets one-bit sketches of its rows, so that a semantic
 /// search scores only the rows near the query with their int8 codes.

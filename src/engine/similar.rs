@@ -43,6 +43,7 @@ impl Engine {
         if req.sync {
             notices.extend(self.sync_or_say_why()?.as_deref().map(super::behind_notice));
         }
+        let behind = notices.len();
         let (draft, exclude) = match given {
             Given::Draft(draft) => (draft, None),
             Given::Note(path) => {
@@ -191,8 +192,11 @@ impl Engine {
             ));
         }
         // "new" from an empty index would be said with confidence and mean nothing.
+        // An index that could not be synced says so first: that may be why it is empty
+        // (`brain new` with a read-only data dir checked nothing, and said only "empty").
         if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
-            notices = vec![empty];
+            notices.truncate(behind);
+            notices.push(empty);
         }
         Ok(SimilarResponse {
             verdict: found.verdict,
@@ -212,6 +216,7 @@ impl Engine {
         if sync {
             notices.extend(self.sync_or_say_why()?.as_deref().map(super::behind_notice));
         }
+        let behind = notices.len();
         // As a search does: a note saved a moment ago (a few passages) is embedded first,
         // so a copy just made is in the clusters; the rest of the matrix is reused.
         let semantic = self.semantic_ready(sync, &mut notices)?;
@@ -219,7 +224,8 @@ impl Engine {
         let matrix = semantic.as_ref().map(|(_, m)| m.as_ref());
         let clusters = similar::find_clusters(&reader, matrix, &self.pair_words)?;
         if let Some(empty) = crate::search::empty_index_notice(&reader, &self.config)? {
-            notices = vec![empty];
+            notices.truncate(behind);
+            notices.push(empty);
         }
         let mode = match matrix {
             Some(_) => "semantic",

@@ -55,6 +55,10 @@ pub struct SyncReport {
     /// index keeps: the others are of files skipped, said again on every sync.
     #[serde(skip)]
     pub note_warnings: u64,
+    /// The `warnings` of files (or folders) not read into the index, or kept as last
+    /// indexed: what `brain check` lists as skipped. Of a whole-folder sync, every one.
+    #[serde(skip)]
+    pub skipped: Vec<String>,
     /// Paths whose stat differed from the index's, or that are gone: what a change journal
     /// must have reported (files marked to be read again for a racy write are left out).
     #[serde(skip)]
@@ -326,6 +330,7 @@ fn reconcile(
     let hidden = std::mem::take(&mut walked.unreadable);
     let hides = |rel: &str| walk::under_any(&hidden, rel);
     let mut report = SyncReport {
+        skipped: walked.warnings.clone(),
         warnings: walked.warnings,
         incomplete: !hidden.is_empty(),
         ..Default::default()
@@ -705,6 +710,7 @@ fn apply(
         }
         Outcome::Drop { id, warning } => {
             if let Some(w) = warning {
+                report.skipped.push(w.clone());
                 report.warnings.push(w);
             }
             if let Some(id) = id {
@@ -713,6 +719,7 @@ fn apply(
             }
         }
         Outcome::Keep { warning } => {
+            report.skipped.push(warning.clone());
             report.warnings.push(warning);
             report.incomplete = true;
         }

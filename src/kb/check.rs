@@ -28,6 +28,9 @@ pub enum ProblemKind {
     Frontmatter,
     /// A note that is not valid UTF-8 (indexed with replacement characters).
     Encoding,
+    /// A file the index skips (UTF-16, binary, over `max_file_mb`, unreadable, a link out
+    /// of the brain), or a folder it cannot read: not searchable, and not in any INDEX.md.
+    Skipped,
     /// A link to no note.
     BrokenLink,
     /// A link in the short form `[[slug]]` where the convention is `[[type/slug]]`.
@@ -61,6 +64,7 @@ impl ProblemKind {
             ProblemKind::Encoding => {
                 "notes that are not UTF-8 (indexed with replacement characters)"
             }
+            ProblemKind::Skipped => "files the index skips (not searchable, not in INDEX.md)",
             ProblemKind::BrokenLink => "broken links",
             ProblemKind::ShortLink => "links in the short form (write [[type/slug]])",
             ProblemKind::MissingField => "missing required fields",
@@ -108,12 +112,14 @@ pub struct CheckReport {
 }
 
 /// Audits `entries` against `schemas` as of `today`; `index_files` are the INDEX.md files
-/// as generated, with what is on disk now.
+/// as generated, with what is on disk now; `skipped`, the sync's warning line for each
+/// file it did not read into the index.
 pub fn check(
     root: &std::path::Path,
     schemas: &Schemas,
     entries: &[Entry],
     index_files: &[IndexFile],
+    skipped: &[String],
     today: Date,
 ) -> CheckReport {
     let mut out = Vec::new();
@@ -143,6 +149,11 @@ pub fn check(
             other => other.to_string(),
         };
         push(ProblemKind::Schema, &rel, line, message);
+    }
+
+    for warning in skipped {
+        let (path, message) = skipped_parts(warning);
+        push(ProblemKind::Skipped, path, None, message.to_string());
     }
 
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
@@ -244,7 +255,21 @@ pub fn check(
             .entry((folder, slug.to_lowercase()))
             .or_default()
             .push(&e.path);
-        if !is_kebab(slug) {
+        let flat = e.path == format!("{folder}/{slug}.md");
+        if let Some((_, what)) = super::new::RESERVED
+            .iter()
+            .find(|(name, _)| flat && slug.eq_ignore_ascii_case(name))
+        {
+            push(
+                ProblemKind::BadSlug,
+                &e.path,
+                None,
+                format!(
+                    "is {folder}/{}.md on a Mac ({what}), which brain writes or reads in its place: rename it",
+                    slug.to_uppercase()
+                ),
+            );
+        } else if !is_kebab(slug) {
             let want = super::slug::slugify(slug).unwrap_or_default();
             bad_slugs.push((folder, slug, want, &e.path));
         }
@@ -454,6 +479,17 @@ fn scalar(v: &serde_json::Value) -> String {
     }
 }
 
+/// A sync's warning line split into the path it names and what it says: at its verdict
+/// (`: skipped: `, `: not read: `), which no path holds in practice, else at the first
+/// `: ` (a line of another shape is kept whole, on the brain folder).
+fn skipped_parts(warning: &str) -> (&str, &str) {
+    [": skipped: ", ": not read: "]
+        .iter()
+        .find_map(|mark| warning.find(mark))
+        .or_else(|| warning.find(": "))
+        .map_or(("", warning), |at| (&warning[..at], &warning[at + 2..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,6 +524,7 @@ mod tests {
             &Schemas::default(),
             entries,
             &[],
+            &[],
             Date::constant(2026, 6, 1),
         )
     }
@@ -517,7 +554,7 @@ mod tests {
             None,
         )];
         let today = Date::constant(2026, 6, 1);
-        let report = check(dir.path(), &lore(), &entries, &[], today);
+        let report = check(dir.path(), &lore(), &entries, &[], &[], today);
         let line = |kind| {
             report
                 .problems
@@ -545,6 +582,7 @@ mod tests {
             "/b".as_ref(),
             &lore(),
             &entries,
+            &[],
             &[],
             Date::constant(2026, 6, 1),
         );
@@ -658,6 +696,7 @@ mod tests {
             &schemas,
             &entries,
             &[],
+            &[],
             Date::constant(2026, 6, 1),
         );
         let future = old("idea/later.md", serde_json::json!("Done"));
@@ -672,6 +711,7 @@ mod tests {
             "/b".as_ref(),
             &schemas,
             &[future],
+            &[],
             &[],
             Date::constant(2026, 6, 1),
         );
@@ -702,7 +742,7 @@ mod tests {
             Some("lore/broken.md: frontmatter is not YAML: did not find expected key at line 3"),
         )];
         let today = Date::constant(2026, 6, 1);
-        let report = check("/b".as_ref(), &lore(), &entries, &[], today);
+        let report = check("/b".as_ref(), &lore(), &entries, &[], &[], today);
         let found = kinds(&report, "lore/broken.md");
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, ProblemKind::Frontmatter);
@@ -731,7 +771,7 @@ mod tests {
             entry("lore/other.md", with(serde_json::json!("idea")), None),
         ];
         let today = Date::constant(2026, 6, 1);
-        let report = check("/b".as_ref(), &lore(), &entries, &[], today);
+        let report = check("/b".as_ref(), &lore(), &entries, &[], &[], today);
         let list = kinds(&report, "lore/list.md");
         assert_eq!(
             list,

@@ -4,6 +4,7 @@
 //! same bytes, so a second `--write` changes nothing and `brain check` can compare.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,10 @@ pub struct IndexFile {
     pub current: Option<String>,
     /// The entries it lists.
     pub entries: u64,
+    /// Why each file of the type's folder that the index skips (and so this list leaves
+    /// out) was skipped: one warning line each, path first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 impl IndexFile {
@@ -33,9 +38,39 @@ impl IndexFile {
     pub fn changed(&self) -> bool {
         match &self.current {
             None => self.entries > 0,
-            Some(text) => *text != self.generated,
+            // Line endings and a byte-order mark are the editor's or git's
+            // (`core.autocrlf`): the same list, not one out of date forever.
+            Some(text) => {
+                let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+                match text.contains('\r') {
+                    true => text.replace("\r\n", "\n") != self.generated,
+                    false => text != self.generated,
+                }
+            }
         }
     }
+}
+
+/// The file that `path` (relative to `root`) names on a file system that matches names
+/// without case (a Mac's), when it is spelled otherwise (`lore/index.md`, an entry, for
+/// `lore/INDEX.md`): writing `path` there would replace it. `None` where the folder holds
+/// `path` as spelled, or nothing of that name.
+pub fn case_twin(root: &Path, path: &str) -> Option<String> {
+    let file = root.join(path);
+    let (dir, name) = (file.parent()?, file.file_name()?.to_str()?);
+    file.symlink_metadata().ok()?;
+    let mut twin = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let found = entry.file_name();
+        if found == name {
+            return None;
+        }
+        if found.to_str().is_some_and(|f| f.eq_ignore_ascii_case(name)) {
+            twin = Some(found);
+        }
+    }
+    let rel = Path::new(path).with_file_name(twin?);
+    Some(rel.to_string_lossy().into_owned())
 }
 
 /// How many of `entries` are entries of `kind`.
@@ -124,6 +159,21 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_case_twin_is_only_a_file_the_name_reaches_under_another_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("lore")).unwrap();
+        // Nothing of the name: nothing to replace.
+        assert_eq!(case_twin(dir.path(), "lore/INDEX.md"), None);
+        // A note `index.md` beside: on a file system that tells case apart (this one),
+        // INDEX.md is another file, made beside it; a Mac's names the note (not testable
+        // here: that answer is `Some("lore/index.md")`).
+        std::fs::write(dir.path().join("lore/index.md"), "note").unwrap();
+        assert_eq!(case_twin(dir.path(), "lore/INDEX.md"), None);
+        std::fs::write(dir.path().join("lore/INDEX.md"), "list").unwrap();
+        assert_eq!(case_twin(dir.path(), "lore/INDEX.md"), None);
+    }
     use super::*;
     use std::path::Path;
 

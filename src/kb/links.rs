@@ -246,6 +246,28 @@ pub struct Resolver {
     root: Option<std::path::PathBuf>,
 }
 
+/// The file under `root` named `rel` without case and Unicode form, as found on disk
+/// (relative), when each part of it names one entry alone.
+fn without_case(root: &std::path::Path, rel: &str) -> Option<String> {
+    let mut found = std::path::PathBuf::new();
+    for part in rel.split('/') {
+        let want = nfc(part).to_lowercase();
+        let mut matches = std::fs::read_dir(root.join(&found))
+            .ok()?
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|name| name.to_str().is_some_and(|n| nfc(n).to_lowercase() == want));
+        let name = matches.next()?;
+        if matches.next().is_some() {
+            return None;
+        }
+        found.push(name);
+    }
+    root.join(&found)
+        .is_file()
+        .then(|| found.to_string_lossy().into_owned())
+}
+
 impl Resolver {
     /// A resolver over `paths` (relative, `/`-separated).
     pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> Resolver {
@@ -355,9 +377,14 @@ impl Resolver {
         if !plain {
             return None;
         }
-        [format!("{target}.md"), target.to_string()]
-            .into_iter()
+        let named = [format!("{target}.md"), target.to_string()];
+        named
+            .iter()
             .find(|file| root.join(file).is_file())
+            .cloned()
+            // As a note's name is matched: without case (a Mac's `lore/index` is its
+            // `lore/INDEX.md`) and in either Unicode form, when one file alone is so named.
+            .or_else(|| named.iter().find_map(|file| without_case(root, file)))
     }
 
     /// The note `target` names, `Ok(Broken)` when several could be meant, or `Err` with why

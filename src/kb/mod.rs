@@ -246,8 +246,8 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
 pub enum WriteMode<'a> {
     /// Fail, leaving it alone (a link too, even one to nowhere).
     CreateNew,
-    /// Replace it; a link is followed only to a file inside `brain` (the brain folder):
-    /// brain writes nowhere else.
+    /// Replace it; a link is followed only to a file of the same name inside `brain` (the
+    /// brain folder), outside its hidden folders: brain writes nowhere else.
     Replace {
         /// The brain folder.
         brain: &'a std::path::Path,
@@ -296,6 +296,22 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
                 };
                 if !resolved.starts_with(&brain) {
                     return Err(outside(&resolved));
+                }
+                // Only to a file of the link's own name, outside hidden folders: an
+                // INDEX.md linked (by mistake, or by a tool) to a note, a SCHEMA.md or
+                // `.git/config` had that file replaced by a generated list.
+                let rel = resolved.strip_prefix(&brain).unwrap_or(&resolved);
+                let hidden = rel
+                    .components()
+                    .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+                if resolved.file_name() != path.file_name() || hidden {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    return Err(refuse(format!(
+                        "a link to {}, which is not a file brain writes: it writes through a link \
+                         only to another {name}, outside hidden folders; remove the link so that \
+                         {name} can be written",
+                        rel.display()
+                    )));
                 }
                 if resolved.is_dir() {
                     return Err(refuse(format!(
@@ -435,7 +451,8 @@ mod tests {
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o664);
 
-        let link = dir.path().join("link.md");
+        std::fs::create_dir(dir.path().join("lore")).unwrap();
+        let link = dir.path().join("lore/INDEX.md");
         std::os::unix::fs::symlink(&file, &link).unwrap();
         write_atomic(
             &link,
@@ -453,6 +470,42 @@ mod tests {
             .file_name()
             .to_string_lossy()
             .ends_with(".tmp")));
+    }
+
+    #[test]
+    fn a_link_to_a_note_a_schema_or_a_hidden_file_is_refused_untouched() {
+        let brain = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(brain.path().join("lore")).unwrap();
+        std::fs::create_dir_all(brain.path().join(".git/x")).unwrap();
+        for (target, text) in [
+            ("lore/precious-lesson.md", "my lesson"),
+            ("lore/SCHEMA.md", "---\ntype: lore\n---\n"),
+            (".git/config", "[core]\n"),
+            (".git/x/INDEX.md", "hidden"),
+        ] {
+            let file = brain.path().join(target);
+            std::fs::write(&file, text).unwrap();
+            let link = brain.path().join("lore/INDEX.md");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            let err = write_atomic(
+                &link,
+                "generated",
+                WriteMode::Replace {
+                    brain: brain.path(),
+                },
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains(&format!(
+                    "a link to {target}, which is not a file brain writes"
+                )),
+                "{err}"
+            );
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+            assert_eq!(err.lines().count(), 1);
+        }
     }
 
     #[test]

@@ -45,6 +45,14 @@ pub struct Planned {
     pub brain: PathBuf,
 }
 
+/// A type folder's own files, as a Mac names them without case, and what each holds: an
+/// entry `index.md` would be `INDEX.md`, written over by `index-md --write` (and "edit it"
+/// sent the person to a generated file).
+pub(crate) const RESERVED: [(&str, &str); 2] = [
+    ("index", "the list of its entries brain index-md writes"),
+    ("schema", "its fields and template"),
+];
+
 /// Plans the entry `title` of type `kind` in `root`: `kind/slug.md`, or with `folder`
 /// `kind/slug/slug.md`. The type must have a schema or be an existing folder of the root.
 pub fn plan(
@@ -128,21 +136,20 @@ pub fn plan(
             "the title {title:?} makes an empty file name: use some letters or digits"
         ))
     })?;
-    // A type folder's own files, as a Mac names them without case: `index.md` would be
-    // `INDEX.md`, written over by `index-md --write` (and "edit it" sent the person to a
-    // generated file).
-    let reserved = [
-        ("index", "the list of its entries brain index-md writes"),
-        ("schema", "its fields and template"),
-    ];
     // (`--folder` writes `lore/index/index.md`, which is no such file.)
-    if let Some((_, what)) = reserved.iter().find(|(name, _)| !folder && *name == slug) {
+    if let Some((_, what)) = RESERVED.iter().find(|(name, _)| !folder && *name == slug) {
         return Err(Error::InvalidInput(format!(
             "the title {title:?} makes {kind}/{slug}.md, which is {kind}/{}.md on a Mac ({what}): add a word to the title",
             slug.to_uppercase()
         )));
     }
     if let Some(taken) = taken(root, kind, &slug) {
+        if super::slug::is_cut(&title) {
+            return Err(Error::InvalidInput(format!(
+                "{taken} already exists: a file name keeps only a title's first {} characters, and this title's are the same; edit that note, or begin the title differently",
+                super::slug::MAX_SLUG
+            )));
+        }
         return Err(taken_error(&taken));
     }
     let rel = match folder {

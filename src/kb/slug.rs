@@ -6,6 +6,16 @@ pub const MAX_SLUG: usize = 80;
 
 /// The slug for `title`, or `None` when nothing of it survives (only punctuation, emoji).
 pub fn slugify(title: &str) -> Option<String> {
+    slugify_within(title, MAX_SLUG)
+}
+
+/// True when [`slugify`] cuts `title`'s words at [`MAX_SLUG`]: two titles that differ past
+/// it make one slug.
+pub fn is_cut(title: &str) -> bool {
+    slugify(title) != slugify_within(title, usize::MAX)
+}
+
+fn slugify_within(title: &str, max: usize) -> Option<String> {
     // `C++` and `C#` are names, as in the index (`text::symbols`): `cpp` and `csharp`,
     // not `c`.
     let named: String = crate::text::symbols::marked(title)
@@ -24,13 +34,13 @@ pub fn slugify(title: &str) -> Option<String> {
         .collect();
     let mut slug = String::new();
     for w in words {
-        if !slug.is_empty() && slug.len() + 1 + w.len() > MAX_SLUG {
+        if !slug.is_empty() && slug.len().saturating_add(1 + w.len()) > max {
             break;
         }
         if !slug.is_empty() {
             slug.push('-');
         }
-        slug.push_str(&w[..w.len().min(MAX_SLUG)]);
+        slug.push_str(&w[..w.len().min(max)]);
     }
     (!slug.is_empty()).then_some(slug)
 }
@@ -75,6 +85,8 @@ mod tests {
         assert_eq!(slugify(""), None);
         let long = slugify(&"word ".repeat(40)).unwrap();
         assert!(long.len() <= MAX_SLUG && is_kebab(&long), "{long}");
+        assert!(is_cut(&"word ".repeat(40)));
+        assert!(!is_cut(&"word ".repeat(10)));
         for s in ["retries-need-jitter", "a", "http-429"] {
             assert!(is_kebab(s), "{s}");
         }

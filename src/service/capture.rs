@@ -42,6 +42,9 @@ pub struct Captured {
     /// True when the entry was written where the index does not look (a folder excluded in
     /// the config, by `.gitignore`, `.ignore` or `.brainignore`): brain will not find it.
     pub excluded: bool,
+    /// Why the check for duplicates was of the index as it was (it could not be synced: a
+    /// read-only data dir): a note written since may be one it did not see.
+    pub behind: Option<String>,
 }
 
 /// Whether the brain's note `hit` (compared with the new entry's title) stops an entry of
@@ -81,6 +84,12 @@ pub fn capture(
         explain: true,
         sync: true,
     })?;
+    // Only that notice: the others (no model, an empty brain) do not make the check wrong.
+    let behind = similar
+        .notice
+        .as_deref()
+        .filter(|n| n.starts_with(crate::engine::BEHIND))
+        .map(|n| n.split("; ").next().unwrap_or(n).to_string());
     let (duplicates, others): (Vec<SimilarHit>, Vec<SimilarHit>) = similar
         .results
         .into_iter()
@@ -120,6 +129,7 @@ pub fn capture(
         duplicates,
         related,
         excluded,
+        behind,
     })
 }
 

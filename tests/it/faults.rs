@@ -695,6 +695,22 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
         .is_some_and(|n| n.contains("could not be brought up to date")));
     let r = b.run(&["index-md"]);
     assert_one_line(&r, 1, &["cannot write the index"]);
+    // `new` writes the entry (the notes folder is writable), and says that its check for
+    // duplicates saw the index as it was: it said "nothing like it" alone.
+    let r = b.run(&["new", "lore", "Okapi herding while read-only", "--json"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .starts_with("warning: the index could not be brought up to date")
+            && r.stderr()
+                .contains("the check for duplicates saw the index as it was"),
+        "{}",
+        r.stderr()
+    );
+    assert!(r.json()["notice"]
+        .as_str()
+        .is_some_and(|n| n.starts_with("the index could not be brought up to date")));
+    std::fs::remove_file(b.root.join("lore/okapi-herding-while-read-only.md")).unwrap();
     data.remount("rw");
 
     // A read-only notes folder: the commands that write say so; nothing appears.

@@ -761,3 +761,159 @@ fn new_says_when_it_writes_where_the_index_does_not_look() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(!r.stderr().contains("excluded"), "{}", r.stderr());
 }
+
+#[test]
+fn check_lists_the_files_a_type_loses_to_the_index_and_index_md_warns_of_them() {
+    let b = Brain::example();
+    // Latin text in UTF-16, and a note over max_file_mb: the index skips both, so
+    // INDEX.md leaves them out; check said "nothing wrong" of them, index-md nothing.
+    let utf16: Vec<u8> = "---\ntype: idea\ntitle: Wide\n---\nbody\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    b.write("idea/wide.md", [&[0xff, 0xfe][..], &utf16].concat());
+    b.write_config("max_file_mb = 1\n");
+    b.write(
+        "idea/huge.md",
+        "---\ntitle: Huge\n---\n".to_string() + &"word ".repeat(300_000),
+    );
+    let (code, report) = check_json(&b);
+    assert_eq!(code, 1);
+    let skipped: Vec<_> = problems(&report)
+        .into_iter()
+        .filter(|(kind, ..)| kind == "skipped")
+        .map(|(_, path, line)| (path, line))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("idea/huge.md".to_string(), None),
+            ("idea/wide.md".to_string(), None)
+        ]
+    );
+    assert!(message_about(&report, "idea/wide.md").starts_with("skipped: UTF-16"));
+    assert!(message_about(&report, "idea/huge.md").contains("over the 1 MiB limit"));
+    let stderr = b.run(&["index-md"]).stderr();
+    let warned: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: idea/"))
+        .collect();
+    assert_eq!(warned.len(), 2, "{stderr}");
+    assert!(warned.iter().all(|l| l.ends_with("; not in idea/INDEX.md")));
+}
+
+#[test]
+fn index_md_writes_no_file_but_an_index_through_a_link() {
+    let b = Brain::example();
+    let note = b.root.join("lore/sqlite-busy-timeout.md");
+    let before = std::fs::read(&note).unwrap();
+    let schema = std::fs::read(b.root.join("idea/SCHEMA.md")).unwrap();
+    for (link, target) in [
+        ("lore/INDEX.md", "sqlite-busy-timeout.md"),
+        ("idea/INDEX.md", "SCHEMA.md"),
+    ] {
+        let _ = std::fs::remove_file(b.root.join(link));
+        std::os::unix::fs::symlink(target, b.root.join(link)).unwrap();
+    }
+    let r = b.run(&["index-md", "--write"]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("a link to lore/sqlite-busy-timeout.md, which is not a file brain writes"),
+        "{}",
+        r.stderr()
+    );
+    assert!(r
+        .stderr()
+        .contains("a link to idea/SCHEMA.md, which is not a file brain writes"));
+    assert_eq!(std::fs::read(&note).unwrap(), before);
+    assert_eq!(
+        std::fs::read(b.root.join("idea/SCHEMA.md")).unwrap(),
+        schema
+    );
+
+    // Two types' INDEX.md linked to one file: the first type's is written, the other
+    // refused (each run overwrote the other's, and check never settled).
+    std::fs::remove_file(b.root.join("idea/INDEX.md")).unwrap();
+    std::fs::remove_file(b.root.join("lore/INDEX.md")).unwrap();
+    std::os::unix::fs::symlink("../idea/INDEX.md", b.root.join("lore/INDEX.md")).unwrap();
+    let r = b.run(&["index-md", "--write"]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("lore/INDEX.md: leads to the same file as idea/INDEX.md"),
+        "{}",
+        r.stderr()
+    );
+    assert!(std::fs::read_to_string(b.root.join("idea/INDEX.md"))
+        .unwrap()
+        .starts_with("# idea"));
+}
+
+#[test]
+fn an_index_md_with_crlf_line_endings_or_a_byte_order_mark_is_up_to_date() {
+    let b = Brain::example();
+    b.ok(&["index-md", "--write"]);
+    let file = b.root.join("lore/INDEX.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for changed in [text.replace('\n', "\r\n"), format!("\u{feff}{text}")] {
+        std::fs::write(&file, &changed).unwrap();
+        let r = b.run(&["index-md"]);
+        assert!(
+            r.stdout().contains("INDEX.md files up to date"),
+            "{}",
+            r.stdout()
+        );
+        let (_, report) = check_json(&b);
+        assert!(
+            !problems(&report)
+                .iter()
+                .any(|(kind, ..)| kind == "index_outdated"),
+            "{report}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
+    }
+}
+
+#[test]
+fn check_flags_an_entry_named_as_its_folders_index_or_schema() {
+    let b = Brain::example();
+    b.write(
+        "lore/index.md",
+        "---\ntype: lore\ntitle: Our suppliers\n---\nprecious\n",
+    );
+    b.write(
+        "lore/Schema.md",
+        "---\ntype: lore\ntitle: Schema notes\n---\nx\n",
+    );
+    let (_, report) = check_json(&b);
+    for (path, file) in [
+        ("lore/index.md", "lore/INDEX.md"),
+        ("lore/Schema.md", "lore/SCHEMA.md"),
+    ] {
+        assert!(
+            problems(&report).contains(&("bad_slug".into(), path.into(), None)),
+            "{report}"
+        );
+        let said = report["problems"].as_array().unwrap().iter().any(|p| {
+            p["path"] == path
+                && p["kind"] == "bad_slug"
+                && p["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(&format!("is {file} on a Mac")))
+        });
+        assert!(said, "{report}");
+    }
+}
+
+#[test]
+fn new_says_when_two_long_titles_make_one_file_name() {
+    let b = Brain::example();
+    let start = "Postmortem of the payment service outage caused by the expired intermediate TLS certificate on";
+    b.ok(&["new", "lore", &format!("{start} the EU cluster")]);
+    let r = b.run(&["new", "lore", &format!("{start} the US cluster"), "--force"]);
+    r.assert_refused(
+        "a second long title alike in its first 80 characters",
+        "a file name keeps only a title's first 80 characters",
+    );
+}
