@@ -501,6 +501,34 @@ fn a_search_right_after_a_write_finds_it() {
     );
 }
 
+/// A note saved just after a folder holding many folders was renamed is found by a search
+/// at once: the watcher's one thread re-adds a watch per folder of the tree first, and the
+/// search's flush reached the indexer before the note's event did (20 misses in 20 at
+/// 1,000 folders). The search now waits for a sync cookie queued behind the note's event.
+#[test]
+fn a_search_right_after_a_tree_is_renamed_and_a_note_saved_finds_it() {
+    let brain = Brain::example();
+    for i in 0..1000 {
+        std::fs::create_dir_all(brain.root.join(format!("tree/f{i}"))).unwrap();
+    }
+    let _server = brain.serve_synced(&[]);
+    let (a, b) = (brain.root.join("tree"), brain.root.join("tree2"));
+    for round in 0..4 {
+        match round % 2 {
+            0 => std::fs::rename(&a, &b).unwrap(),
+            _ => std::fs::rename(&b, &a).unwrap(),
+        }
+        let word = format!("quokkatree{round}");
+        brain.write("idea/after-rename.md", format!("# After\n\n{word}\n"));
+        let found = hit_paths(&brain.json(&["search", &word, "--mode", "bm25"]));
+        assert_eq!(found, ["idea/after-rename.md"], "round {round}");
+    }
+    // No cookie is left behind, and none was ever made in the notes folder.
+    let cookies = brain.config().index_dir().join("watch-cookies");
+    assert_eq!(std::fs::read_dir(&cookies).unwrap().count(), 0);
+    assert!(!brain.root.join("watch-cookies").exists());
+}
+
 #[test]
 fn the_watcher_follows_creates_renames_deletes_and_folder_moves() {
     let brain = Brain::example();
