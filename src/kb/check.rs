@@ -16,6 +16,7 @@ use super::slug::is_kebab;
 use super::Entry;
 use crate::date::{leading_date, value_date};
 use crate::error::Error;
+use crate::text::unicode_form::nfc;
 
 /// What kind of problem; the names are a contract with `--json` readers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -251,8 +252,9 @@ pub fn check(
         let Some(schema) = schemas.types.get(folder) else {
             continue;
         };
+        // In NFC too: `café.md` written in both forms is two files on Linux, one on a Mac.
         slugs
-            .entry((folder, slug.to_lowercase()))
+            .entry((folder, nfc(slug).to_lowercase()))
             .or_default()
             .push(&e.path);
         let flat = e.path == format!("{folder}/{slug}.md");
@@ -280,7 +282,9 @@ pub fn check(
             continue;
         }
         match e.fields.get("type") {
-            Some(serde_json::Value::String(t)) if t != folder => push(
+            // In NFC: a folder named by an older macOS tool (NFD) and a type typed on a
+            // keyboard are one name ("café is not café" otherwise).
+            Some(serde_json::Value::String(t)) if nfc(t) != nfc(folder) => push(
                 ProblemKind::WrongType,
                 &e.path,
                 Some(line_of("type")),
@@ -385,8 +389,14 @@ pub fn check(
                     p,
                     None,
                     format!(
-                        "{folder}/{slug} is also {}: merge them, or rename one",
-                        paths[0]
+                        "{folder}/{slug} is also {}{}: merge them, or rename one",
+                        paths[0],
+                        // Alike to the eye: said, or the line reads as a file twice.
+                        match p.to_lowercase() != paths[0].to_lowercase() && nfc(p) == nfc(paths[0])
+                        {
+                            true => " (the same name, its accents written another way)",
+                            false => "",
+                        }
                     ),
                 );
             }

@@ -78,13 +78,14 @@ pub fn plan(
     // Types are matched without case, as `--type` filters are (`IDEA` is `idea`); the
     // entry takes the type's own spelling. A type or folder named as typed is that one,
     // and two that differ only in case leave the name as typed (then refused if neither).
+    let nfc = crate::text::unicode_form::nfc;
     let exact = schemas.types.contains_key(kind) || folders(root).iter().any(|f| f == kind);
     let mut alike: Vec<String> = schemas
         .types
         .keys()
         .cloned()
         .chain(folders(root))
-        .filter(|k| k.eq_ignore_ascii_case(kind))
+        .filter(|k| nfc(k).to_lowercase() == nfc(kind).to_lowercase())
         .collect();
     alike.sort();
     alike.dedup();
@@ -102,10 +103,19 @@ pub fn plan(
         }
         let is_folder = is_plain_name(kind)
             && std::fs::symlink_metadata(root.join(kind)).is_ok_and(|m| m.is_dir());
+        // Quoted as typed, without Rust's escapes (`"cafe\u{301}"` for an accent typed
+        // apart): only control characters are replaced.
+        let shown = format!("\"{}\"", crate::text::without_controls(kind));
+        if !is_folder && is_plain_name(kind) && root.join(kind).is_dir() {
+            return Err(Error::InvalidInput(format!(
+                "type {shown}: {}/ is a symbolic link, which brain does not follow (the index skips it too): move the folder itself into the brain",
+                crate::text::without_controls(kind)
+            )));
+        }
         if !is_folder {
             if !is_plain_name(kind) {
                 return Err(Error::InvalidInput(format!(
-                    "unknown type {kind:?}: a type is the name of a top-level folder of the brain, without '/' or a leading '.'"
+                    "unknown type {shown}: a type is the name of a top-level folder of the brain, without '/' or a leading '.'"
                 )));
             }
             let mut known: Vec<String> = schemas.types.keys().cloned().collect();
@@ -114,19 +124,19 @@ pub fn plan(
             }
             if known.is_empty() {
                 return Err(Error::InvalidInput(format!(
-                    "unknown type {kind:?}: the brain has no types yet: make the folder ({}) or, in an empty brain folder, run 'brain install' for the default ones",
+                    "unknown type {shown}: the brain has no types yet: make the folder ({}) or, in an empty brain folder, run 'brain install' for the default ones",
                     root.join(kind).display()
                 )));
             }
             // `NOTES` with both `Notes/` and `notes/` there: not unknown, but not one type.
             if alike.len() > 1 {
                 return Err(Error::InvalidInput(format!(
-                    "type {kind:?} could be {}: folders differing only in case; give one exactly",
+                    "type {shown} could be {}: folders differing only in case; give one exactly",
                     alike.join(" or ")
                 )));
             }
             return Err(Error::InvalidInput(format!(
-                "unknown type {kind:?}: the types are {} (or any top-level folder, without a schema)",
+                "unknown type {shown}: the types are {} (or any top-level folder, without a schema)",
                 known.join(", ")
             )));
         }

@@ -167,7 +167,8 @@ impl Schema {
         })?;
         // The line a key sits on, for the faults found after parsing (YAML starts on line 2).
         let at = |keys: &[&str]| line_of(yaml, keys);
-        if let Some(named) = raw.kind.as_deref().filter(|k| *k != kind) {
+        let nfc = crate::text::unicode_form::nfc;
+        if let Some(named) = raw.kind.as_deref().filter(|k| nfc(k) != nfc(kind)) {
             return Err(bad(
                 at(&["type"]),
                 format!("says type: {named}, but sits in the {kind}/ folder; make them agree"),

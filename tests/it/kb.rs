@@ -917,3 +917,60 @@ fn new_says_when_two_long_titles_make_one_file_name() {
         "a file name keeps only a title's first 80 characters",
     );
 }
+
+#[test]
+fn a_type_is_one_name_in_either_unicode_form_and_two_files_so_named_are_one_slug() {
+    let b = Brain::new();
+    let (nfd, nfc) = ("cafe\u{301}", "caf\u{e9}");
+    // A folder named by an older macOS tool (NFD), its schema and a type typed on a
+    // keyboard (NFC): "says type: café, but sits in the café/ folder" before.
+    b.write(
+        &format!("{nfd}/SCHEMA.md"),
+        format!("---\ntype: {nfc}\n---\n"),
+    );
+    b.write(
+        &format!("{nfd}/hand-written.md"),
+        format!("---\ntype: {nfc}\ntitle: Hand written\ncreated: 2026-01-01\nupdated: 2026-01-01\ntags: []\n---\nx\n"),
+    );
+    let (_, report) = check_json(&b);
+    let kinds: Vec<String> = problems(&report).into_iter().map(|(k, ..)| k).collect();
+    assert!(
+        !kinds.iter().any(|k| k == "schema" || k == "wrong_type"),
+        "{report}"
+    );
+    let r = b.run(&["new", nfc, "Typed on a keyboard"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(b.root.join(nfd).join("typed-on-a-keyboard.md").is_file());
+
+    // Two entries whose names differ only in Unicode form: one slug (one file on a Mac).
+    b.write(&format!("{nfd}/{nfc}.md"), "# One\n");
+    b.write(&format!("{nfd}/{nfd}.md"), "# Two\n");
+    let (_, report) = check_json(&b);
+    let twins: Vec<&Value> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "duplicate_slug")
+        .collect();
+    assert_eq!(twins.len(), 1, "{report}");
+    assert!(
+        twins[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its accents written another way"),
+        "{report}"
+    );
+}
+
+#[test]
+fn new_says_a_symlinked_type_folder_is_not_followed() {
+    let b = Brain::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(elsewhere.path().join("ext")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("ext"), b.root.join("ext")).unwrap();
+    b.write("lore/x.md", "# X\n");
+    b.run(&["new", "ext", "Through a link"]).assert_refused(
+        "a type folder that is a symlink",
+        "type \"ext\": ext/ is a symbolic link, which brain does not follow",
+    );
+}
