@@ -212,7 +212,13 @@ pub fn check(
                 return None;
             }
             let text = scalar(v);
-            Some(value_date(&text).ok_or(text))
+            // Shown as written: a string quoted, a list or a number as YAML has it (a list
+            // was shown as JSON inside quotes, `"[\"2026-01-01\"]"`).
+            let shown = match v {
+                serde_json::Value::String(s) => format!("{s:?}"),
+                other => other.to_string(),
+            };
+            Some(value_date(&text).ok_or(shown))
         };
         let created = date("created");
         let updated = date("updated");
@@ -222,7 +228,7 @@ pub fn check(
                     ProblemKind::BadDate,
                     &e.path,
                     Some(line_of(field)),
-                    format!("{field}: {text:?} is not a date (write YYYY-MM-DD)"),
+                    format!("{field}: {text} is not a date (write YYYY-MM-DD)"),
                 ),
                 // A day of slack: a note written today where the date is already tomorrow.
                 // Past that, a typo (2062 for 2026), which would also keep it from going
@@ -308,10 +314,16 @@ pub fn check(
                 Some(_) => true,
             };
             if !present {
+                // Written empty (`url: ""`, as `brain new` writes a field to fill in): at
+                // its line; absent: at the frontmatter's start.
+                let line = match e.fields.contains_key(field.as_str()) {
+                    true => line_of(field),
+                    false => 1,
+                };
                 push(
                     ProblemKind::MissingField,
                     &e.path,
-                    Some(1),
+                    Some(line),
                     format!("no {field} (required by {})", schema.file),
                 );
             }

@@ -205,6 +205,8 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
         })
         .collect();
     incoming.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    // A line linking twice (`[[x]] ... [[x#Fix]]`) is one place that links here.
+    incoming.dedup_by(|a, b| a.path == b.path && a.line == b.line);
     Some(LinksReport {
         path: path.to_string(),
         outgoing,

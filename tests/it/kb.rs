@@ -974,3 +974,47 @@ fn new_says_a_symlinked_type_folder_is_not_followed() {
         "type \"ext\": ext/ is a symbolic link, which brain does not follow",
     );
 }
+
+#[test]
+fn check_and_links_say_each_place_once_and_where_it_is() {
+    let b = Brain::new();
+    b.write(
+        "rl/SCHEMA.md",
+        "---\ntype: rl\nrequired: [type, title, url]\n---\n",
+    );
+    // A field written empty is reported at its own line, a missing one at line 1.
+    b.write(
+        "rl/empty-url.md",
+        "---\ntype: rl\ntitle: Empty url\ncreated: [\"2026-01-01\"]\nurl: \"\"\n---\nx\n",
+    );
+    b.write("rl/no-url.md", "---\ntype: rl\ntitle: No url\n---\nx\n");
+    b.write(
+        "src.md",
+        "# Src\n\n[[rl/no-url]] [[rl/no-url#x]] [[rl/no-url|label]]\n",
+    );
+    let (_, report) = check_json(&b);
+    let all = problems(&report);
+    assert!(
+        all.contains(&("missing_field".into(), "rl/empty-url.md".into(), Some(5))),
+        "{report}"
+    );
+    assert!(
+        all.contains(&("missing_field".into(), "rl/no-url.md".into(), Some(1))),
+        "{report}"
+    );
+    // A list is shown as YAML writes it, not as JSON in quotes.
+    let dates: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "bad_date")
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert_eq!(
+        dates,
+        ["created: [\"2026-01-01\"] is not a date (write YYYY-MM-DD)"]
+    );
+    // Three links on one line are one place that links here.
+    let links = b.json(&["links", "rl/no-url.md"]);
+    assert_eq!(links["incoming"], json!([{"path": "src.md", "line": 3}]));
+}
