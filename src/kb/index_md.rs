@@ -126,26 +126,29 @@ pub fn render(schema: &Schema, entries: &[Entry]) -> String {
         .get(field)
         .map(|f| f.values.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    // Known values in the schema's order, then others alphabetically, then "no value".
-    let mut groups: BTreeMap<(usize, String), Vec<&Entry>> = BTreeMap::new();
+    // Known values in the schema's order, then others (whole numbers by their value, so
+    // `9` before `10`; then text, alphabetically), then "no value".
+    let mut groups: BTreeMap<(usize, bool, u64, String), Vec<&Entry>> = BTreeMap::new();
     for e in mine {
         // A list (`phase: [Exploring, Done]`) files the entry under each of its values.
         let mut seen = std::collections::HashSet::new();
         let mut values = e.field_values(field);
         values.retain(|v| seen.insert(v.clone()));
         if values.is_empty() {
-            let key = (order.len() + 1, format!("(no {field})"));
+            let key = (order.len() + 1, false, 0, format!("(no {field})"));
             groups.entry(key).or_default().push(e);
         }
         for v in values {
             let at = order.iter().position(|o| *o == v).unwrap_or(order.len());
-            groups.entry((at, v)).or_default().push(e);
+            let number = v.parse::<u64>().ok();
+            let key = (at, number.is_none(), number.unwrap_or_default(), v);
+            groups.entry(key).or_default().push(e);
         }
     }
     if groups.is_empty() {
         out.push_str("\n(no entries yet)\n");
     }
-    for ((_, name), list) in groups {
+    for ((.., name), list) in groups {
         // On one line, as the titles are: a value holding a line break would otherwise
         // start a section (or a heading) of its own.
         let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -238,6 +241,15 @@ mod tests {
             ),
             "{text}"
         );
+        // Values the schema does not list: whole numbers by their value, then text.
+        let numbered = [
+            entry("idea/n10.md", "Ten", Some("10")),
+            entry("idea/n9.md", "Nine", Some("9")),
+            entry("idea/w.md", "Word", Some("Alpha")),
+        ];
+        let text = render(&schema, &numbered);
+        let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+        assert_eq!(headings, ["## 9", "## 10", "## Alpha"]);
     }
 
     #[test]
