@@ -368,6 +368,19 @@ fn parse_yaml(yaml: &str) -> Result<Map<String, Value>, String> {
     if let Some(why) = too_deep(yaml) {
         return Err(format!("invalid YAML: {why}"));
     }
+    // `--- oops` (a closing line with a word after it) starts a second YAML document,
+    // which the parser words as "more than one document is not supported" at line 1.
+    if let Some(at) = yaml.lines().position(|l| {
+        ["--- ", "---\t", "... ", "...\t"]
+            .iter()
+            .any(|m| l.starts_with(m))
+    }) {
+        return Err(format!(
+            "invalid YAML at line {}: a line starting with '{}' ends the frontmatter only on its own; remove what follows it, or the line",
+            at + 2,
+            &yaml.lines().nth(at).unwrap_or_default()[..3]
+        ));
+    }
     let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml)
         .map_err(|e| format!("invalid YAML: {}{}", in_file_lines(&e), tab_hint(yaml)))?;
     match yaml_to_json(value) {
@@ -765,6 +778,24 @@ mod tests {
         // Both of its lines are blanked; the body stays where it was.
         assert_eq!(n.text.split('\n').nth(4), Some("body text quokka"));
         assert!(!n.text.contains("policy"), "{:?}", n.text);
+    }
+
+    #[test]
+    fn a_closing_line_with_words_after_it_is_named_at_its_line() {
+        let (n, w) = parse(
+            "b.md",
+            b"---\ntitle: Fence typo\n--- oops\ntags: [a]\n---\nbody\n",
+        );
+        assert_eq!(n.title, "b");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("b.md: frontmatter ignored: invalid YAML at line 3: a line starting with '---' ends the frontmatter only on its own"),
+            "{w:?}"
+        );
+        // Inside a block scalar (indented) it is text, not a marker.
+        let (n, w) = parse("c.md", b"---\ntitle: T\nnote: |\n  --- kept\n---\nbody\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(n.title, "T");
     }
 
     #[test]
