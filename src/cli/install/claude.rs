@@ -168,6 +168,16 @@ impl Registration {
     }
 }
 
+/// Why Claude Code's settings file, which is there, cannot be read as JSON (`None` when
+/// it reads, or is not there): then whether brain is registered is not known, which is not
+/// "not registered".
+pub fn settings_unreadable() -> Option<String> {
+    let path = settings_path()?;
+    let bytes = read_file(&path)?;
+    let err = serde_json::from_slice::<serde_json::Value>(&bytes).err()?;
+    Some(format!("{} is not JSON ({err})", path.display()))
+}
+
 /// Reads Claude Code's settings (read-only: they are Claude Code's to change).
 pub fn registration() -> Registration {
     let Some(json) = settings_path()

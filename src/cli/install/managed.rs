@@ -112,6 +112,26 @@ impl Record {
     }
 }
 
+/// [`write`], refused when `path` is a link into the brain folder `notes`: a SKILL.md
+/// linked to a note had the note replaced by the skill (`install --force`). brain writes
+/// into the notes folder only what it is asked to.
+pub fn write_outside(path: &Path, content: &str, notes: &Path) -> Result<()> {
+    if let (Ok(_), Ok(real), Ok(notes)) = (
+        std::fs::read_link(path),
+        std::fs::canonicalize(path),
+        std::fs::canonicalize(notes),
+    ) {
+        if real.starts_with(&notes) {
+            anyhow::bail!(
+                "{} is a link to {}, in the brain folder, where brain does not write it: remove the link, then run this again",
+                path.display(),
+                real.display()
+            );
+        }
+    }
+    write(path, content)
+}
+
 /// Writes `content` to `path` whole or not at all (a temp file renamed over it), creating
 /// the folders above it.
 pub fn write(path: &Path, content: &str) -> Result<()> {
@@ -150,6 +170,37 @@ fn hash(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_link_is_written_through_only_to_a_file_outside_the_brain() {
+        let dir = tempfile::tempdir().unwrap();
+        let (note, kept) = (
+            dir.path().join("retry.md"),
+            dir.path().join("dotfiles/SKILL.md"),
+        );
+        std::fs::write(&note, "my note").unwrap();
+        std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+        std::fs::write(&kept, "old skill").unwrap();
+        let skill = dir.path().join("skills/brain/SKILL.md");
+        std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+
+        std::os::unix::fs::symlink(&note, &skill).unwrap();
+        let err = write_outside(&skill, "the skill", dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("in the brain folder, where brain does not write"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&note).unwrap(), "my note");
+
+        std::fs::remove_file(&skill).unwrap();
+        std::os::unix::fs::symlink(&kept, &skill).unwrap();
+        let notes = dir.path().join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        write_outside(&skill, "the skill", &notes).unwrap();
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "the skill");
+        assert!(skill.symlink_metadata().unwrap().file_type().is_symlink());
+    }
     #[test]
     fn tells_current_outdated_and_edited_apart() {
         let dir = tempfile::tempdir().unwrap();

@@ -237,7 +237,7 @@ fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()>
             }
         };
     if !s.dry_run && outcome != "up to date" {
-        managed::write(&path, claude::SKILL)?;
+        managed::write_outside(&path, claude::SKILL, &s.config.root)?;
         s.record.remember(&path, claude::SKILL);
     }
     line(out, "skill", &outcome, format!("{shown}{note}"))?;
@@ -354,7 +354,7 @@ fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
             + "\n";
     }
     if !s.dry_run {
-        managed::write(&path, &text)?;
+        managed::write_outside(&path, &text, &s.config.root)?;
     }
     let said = match pins.is_empty() {
         true => "every setting commented out".to_string(),
@@ -450,7 +450,7 @@ fn install_autostart(s: &mut Setup, out: &mut impl Write, force: bool) -> Result
         }
     };
     if !s.dry_run && outcome != "up to date" {
-        managed::write(&a.path, &a.content)?;
+        managed::write_outside(&a.path, &a.content, &s.config.root)?;
         s.record.remember(&a.path, &a.content);
     }
     line(out, "autostart", &outcome, &shown)?;
@@ -783,6 +783,16 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
         .server()
         .and_then(|server| mcp_drift(s, server));
     match (&registration, drift) {
+        (Registration::None, _) if claude::settings_unreadable().is_some() => fail(
+            s,
+            out,
+            "mcp",
+            "unknown",
+            format!(
+                "{}, so whether brain is registered cannot be told: mend it (Claude Code's own file), then check again",
+                claude::settings_unreadable().unwrap_or_default()
+            ),
+        )?,
         (_, Some(why)) => fail(
             s,
             out,

@@ -747,3 +747,35 @@ fn the_cli_inside_an_app_bundle_installs_itself() {
         "{out}"
     );
 }
+
+/// A SKILL.md linked (by a dotfiles tool, or by mistake) to a note of the brain: `install
+/// --force` wrote the skill into the note. And a `~/.claude.json` that is not JSON is not
+/// "mcp off": whether brain is registered cannot be told.
+#[test]
+fn install_never_writes_a_note_through_a_link_and_an_unreadable_claude_json_is_said() {
+    let b = fresh();
+    ok(brain(&b, &["install"]));
+    let note = b.write("lore/retry.md", "# Retry\n\nmine\n");
+    std::fs::remove_file(skill(&b)).unwrap();
+    std::os::unix::fs::symlink(&note, skill(&b)).unwrap();
+    let r = brain(&b, &["install", "--force"]);
+    assert_ne!(r.code(), 0, "{}", r.stdout());
+    assert!(
+        r.stderr()
+            .contains("in the brain folder, where brain does not write it"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "# Retry\n\nmine\n");
+
+    std::fs::remove_file(skill(&b)).unwrap();
+    ok(brain(&b, &["install"]));
+    std::fs::write(b.home.join(".claude.json"), "{\"mcpServers\":").unwrap();
+    let r = brain(&b, &["install", "--check"]);
+    assert_eq!(r.code(), 1, "{}", r.stdout());
+    assert!(
+        row(&r.stdout(), "mcp").starts_with("unknown ") && r.stdout().contains("is not JSON"),
+        "{}",
+        r.stdout()
+    );
+}
