@@ -366,7 +366,9 @@ fn the_file(may_be_new: bool) -> Result<(Option<PathBuf>, FileConfig)> {
 /// `config.toml` in the platform config dir's `brain/` folder. `None` without a home folder.
 pub fn config_file_path() -> Option<PathBuf> {
     match std::env::var_os("BRAIN_CONFIG").filter(|v| !v.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
+        // `~/c.toml` as BRAIN_DIR takes it: what zsh passes on in `-e BRAIN_CONFIG=~/...`,
+        // and what a systemd `Environment=` line or a JSON config holds.
+        Some(p) => Some(expand_tilde(Path::new(&p))),
         None => dirs::config_dir().map(|d| d.join("brain").join("config.toml")),
     }
 }

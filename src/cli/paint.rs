@@ -29,6 +29,13 @@ impl Paint {
         let on = match when {
             ColorWhen::Always => true,
             ColorWhen::Never => false,
+            // `CLICOLOR_FORCE=0` forces nothing (the convention: any other value does),
+            // though the colour crate reads any value as "force".
+            ColorWhen::Auto if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v == "0") => {
+                std::io::IsTerminal::is_terminal(&std::io::stdout())
+                    && anstream::AutoStream::choice(&std::io::stdout())
+                        != anstream::ColorChoice::Never
+            }
             ColorWhen::Auto => {
                 anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
             }

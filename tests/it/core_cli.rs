@@ -1,7 +1,7 @@
 //! The core through the real binary: indexing, keyword search, output contracts, and every
 //! kind of bad input the core issue lists.
 
-use crate::harness::{describe, paths, walk, Brain};
+use crate::harness::{describe, paths, walk, Brain, Run};
 
 #[test]
 fn index_reports_changes_and_is_idempotent() {
@@ -1338,6 +1338,20 @@ fn colour_is_for_a_terminal_or_when_asked_and_never_changes_piped_output() {
         id.replace(&plain, "recall_id: N"),
         piped.replace(['«', '»'], "")
     );
+    // CLICOLOR_FORCE forces colour into a pipe, except as 0 (the convention's "not forced").
+    for (force, coloured) in [("1", true), ("0", false)] {
+        let r = b
+            .command()
+            .env("CLICOLOR_FORCE", force)
+            .args(search)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&r.stdout).contains('\x1b'),
+            coloured,
+            "CLICOLOR_FORCE={force}"
+        );
+    }
     // The flag is what the person asked for this once: it wins over NO_COLOR.
     let r = b
         .command()
@@ -1386,4 +1400,19 @@ fn a_notes_own_guillemets_are_not_marks() {
         snippet.contains("‹«cache»›") && snippet.contains("«expiré»"),
         "{snippet}"
     );
+}
+
+#[test]
+fn brain_config_starting_with_a_tilde_is_under_home() {
+    let b = Brain::example();
+    // Read (its bad value refused) rather than "does not exist", as BRAIN_DIR's `~` is.
+    std::fs::write(b.home.join("c.toml"), "max_file_mb = 0\n").unwrap();
+    let r = Run(b
+        .command()
+        .env("BRAIN_CONFIG", "~/c.toml")
+        .args(["status"])
+        .output()
+        .unwrap());
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(r.stderr().contains("max_file_mb"), "{}", r.stderr());
 }
