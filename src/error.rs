@@ -228,6 +228,16 @@ impl Error {
 /// serde's names for the values a setting takes, in the words a person writing TOML (the
 /// config) or YAML (a schema) uses: `expected u32` and `struct RawSchema` are Rust's.
 pub(crate) fn in_plain_words(message: &str) -> String {
+    // A positive whole number refused by its type is one too large ("integer `99999999999`,
+    // expected a whole number" read as if it were not one).
+    let unsigned = ["expected usize", "expected u64", "expected u32"];
+    if message.starts_with("invalid value: integer `")
+        && !message.starts_with("invalid value: integer `-")
+    {
+        if let Some(kind) = unsigned.iter().find(|k| message.contains(*k)) {
+            return message.replace(kind, "expected a smaller whole number");
+        }
+    }
     [
         ("expected usize", "expected a whole number"),
         ("expected u64", "expected a whole number"),
@@ -254,6 +264,18 @@ pub(crate) fn in_plain_words(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_number_too_large_for_its_setting_is_said_to_be_too_large() {
+        assert_eq!(
+            in_plain_words("invalid value: integer `99999999999`, expected u32"),
+            "invalid value: integer `99999999999`, expected a smaller whole number"
+        );
+        assert_eq!(
+            in_plain_words("invalid value: integer `-3`, expected u32"),
+            "invalid value: negative number `-3`, expected a whole number"
+        );
+    }
 
     #[test]
     fn a_note_that_cannot_be_read_is_a_failure_that_says_how_to_fix_it() {
