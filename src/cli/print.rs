@@ -393,7 +393,13 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
         };
         writeln!(out, "changes:   from the FSEvents journal, {how}")?;
     }
-    let installed = if s.model_installed {
+    let installed = if s.model_installed && !s.model_changed.is_empty() {
+        format!(
+            "installed, runs on {}; changed since last verified: {}: the next search checks it (brain model verify)",
+            s.device,
+            s.model_changed.join(", ")
+        )
+    } else if s.model_installed {
         format!("installed, runs on {}", s.device)
     } else {
         "not installed: run 'brain model fetch'".into()

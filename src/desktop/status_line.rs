@@ -128,6 +128,7 @@ mod tests {
             last_sync: None,
             model: "nomic-embed-text-v1.5".into(),
             model_installed: true,
+            model_changed: Vec::new(),
             device: "cpu".into(),
             embedded_with: None,
             recalls: Default::default(),

@@ -45,6 +45,10 @@ pub struct Status {
     pub model: String,
     /// Whether its files are installed.
     pub model_installed: bool,
+    /// Its files written to since a load last verified them (the next load hashes them
+    /// again, and refuses them if their bytes changed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_changed: Vec<String>,
     /// Where the model runs (`cpu`, `metal`, `cuda:0`).
     pub device: String,
     /// The model the stored vectors belong to.
@@ -106,6 +110,10 @@ impl Engine {
                 .and_then(|v| serde_json::from_str(&v).ok()),
             model: self.config.model.clone(),
             model_installed: embed::is_installed(&self.config),
+            model_changed: self
+                .config
+                .models()
+                .changed_since_verified(&self.config.model),
             device: embed::device_label(),
             embedded_with: reader.stored_model()?.map(|(m, _)| m),
             recalls: reader.recall_totals()?,

@@ -63,6 +63,14 @@ impl Store {
         manifest::find(name).is_some_and(|m| verify::looks_installed(m, &self.install_dir(name)))
     }
 
+    /// The required files of the installed model `name` written to since a load last
+    /// verified them (see [`verify::changed_since_verified`]).
+    pub fn changed_since_verified(&self, name: &str) -> Vec<String> {
+        manifest::find(name).map_or_else(Vec::new, |m| {
+            verify::changed_since_verified(m, &self.install_dir(name))
+        })
+    }
+
     /// Hashes the required files of the installed model `name` and returns their verified
     /// bytes.
     pub fn open_verified(

@@ -100,6 +100,11 @@ impl Stamps {
             .unwrap_or_default()
     }
 
+    /// Whether the record holds `path` at all (a load verified it once).
+    pub fn holds(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
     /// Whether `path`, now `identity`, was recorded as hashing to `sha256` (the pin).
     pub fn vouches(&self, path: &str, identity: &Identity, sha256: &str) -> bool {
         self.files

@@ -196,6 +196,25 @@ pub fn looks_installed(manifest: &Manifest, dir: &Path) -> bool {
     })
 }
 
+/// The required files of `manifest` in `dir` written to since a load last verified them
+/// (their identity no longer the one recorded, so the next load hashes them again, and
+/// refuses them if they changed): a `stat` each, for `status` to say so. A file no load has
+/// verified yet is not listed.
+pub fn changed_since_verified(manifest: &Manifest, dir: &Path) -> Vec<String> {
+    let stamps = super::stamp::Stamps::load(dir);
+    manifest
+        .required_files()
+        .filter(|spec| {
+            let now = std::fs::metadata(file_path(dir, &spec.path))
+                .ok()
+                .and_then(|m| super::stamp::Identity::of(&m));
+            stamps.holds(&spec.path)
+                && now.is_some_and(|id| !stamps.vouches(&spec.path, &id, &spec.sha256))
+        })
+        .map(|spec| spec.path.clone())
+        .collect()
+}
+
 /// `dir` joined with a `/`-separated hub path.
 pub fn file_path(dir: &Path, hub_path: &str) -> PathBuf {
     hub_path

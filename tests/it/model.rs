@@ -106,8 +106,25 @@ fn vectors_match_sentence_transformers_documents_to_1e_5_queries_to_2e_4() {
 fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     let b = Brain::new();
     b.import_model();
+    // Loaded once: the files' identities are recorded as verified.
+    b.ok(&["model", "embed", "--model", MODEL, "hello"]);
     let weights = b.models_dir().join(MODEL).join("model.safetensors");
     flip_byte(&weights, 40_000_000);
+    // `status` and `install --check` say so without hashing (they said "installed", "ok").
+    let status = b.ok(&["status"]).stdout();
+    assert!(
+        status.contains("changed since last verified: model.safetensors"),
+        "{status}"
+    );
+    let check = b.run(&["install", "--check"]);
+    assert!(
+        check
+            .stdout()
+            .lines()
+            .any(|l| l.starts_with("model") && l.contains("changed")),
+        "{}",
+        check.stdout()
+    );
 
     let out = b.run(&["model", "embed", "--model", MODEL, "hello"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));

@@ -832,7 +832,21 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     if let Err(e) = brain::embed::check_model_name(&s.config) {
         fail(s, out, "model", "unknown", e.to_string())?;
     } else if brain::embed::is_installed(&s.config) {
-        line(out, "model", "ok", &s.config.model)?;
+        let changed = s.config.models().changed_since_verified(&s.config.model);
+        match changed.is_empty() {
+            true => line(out, "model", "ok", &s.config.model)?,
+            false => fail(
+                s,
+                out,
+                "model",
+                "changed",
+                format!(
+                    "{}: {} written to since last verified: run 'brain model verify'",
+                    s.config.model,
+                    changed.join(", ")
+                ),
+            )?,
+        }
     } else {
         line(
             out,
