@@ -66,6 +66,8 @@ pub struct Server {
     pub dir: Option<String>,
     /// `BRAIN_MODEL` from its `env`, if given.
     pub model: Option<String>,
+    /// `BRAIN_DATA_DIR` from its `env`, if given.
+    pub data_dir: Option<String>,
 }
 
 impl Server {
@@ -90,7 +92,25 @@ impl Server {
                 .as_str()
                 .filter(|m| !m.is_empty())
                 .map(str::to_string),
+            data_dir: v["env"]["BRAIN_DATA_DIR"]
+                .as_str()
+                .filter(|d| !d.is_empty())
+                .map(str::to_string),
         }
+    }
+
+    /// Why this server would keep its index and models in another data folder than `ours`
+    /// (this install's), or `None`: a `BRAIN_DATA_DIR` in its `env` wins over the config
+    /// file, and a server there searches another index, without this brain's model.
+    pub fn data_dir_drift(&self, ours: &Path) -> Option<String> {
+        let given = self.data_dir.as_ref()?;
+        let folder = folder_of(given)?;
+        (!same_folder(&folder, ours)).then(|| {
+            format!(
+                "it is given BRAIN_DATA_DIR={given}, not this brain's {}",
+                ours.display()
+            )
+        })
     }
 
     /// Why this server would embed with another model than `ours` (this install's), or
@@ -607,8 +627,19 @@ mod tests {
             config: config.map(str::to_string),
             dir: None,
             model: None,
+            data_dir: None,
         };
         let root = Path::new("/nonexistent-brain");
+        // Another data folder: another index, without this brain's model.
+        let other = Server {
+            data_dir: Some("/tmp/other-data".into()),
+            ..server(Some(&me), &["mcp"], None)
+        };
+        assert!(other
+            .data_dir_drift(Path::new("/tmp/this-data"))
+            .unwrap()
+            .contains("BRAIN_DATA_DIR=/tmp/other-data"));
+        assert_eq!(other.data_dir_drift(Path::new("/tmp/other-data")), None);
         assert_eq!(server(Some(&me), &["mcp"], None).drift(None, root), None);
         let gone = server(Some("/nonexistent/old/brain"), &["mcp"], None).drift(None, root);
         assert!(gone.unwrap().contains("is not there"));

@@ -486,6 +486,7 @@ fn mcp_drift(s: &Setup, server: &claude::Server) -> Option<String> {
                 .then(|| server.model_drift(&s.config.model))
                 .flatten()
         })
+        .or_else(|| server.data_dir_drift(&s.config.data_dir))
 }
 
 fn report_mcp(s: &Setup, out: &mut impl Write) -> Result<()> {
