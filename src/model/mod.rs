@@ -168,7 +168,21 @@ impl Store {
 
     /// Installs `name` from `src`, a folder in the hub's layout, verifying every file.
     pub fn import(&self, name: &str, src: &Path) -> Result<InstallReport, ModelError> {
-        install::import(manifest(name)?, &self.dir, src)
+        let m = manifest(name)?;
+        self.usable()?;
+        install::import(m, &self.dir, src)
+    }
+
+    /// Refuses a models folder that is a file (or anything but a folder): every install
+    /// would fail inside it with "Not a directory" and a staging path nobody made.
+    fn usable(&self) -> Result<(), ModelError> {
+        match std::fs::metadata(&self.dir) {
+            Ok(m) if !m.is_dir() => Err(ModelError::Invalid(format!(
+                "the models folder {} is a file, not a folder: move it away (brain makes the folder)",
+                self.dir.display()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Downloads `name` from `hub` (see [`fetch::hub_url`]) at its pinned revision. A model
@@ -180,6 +194,7 @@ impl Store {
         progress: &mut dyn FnMut(&fetch::Progress),
     ) -> Result<InstallReport, ModelError> {
         let m = manifest(name)?;
+        self.usable()?;
         let dir = self.install_dir(name);
         if verify::looks_installed(m, &dir) && self.verify(name).1.is_none() {
             return Ok(InstallReport {
@@ -244,4 +259,23 @@ pub(crate) fn test_manifest(name: &str, files: &[(&str, &[u8], bool)]) -> Manife
         })
         .collect();
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_models_folder_that_is_a_file_is_said_so_before_any_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("models");
+        std::fs::write(&file, "x").unwrap();
+        let store = Store::new(&file);
+        let err = store
+            .import("all-minilm-l6-v2", dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a file, not a folder"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    }
 }

@@ -28,6 +28,18 @@ fn claude_dir() -> Option<PathBuf> {
     }
 }
 
+/// Refuses a `CLAUDE_CONFIG_DIR` that names something other than a folder (a file): every
+/// path under it failed with the system's "Not a directory" and a path nobody wrote.
+pub fn check_claude_dir() -> brain::Result<()> {
+    match claude_dir().map(|d| (std::fs::metadata(&d), d)) {
+        Some((Ok(m), dir)) if !m.is_dir() => Err(brain::Error::InvalidInput(format!(
+            "CLAUDE_CONFIG_DIR names {}, which is not a folder: point it at Claude Code's folder, or unset it",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Where the skill goes: `~/.claude/skills/brain/SKILL.md`.
 pub fn skill_path() -> Option<PathBuf> {
     claude_dir().map(|d| d.join("skills").join(NAME).join("SKILL.md"))

@@ -56,6 +56,7 @@ impl Setup {
             Some(found) if claude::is_this_binary(found, &exe) => claude::NAME.to_string(),
             _ => exe.to_string_lossy().into_owned(),
         };
+        claude::check_claude_dir()?;
         let skill = claude::skill_path().context("no home folder to install the skill into")?;
         // As the settings resolved it (`~` expanded, absolute): the unit's working folder
         // and home are not this shell's to rely on.

@@ -779,3 +779,18 @@ fn install_never_writes_a_note_through_a_link_and_an_unreadable_claude_json_is_s
         r.stdout()
     );
 }
+
+#[test]
+fn a_claude_config_dir_that_is_a_file_is_refused_before_anything_is_written() {
+    let b = fresh();
+    let file = b.home.join("not-a-folder");
+    std::fs::write(&file, "x").unwrap();
+    let r = Run(b
+        .command()
+        .env("CLAUDE_CONFIG_DIR", &file)
+        .args(["install"])
+        .output()
+        .unwrap());
+    r.assert_refused("CLAUDE_CONFIG_DIR a file", "which is not a folder");
+    assert!(!b.root.exists(), "the brain folder was made");
+}
