@@ -84,6 +84,14 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         std::process::id(),
         log_path.display()
     )?;
+    // Said where the person looks (it was only in the log): what it serves meanwhile.
+    if !root.is_dir() {
+        writeln!(
+            io::stderr(),
+            "brain serve: {} is not there: waiting for it to come back; searches answer from the index as it stands",
+            root.display()
+        )?;
+    }
     let signal = runtime.block_on(async {
         tokio::select! {
             _ = term.recv() => "SIGTERM",

@@ -905,3 +905,19 @@ fn a_changed_ignore_file_walks_the_whole_folder_as_an_edit_not_a_fallback() {
         "{log}"
     );
 }
+
+/// A backend started on a brain folder that is not there (an unmounted volume, a synced
+/// folder not restored yet) waits for it, and says so where it said it serves: the reason
+/// was only in its log.
+#[test]
+fn serve_says_it_waits_for_a_missing_brain_folder() {
+    let brain = Brain::example();
+    brain.ok(&["index"]);
+    std::fs::remove_dir_all(&brain.root).unwrap();
+    let _server = brain.serve(&[]);
+    let said = eventually(10 * SECOND, || {
+        let text = std::fs::read_to_string(brain.path("serve.stderr")).ok()?;
+        text.contains("waiting for it to come back").then_some(text)
+    });
+    assert!(said.contains("is not there"), "{said}");
+}
