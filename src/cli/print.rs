@@ -303,6 +303,9 @@ pub enum NoBackend {
     NotAsked,
     /// One holds it and refused this client: every client slot is taken.
     Busy,
+    /// One holds it (this pid) on another socket than this shell's: its `XDG_RUNTIME_DIR`
+    /// is not this shell's.
+    Elsewhere(u32),
 }
 
 /// The `brain status` block, saying why a report made in-process has no backend in it:
@@ -433,6 +436,10 @@ fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> i
             NoBackend::Busy => writeln!(
                 out,
                 "backend:   busy, every client slot taken (see the warning above): the figures are this process's"
+            ),
+            NoBackend::Elsewhere(pid) => writeln!(
+                out,
+                "backend:   running (pid {pid}) on another socket: this shell's XDG_RUNTIME_DIR is not the backend's; commands here work in-process"
             ),
             NoBackend::NotRunning => writeln!(out, "backend:   not running"),
         };

@@ -32,6 +32,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     let fell_back = std::sync::Arc::new(std::sync::Mutex::new(None));
     let seen = fell_back.clone();
     let socket = brain::service::socket_path(&config);
+    let holder = brain::service::backend_holder(&config);
     let status = shim::answerer(config, &args.daemon)
         .on_fallback(move |e| {
             let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
@@ -48,7 +49,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // Told not to ask a backend, this process still says whether one answers there (a
     // connection opened and closed: the backend reads no request from it).
     let fell_back = fell_back.lock().ok().and_then(|seen| *seen);
-    let why = why_none(&status, !args.daemon.no_daemon, fell_back, socket);
+    let why = why_none(&status, !args.daemon.no_daemon, fell_back, socket, holder);
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
     if let Some(note) = model_mismatch(&status, &ours) {
@@ -88,6 +89,7 @@ pub(crate) fn why_none(
     asks: bool,
     fell_back: Option<print::NoBackend>,
     socket: std::path::PathBuf,
+    holder: Option<u32>,
 ) -> print::NoBackend {
     if status.backend.is_some() {
         return print::NoBackend::NotRunning; // not read: a backend answered
@@ -98,7 +100,10 @@ pub(crate) fn why_none(
             true => print::NoBackend::Silent,
             false => print::NoBackend::NotAsked,
         },
-        None => print::NoBackend::NotRunning,
+        None => match holder.filter(|&pid| pid != std::process::id()) {
+            Some(pid) => print::NoBackend::Elsewhere(pid),
+            None => print::NoBackend::NotRunning,
+        },
     }
 }
 
@@ -113,6 +118,7 @@ pub(crate) fn with_state(
         (false, print::NoBackend::Silent) => "not_answering",
         (false, print::NoBackend::Busy) => "busy",
         (false, print::NoBackend::NotRunning) => "not_running",
+        (false, print::NoBackend::Elsewhere(_)) => "elsewhere",
     };
     WithState {
         report: status,

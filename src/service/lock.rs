@@ -77,6 +77,39 @@ pub enum LockFailure {
     Failed(ServiceError),
 }
 
+/// The pid of the backend holding `config`'s lock, from the kernel's list of locks (Linux's
+/// `/proc/locks`): the lock is never taken to find out, so a backend starting meanwhile is
+/// not refused. `None` where there is no such list, when no one holds it, or when a
+/// rebuild does. For `status` in a shell whose `XDG_RUNTIME_DIR` is not the backend's (ssh
+/// without a login session, cron), where its socket is another path.
+pub fn backend_holder(config: &Config) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let path = lock_path(config);
+        let ino = std::fs::metadata(&path).ok()?.ino();
+        if std::fs::read_to_string(&path).is_ok_and(|t| t.contains(Holder::Rebuild.word())) {
+            return None;
+        }
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        // `1: FLOCK  ADVISORY  WRITE 3636 fe:00:10010648 0 EOF`; a waiter's line has `->`
+        // after the number, and is not the holder.
+        locks.lines().find_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (kind, pid, id) = (*f.get(1)?, f.get(4)?, f.get(5)?);
+            let this = id.rsplit(':').next()?.parse::<u64>().ok()? == ino;
+            (kind == "FLOCK" && this)
+                .then(|| pid.parse().ok())
+                .flatten()
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = config;
+        None
+    }
+}
+
 impl InstanceLock {
     /// Takes the one-backend-per-index lock of `config`'s brain for `holder` (creating its
     /// folder); [`ServiceError::AlreadyRunning`] or [`ServiceError::Rebuilding`], with the

@@ -49,6 +49,7 @@ pub use backend::{Backend, BackendOptions};
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::ServiceError;
 pub use location::{runtime_dir, socket_path};
+pub use lock::backend_holder;
 pub use logfile::RotatingLog;
 pub use protocol::StatusReport;
 pub use rebuild::{rebuild, BackendLock, Rebuilt};

@@ -447,11 +447,12 @@ impl BrainTools {
         let ours = self.brain.config().model.clone();
         let asks = self.brain.asks_backend();
         let socket = brain::service::socket_path(self.brain.config());
+        let holder = brain::service::backend_holder(self.brain.config());
         match self.blocking(|b| b.status()).await {
             Ok(status) => {
                 // As `brain status` says it: not asked (`brain mcp --no-daemon`) is not
                 // "not running".
-                let why = crate::cli::status::why_none(&status, asks, None, socket);
+                let why = crate::cli::status::why_none(&status, asks, None, socket, holder);
                 if args.json {
                     return json(&crate::cli::status::with_state(&status, why));
                 }

@@ -921,3 +921,34 @@ fn serve_says_it_waits_for_a_missing_brain_folder() {
     });
     assert!(said.contains("is not there"), "{said}");
 }
+
+/// A shell whose XDG_RUNTIME_DIR is not the backend's (ssh without a login session, cron)
+/// looks for its socket elsewhere: `status` said "not running" of a running backend. The
+/// lock it holds tells (read from the kernel's list of locks, never taken).
+#[test]
+#[cfg(target_os = "linux")]
+fn status_from_another_runtime_folder_says_the_backend_runs_elsewhere() {
+    let brain = Brain::example();
+    let server = brain.serve_synced(&[]);
+    let other = brain.path("other-run");
+    std::fs::create_dir_all(&other).unwrap();
+    let status = |json: bool| {
+        let mut cmd = brain.command();
+        cmd.env("XDG_RUNTIME_DIR", &other).arg("status");
+        if json {
+            cmd.arg("--json");
+        }
+        crate::harness::Run(cmd.output().unwrap())
+    };
+    let text = status(false).stdout();
+    assert!(
+        text.contains(&format!(
+            "backend:   running (pid {}) on another socket",
+            server.pid()
+        )),
+        "{text}"
+    );
+    assert_eq!(status(true).json()["backend_state"], "elsewhere");
+    // Where the backend's own socket is, it answers as always.
+    assert_eq!(brain.status()["backend_state"], "answered");
+}
