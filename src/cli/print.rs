@@ -439,7 +439,7 @@ fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> i
             ),
             NoBackend::Elsewhere(pid) => writeln!(
                 out,
-                "backend:   running (pid {pid}) on another socket: this shell's XDG_RUNTIME_DIR is not the backend's; commands here work in-process"
+                "backend:   running (pid {pid}), not on this shell's socket: its XDG_RUNTIME_DIR is another (or it is starting); commands here work in-process"
             ),
             NoBackend::NotRunning => writeln!(out, "backend:   not running"),
         };

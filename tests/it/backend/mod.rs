@@ -943,7 +943,7 @@ fn status_from_another_runtime_folder_says_the_backend_runs_elsewhere() {
     let text = status(false).stdout();
     assert!(
         text.contains(&format!(
-            "backend:   running (pid {}) on another socket",
+            "backend:   running (pid {}), not on this shell's socket",
             server.pid()
         )),
         "{text}"
