@@ -216,7 +216,6 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     }
     for f in &files {
         let changed = f.changed();
-        let mut error = None;
         // A file not there yet is where it will be made.
         let path = root.join(&f.path);
         let real = std::fs::canonicalize(&path).ok().or_else(|| {
@@ -224,34 +223,30 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
             Some(dir.join(path.file_name()?))
         });
         let shared = real.and_then(|real| written.insert(real, &f.path));
-        if let (Some(first), true) = (shared, args.write) {
-            let e = brain::Error::InvalidInput(format!(
-                "{}: leads to the same file as {first}, which is that type's INDEX.md: each type needs one of its own; remove the link",
-                f.path
-            ));
-            error = Some(e.to_string());
+        let refused = |why: String| Err(brain::Error::InvalidInput(format!("{}: {why}", f.path)));
+        let outcome = match (shared, args.write) {
+            (_, false) => Ok(()),
+            (Some(first), true) => refused(format!(
+                "leads to the same file as {first}, which is that type's INDEX.md: each type needs one of its own; remove the link"
+            )),
+            (None, true) => match kb::index_md::case_twin(&root, &f.path) {
+                Some(twin) => refused(format!(
+                    "this file system matches names without case, so it is the note {twin}: rename that note, so that {} can be written",
+                    f.path
+                )),
+                None if changed => kb::write_atomic(
+                    &path,
+                    &f.generated,
+                    kb::WriteMode::Replace { brain: &root },
+                ),
+                None => Ok(()),
+            },
+        };
+        let error = outcome.err().map(|e| {
+            let said = format!("{e:#}");
             failed.push(e);
-        } else if let Some(twin) = args
-            .write
-            .then(|| kb::index_md::case_twin(&root, &f.path))
-            .flatten()
-        {
-            let e = brain::Error::InvalidInput(format!(
-                "{}: this file system matches names without case, so it is the note {twin}: rename that note, so that {} can be written",
-                f.path, f.path
-            ));
-            error = Some(e.to_string());
-            failed.push(e);
-        } else if changed && args.write {
-            if let Err(e) = kb::write_atomic(
-                &root.join(&f.path),
-                &f.generated,
-                kb::WriteMode::Replace { brain: &root },
-            ) {
-                error = Some(format!("{e:#}"));
-                failed.push(e);
-            }
-        }
+            said
+        });
         if let Some(error) = error {
             rows.push(serde_json::json!({"path": f.path, "changed": true, "written": false, "error": error}));
             continue;

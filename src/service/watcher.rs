@@ -58,10 +58,10 @@ impl FolderWatcher {
         let (root_c, data_c) = (real(root), real(data_dir));
         let watched = root_c.clone();
         let cookie_dir = real(cookies.dir());
-        let heard = cookies.clone();
+        let (heard, heard_dir) = (cookies.clone(), cookie_dir.clone());
         let handler = move |res: notify::Result<Event>| {
             let change = match res {
-                Ok(event) if is_cookie(&heard, &cookie_dir, &event) => None,
+                Ok(event) if is_cookie(&heard, &heard_dir, &event) => None,
                 Ok(event) => classify(&root_c, &data_c, &event),
                 Err(e) => Some(Change::Rescan(format!("watcher error: {e}"))),
             };
@@ -81,7 +81,6 @@ impl FolderWatcher {
             .map_err(|e| e.to_string())?;
         // By the same watcher, so its events queue with the notes' (an index kept inside
         // the notes folder is watched already). Without it, searches do not wait.
-        let cookie_dir = real(cookies.dir());
         let cookies_watched = cookie_dir.starts_with(&watched)
             || inner
                 .watch(&cookie_dir, RecursiveMode::NonRecursive)

@@ -784,15 +784,19 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     let drift = registration
         .server()
         .and_then(|server| mcp_drift(s, server));
+    // Read once, and only when no registration was found in it.
+    let unreadable = matches!(registration, Registration::None)
+        .then(claude::settings_unreadable)
+        .flatten();
     match (&registration, drift) {
-        (Registration::None, _) if claude::settings_unreadable().is_some() => fail(
+        (Registration::None, _) if unreadable.is_some() => fail(
             s,
             out,
             "mcp",
             "unknown",
             format!(
                 "{}, so whether brain is registered cannot be told: mend it (Claude Code's own file), then check again",
-                claude::settings_unreadable().unwrap_or_default()
+                unreadable.unwrap_or_default()
             ),
         )?,
         (_, Some(why)) => fail(
