@@ -127,6 +127,15 @@ fn copy_all(
         .map(|spec| {
             let from = file_path(src, &spec.path);
             if !from.is_file() {
+                // Something by that name that is no file is not "missing": say what it is.
+                // (An optional file is left out whatever stands in its place.)
+                if let Some(what) = not_a_file(&from).filter(|_| spec.required) {
+                    return Err(ModelError::Invalid(format!(
+                        "{}: {what}, not a file; model {} needs the file itself here",
+                        from.display(),
+                        manifest.name
+                    )));
+                }
                 return if spec.required {
                     Err(ModelError::Missing {
                         model: manifest.name.clone(),
@@ -203,6 +212,28 @@ fn other_revision(manifest: &Manifest) -> String {
     )
 }
 
+/// What `path` is when it names something that is not a readable file: a folder, or a
+/// symbolic link whose target is not there; `None` when nothing is there.
+fn not_a_file(path: &Path) -> Option<String> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        return match fs::metadata(path) {
+            Ok(m) if m.is_dir() => Some("a symbolic link to a folder".to_string()),
+            Ok(_) => Some("a symbolic link to something other than a file".to_string()),
+            Err(_) => Some(format!(
+                "a symbolic link to {}, which is not there",
+                fs::read_link(path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "a path".to_string())
+            )),
+        };
+    }
+    match meta.is_dir() {
+        true => Some("a folder".to_string()),
+        false => Some("neither a file nor a folder (a socket, a pipe, a device)".to_string()),
+    }
+}
+
 /// A staging folder for `name` inside `models_dir`: hidden, so it is never mistaken for an
 /// installed model.
 pub fn staging_dir(models_dir: &Path, name: &str, purpose: &str) -> PathBuf {
@@ -233,7 +264,11 @@ pub fn commit(staging: &Path, target: &Path) -> Result<(), ModelError> {
         return Err(ModelError::io(target, e));
     }
     if had_old {
-        let _ = fs::remove_dir_all(&old);
+        // What was there may have been a file or a link, which remove_dir_all leaves.
+        let _ = match fs::symlink_metadata(&old) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&old),
+            _ => fs::remove_file(&old),
+        };
     }
     // The rename is durable only once the parent directory entry is on disk.
     if let Ok(dir) = File::open(parent) {
@@ -255,6 +290,14 @@ pub fn remove_dir_if_present(dir: &Path) -> Result<(), ModelError> {
 mod tests {
     use super::*;
     use crate::model::test_manifest;
+
+    /// The names in `dir`: what an install left there.
+    fn names_in(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
 
     #[test]
     fn import_installs_pinned_files_only_and_replaces_an_old_install() {
@@ -278,11 +321,41 @@ mod tests {
         );
         assert!(!models.path().join("tiny/stale").exists());
         assert!(!models.path().join("tiny/extra.txt").exists());
-        let leftovers: Vec<_> = fs::read_dir(models.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers, vec![std::ffi::OsString::from("tiny")]);
+        assert_eq!(names_in(models.path()), ["tiny"]);
+    }
+
+    #[test]
+    fn an_import_over_a_file_of_the_model_name_leaves_nothing_aside() {
+        let src = tempfile::tempdir().unwrap();
+        let models = tempfile::tempdir().unwrap();
+        fs::write(src.path().join("a"), b"good").unwrap();
+        fs::write(models.path().join("tiny"), b"a file where the folder goes").unwrap();
+        let m = test_manifest("tiny", &[("a", b"good", true)]);
+        import(&m, models.path(), src.path()).unwrap();
+        assert_eq!(fs::read(models.path().join("tiny/a")).unwrap(), b"good");
+        assert_eq!(names_in(models.path()), ["tiny"]);
+    }
+
+    #[test]
+    fn a_required_file_that_is_a_folder_or_a_dangling_link_is_named_so() {
+        let src = tempfile::tempdir().unwrap();
+        let models = tempfile::tempdir().unwrap();
+        let m = test_manifest("tiny", &[("a", b"good", true)]);
+        fs::create_dir(src.path().join("a")).unwrap();
+        let err = import(&m, models.path(), src.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a: a folder, not a file"), "{err}");
+        fs::remove_dir(src.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("gone", src.path().join("a")).unwrap();
+        let err = import(&m, models.path(), src.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a symbolic link to gone, which is not there"),
+            "{err}"
+        );
+        assert!(!models.path().join("tiny").exists());
     }
 
     #[test]
