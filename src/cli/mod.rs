@@ -81,16 +81,44 @@ fn usage_error(err: clap::Error) -> ExitCode {
         .map(str::trim)
         .collect::<Vec<_>>()
         .join(" ");
+    let own_tip = value_tip(&err, std::env::args().skip(1));
     for tip in paragraphs
         .flat_map(str::lines)
         .map(str::trim)
         .filter(|l| l.starts_with("tip:"))
     {
         line.push_str("; ");
-        line.push_str(tip);
+        match (&own_tip, tip.starts_with("tip: to pass")) {
+            (Some(own), true) => line.push_str(own),
+            _ => line.push_str(tip),
+        }
     }
     let _ = writeln!(io::stderr(), "{line} (see --help)");
     ExitCode::from(2)
+}
+
+/// The tip for a value that begins with `-` (a title such as `- draft` or `-x marks`):
+/// clap's tip names only the flag it read (`'- '`, `'-x'`) and leaves the quotes out, so
+/// its `-- - ` loses the value. The whole argument, quoted for a shell, from `args`.
+fn value_tip(err: &clap::Error, args: impl Iterator<Item = String>) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(read)) = err.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    // `--name=value` is read as the flag `--name`: no value that begins with `-` is there.
+    // A short flag's cluster is read one letter at a time: the value is the argument
+    // that begins with what was read.
+    let whole = args.into_iter().find(|a| {
+        a == read
+            || (!read.starts_with("--") && read.starts_with('-') && a.starts_with(read.as_str()))
+    })?;
+    let quoted = shlex::try_quote(&whole).ok()?;
+    Some(format!(
+        "tip: to pass '{whole}' as a value, put -- before it: -- {quoted}"
+    ))
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {

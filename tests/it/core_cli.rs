@@ -991,6 +991,17 @@ fn bad_settings_are_one_line_and_exit_2() {
         "--top",
     );
     refused("no command", b.run(&["bogus"]), "bogus");
+    // A title that begins with `-` is read as flags: the tip gives it back whole, quoted.
+    refused(
+        "a title that begins with '- '",
+        b.run(&["new", "lore", "- draft title"]),
+        "put -- before it: -- '- draft title'",
+    );
+    refused(
+        "a title that begins with '-x'",
+        b.run(&["new", "lore", "-x marks the spot"]),
+        "put -- before it: -- '-x marks the spot'",
+    );
     // Out of range is refused before anything starts (1e300 s is no Duration at all).
     for t in ["1e300", "0", "0.000001", "NaN", "inf"] {
         refused(
