@@ -664,11 +664,15 @@ fn search_options() -> Vec<(String, bool)> {
     options
 }
 
-/// Rewrites `-word` and unknown `--word` tokens after `search` into [`EXCLUDE_MARK`]`word`
-/// (see [`restore_query`]).
+/// Rewrites `-word` and unknown `--word` tokens after the command `search` into
+/// [`EXCLUDE_MARK`]`word` (see [`restore_query`]). Only `search` itself: a title, a
+/// `--text` or a path that is the word `search` leaves the other commands' flags alone.
 pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out = Vec::with_capacity(args.len());
     let mut in_search = false;
+    // Before the command only global options come: the first other word is the command.
+    let mut command_seen = false;
+    let mut after_global_value_option = false;
     let mut after_value_option = false;
     let mut after_double_dash = false;
     // A query word came: `-h` after one is a flag searched for (`ls -h`), not help.
@@ -705,7 +709,20 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
                 .any(|(o, value)| *value && o == s);
         query_started |= in_search && !after_value_option_before && !s.starts_with('-');
         after_double_dash |= in_search && s == "--";
-        in_search |= s == "search";
+        if !command_seen && !out.is_empty() {
+            if after_global_value_option || s.starts_with('-') {
+                // `--dir PATH`: the path is the option's, not the command.
+                after_global_value_option = !after_global_value_option
+                    && !s.contains('=')
+                    && known
+                        .get_or_insert_with(search_options)
+                        .iter()
+                        .any(|(o, value)| *value && o == s);
+            } else {
+                command_seen = true;
+                in_search = s == "search";
+            }
+        }
         out.push(rewritten.unwrap_or(arg));
     }
     out
@@ -890,6 +907,39 @@ mod tests {
                 "{typo}"
             );
         }
+    }
+
+    #[test]
+    fn only_the_search_command_has_its_flags_read_as_query_words() {
+        let argv = |args: &[&str]| -> Vec<std::ffi::OsString> {
+            std::iter::once("brain")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from)
+                .collect()
+        };
+        // The word `search` as a title, a --text or a path leaves the flags after it alone.
+        for args in [
+            &["new", "idea", "search", "--folder"][..],
+            &["similar", "--text", "search", "--all"],
+            &["links", "search", "-x"],
+            &["--dir", "search", "new", "idea", "--force", "t"],
+        ] {
+            assert_eq!(protect_excludes(argv(args)), argv(args), "{args:?}");
+        }
+        match Cli::try_parse_from(protect_excludes(argv(&[
+            "new", "idea", "search", "--folder",
+        ])))
+        .map(|c| c.command)
+        {
+            Ok(Command::New(n)) => assert!(n.folder, "{n:?}"),
+            other => panic!("{other:?}"),
+        }
+        // A brain folder named `search` is the option's value; the command comes after.
+        assert_eq!(
+            parsed(&["--dir", "search", "search", "tar", "-xzf"]).0,
+            "tar -xzf"
+        );
+        assert_eq!(parsed(&["--dir=/x", "search", "ls", "-la"]).0, "ls -la");
     }
 
     #[test]
