@@ -553,6 +553,35 @@ mod tests {
     }
 
     #[test]
+    fn the_example_shows_the_defaults_it_says_are_the_defaults() {
+        // Uncommented, as a person does to change one: the values shown must be the code's
+        // defaults (the README says `exclude` replaces the list, so the list shown is the
+        // one people copy).
+        let uncommented: String = EXAMPLE_CONFIG
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(setting)
+                    if ["exclude =", "model =", "max_file_mb =", "log_keep_days ="]
+                        .iter()
+                        .any(|key| setting.starts_with(key)) =>
+                {
+                    setting
+                }
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let parsed: FileConfig = toml::from_str(&uncommented).unwrap();
+        assert_eq!(parsed.exclude.unwrap(), DEFAULT_EXCLUDE);
+        assert_eq!(parsed.model.as_deref(), Some(DEFAULT_MODEL));
+        assert_eq!(
+            parsed.max_file_mb.map(|mb| mb * 1024 * 1024),
+            Some(DEFAULT_MAX_FILE_BYTES)
+        );
+        assert_eq!(parsed.log_keep_days, Some(DEFAULT_LOG_KEEP_DAYS));
+    }
+
+    #[test]
     fn index_dir_differs_per_root() {
         let a = Config::for_root("/tmp/a/notes", "/data").index_dir();
         let b = Config::for_root("/tmp/b/notes", "/data").index_dir();

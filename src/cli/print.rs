@@ -404,6 +404,13 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
         )
     } else if s.model_installed {
         format!("installed, runs on {}", s.device)
+    } else if !s.model_changed.is_empty() {
+        // Installed once, now a file of another size (appended to, cut short): damaged,
+        // not absent, and the file is the one to name.
+        format!(
+            "damaged: {} changed since last verified, and no longer has its pinned size:              'brain model verify' says more, 'brain model fetch' (or import) installs it again",
+            s.model_changed.join(", ")
+        )
     } else {
         "not installed: run 'brain model fetch'".into()
     };

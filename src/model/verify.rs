@@ -159,15 +159,20 @@ pub fn open_verified(manifest: &Manifest, dir: &Path) -> Result<VerifiedFiles, M
 
 /// Checks every pinned file present in `dir` (and that every required one is present),
 /// returning one status per pinned file; optional files that are absent are `missing`
-/// without being an error.
+/// without being an error. When every required file hashed to its pin, that is recorded as
+/// a load records it (see [`super::stamp`]), so `status` stops naming a file this check
+/// vouched for.
 pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<ModelError>)> {
-    manifest
+    let checked: Vec<_> = manifest
         .files
         .par_iter()
         .map(|spec| {
             let path = file_path(dir, &spec.path);
-            let outcome = open_checked(manifest, spec, &path)
-                .and_then(|b| check_hash(manifest, spec, &path, &b));
+            let mut identity = None;
+            let outcome = open_checked_with(manifest, spec, &path).and_then(|(b, id)| {
+                identity = id;
+                check_hash(manifest, spec, &path, &b)
+            });
             let (state, err) = match outcome {
                 Ok(()) => ("ok".to_string(), None),
                 Err(ModelError::Missing { .. }) if !spec.required => ("missing".to_string(), None),
@@ -176,6 +181,7 @@ pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<Mod
                 Err(e @ ModelError::Mismatch { .. }) => ("wrong hash".to_string(), Some(e)),
                 Err(e) => (e.to_string(), Some(e)),
             };
+            let vouched = identity.filter(|_| err.is_none() && spec.required);
             (
                 FileStatus {
                     path: spec.path.clone(),
@@ -183,8 +189,30 @@ pub fn check_all(manifest: &Manifest, dir: &Path) -> Vec<(FileStatus, Option<Mod
                     state,
                 },
                 err,
+                vouched,
             )
         })
+        .collect();
+    let required = manifest.required_files().count();
+    let vouched: Vec<_> = manifest
+        .files
+        .iter()
+        .zip(&checked)
+        .filter_map(|(spec, (_, _, id))| id.as_ref().map(|id| (spec, id)))
+        .collect();
+    if vouched.len() == required {
+        let mut fresh = super::stamp::Stamps::default();
+        for (spec, id) in vouched {
+            fresh.record(&spec.path, id.clone(), &spec.sha256);
+        }
+        // Only a cache, as in a load; a read-only models folder keeps the old record.
+        if let Err(e) = fresh.save(dir) {
+            tracing::debug!(error = %e, "could not record the verified model files");
+        }
+    }
+    checked
+        .into_iter()
+        .map(|(status, err, _)| (status, err))
         .collect()
 }
 
@@ -243,12 +271,9 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(hasher.finalize()))
 }
 
-fn open_checked(manifest: &Manifest, spec: &FileSpec, path: &Path) -> Result<Bytes, ModelError> {
-    open_checked_with(manifest, spec, path).map(|(b, _)| b)
-}
-
-/// [`open_checked`], also returning the identity of the file actually opened (from the open
-/// descriptor, so it describes the bytes returned, not whatever the path names later).
+/// Opens `path` and checks it is a file of the pinned size, returning its bytes and the
+/// identity of the file actually opened (from the open descriptor, so it describes the
+/// bytes returned, not whatever the path names later).
 fn open_checked_with(
     manifest: &Manifest,
     spec: &FileSpec,
@@ -386,6 +411,24 @@ mod tests {
             open_verified(&m, dir.path()),
             Err(ModelError::Missing { .. })
         ));
+    }
+
+    #[test]
+    fn a_check_that_hashed_every_file_right_vouches_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = test_manifest("tiny", &[("c.json", b"{}", true), ("opt.txt", b"x", false)]);
+        std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
+        open_verified(&m, dir.path()).unwrap();
+        // The same bytes in another file (a copy over it): the record no longer vouches.
+        std::fs::remove_file(dir.path().join("c.json")).unwrap();
+        std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
+        assert_eq!(changed_since_verified(&m, dir.path()), ["c.json"]);
+        assert!(check_all(&m, dir.path()).iter().all(|(_, e)| e.is_none()));
+        assert!(changed_since_verified(&m, dir.path()).is_empty());
+        // A check that fails records nothing: the changed file stays named.
+        std::fs::write(dir.path().join("c.json"), b"[]").unwrap();
+        assert!(check_all(&m, dir.path()).iter().any(|(_, e)| e.is_some()));
+        assert_eq!(changed_since_verified(&m, dir.path()), ["c.json"]);
     }
 
     #[test]

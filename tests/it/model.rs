@@ -148,6 +148,25 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
     }
     // The cheap check only looks at sizes, so it still says installed; loading is what refuses.
     assert!(embed::is_installed(&b.config()));
+    // Another size (appended to): damaged, and named, not "not installed".
+    let tokenizer = b.models_dir().join(MODEL).join("tokenizer.json");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&tokenizer)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b" "))
+        .unwrap();
+    let status = b.ok(&["status"]).stdout();
+    assert!(
+        status.contains("damaged: model.safetensors, tokenizer.json changed since last verified"),
+        "{status}"
+    );
+    let check = b.run(&["install", "--check"]).stdout();
+    assert!(
+        check
+            .lines()
+            .any(|l| l.starts_with("model") && l.contains("tokenizer.json written to")),
+        "{check}"
+    );
 
     // A file the hub does not serve (the licence shipped with the wheel) is not promised
     // back by a fetch: its line says to import again, or, optional, to remove it.

@@ -853,6 +853,20 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
                 ),
             )?,
         }
+    } else if let changed @ [_, ..] = &s.config.models().changed_since_verified(&s.config.model)[..]
+    {
+        // Installed once, now a file of another size: damaged, not absent.
+        fail(
+            s,
+            out,
+            "model",
+            "changed",
+            format!(
+                "{}: {} written to since last verified, no longer its pinned size:                  run 'brain model verify', then 'brain model fetch' (or import)",
+                s.config.model,
+                changed.join(", ")
+            ),
+        )?;
     } else {
         line(
             out,
