@@ -31,6 +31,10 @@ pub const DEFAULT_EXCLUDE: &[&str] = &[
     "logseq/version-files/",
 ];
 
+/// The most bytes of the brain folder's name in its index folder's name (which adds `-` and
+/// 12 hex digits): far below the 255 a file name holds, far above a usual folder name.
+const MAX_INDEX_NAME_BYTES: usize = 128;
+
 /// The folders `brain install` and the app create in a new brain.
 /// Each gets the default `SCHEMA.md` of [`crate::kb::schema::DEFAULTS`].
 pub const DEFAULT_TYPE_FOLDERS: &[&str] = &["lore", "idea", "job", "followup", "research-link"];
@@ -274,10 +278,15 @@ impl Config {
         let name: String = canonical
             .file_name()
             .map(|n| {
-                n.to_string_lossy()
+                let name: String = n
+                    .to_string_lossy()
                     .chars()
                     .map(|c| if c.is_alphanumeric() { c } else { '_' })
-                    .collect()
+                    .collect();
+                // A file name holds 255 bytes; the hash tells roots apart, the name is for
+                // a person, so a long one is cut (a folder name of 243 bytes or more was an
+                // index that could not be made).
+                crate::text::cut_at_char(&name, MAX_INDEX_NAME_BYTES).to_string()
             })
             .unwrap_or_else(|| "root".into());
         self.data_dir
@@ -579,6 +588,19 @@ mod tests {
             Some(DEFAULT_MAX_FILE_BYTES)
         );
         assert_eq!(parsed.log_keep_days, Some(DEFAULT_LOG_KEEP_DAYS));
+    }
+
+    #[test]
+    fn a_long_folder_name_makes_an_index_folder_name_a_file_system_takes() {
+        let long = Config::for_root(format!("/n/{}", "é".repeat(120)), "/d").index_dir();
+        let name = long.file_name().unwrap().len();
+        assert!(name <= MAX_INDEX_NAME_BYTES + 13, "{name}");
+        let short = Config::for_root("/n/notes", "/d").index_dir();
+        let short = short.file_name().unwrap().to_string_lossy();
+        assert!(
+            short.starts_with("notes-") && short.len() == 6 + 12,
+            "{short}"
+        );
     }
 
     #[test]

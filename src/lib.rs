@@ -46,7 +46,7 @@ mod properties;
 pub mod search;
 pub mod service;
 pub mod similar;
-mod text;
+pub mod text;
 pub mod usage;
 
 pub use config::Config;

@@ -34,7 +34,7 @@ impl TextTokenizer {
     pub fn encode(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, String> {
         let cut: Vec<&str> = texts
             .iter()
-            .map(|t| cut_at_char(t, self.max_tokens * MAX_BYTES_PER_TOKEN))
+            .map(|t| crate::text::cut_at_char(t, self.max_tokens * MAX_BYTES_PER_TOKEN))
             .collect();
         let encodings = self
             .inner
@@ -57,7 +57,7 @@ impl TextTokenizer {
         let Some(unk) = self.inner.token_to_id("[UNK]") else {
             return 0.0;
         };
-        let cut = cut_at_char(text, self.max_tokens * MAX_BYTES_PER_TOKEN);
+        let cut = crate::text::cut_at_char(text, self.max_tokens * MAX_BYTES_PER_TOKEN);
         let Ok(encoding) = self.inner.encode(cut, false) else {
             return 0.0;
         };
@@ -91,29 +91,4 @@ fn is_jamo(token: &str) -> bool {
                 | '\u{A960}'..='\u{A97F}'
                 | '\u{D7B0}'..='\u{D7FF}')
         })
-}
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-fn cut_at_char(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cuts_on_char_boundaries() {
-        assert_eq!(cut_at_char("héllo", 2), "h");
-        assert_eq!(cut_at_char("héllo", 3), "hé");
-        assert_eq!(cut_at_char("abc", 10), "abc");
-        assert_eq!(cut_at_char("😀😀", 5), "😀");
-    }
 }

@@ -223,10 +223,7 @@ fn cut_chars(s: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = s;
     while rest.len() > max {
-        let mut cut = max;
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let mut cut = crate::text::cut_at_char(rest, max).len();
         if let Some(space) = rest[..cut]
             .rfind(char::is_whitespace)
             .filter(|&p| p > max / 2)

@@ -327,11 +327,7 @@ pub(crate) fn validate(req: &SearchRequest) -> Result<&str> {
             req.top
         )));
     }
-    let mut end = req.query.len().min(MAX_QUERY_BYTES);
-    while !req.query.is_char_boundary(end) {
-        end -= 1;
-    }
-    Ok(&req.query[..end])
+    Ok(crate::text::cut_at_char(&req.query, MAX_QUERY_BYTES))
 }
 
 /// A query shown in a message as typed (its first [`NOTICE_QUOTE_CHARS`] characters), in

@@ -41,17 +41,32 @@ fn runtime_dir_from(xdg: Option<PathBuf>, config: &Config) -> PathBuf {
 /// The socket of the backend serving `config.root`: named after the root folder plus a
 /// hash of its index folder, so each (data dir, root) pair has its own.
 pub fn socket_path(config: &Config) -> PathBuf {
+    socket_path_in(&runtime_dir(config), config)
+}
+
+/// [`socket_path`] in the folder `dir`. The hash alone tells roots apart; the folder's name
+/// is there for a person listing the folder, so it gets the bytes the kernel's limit
+/// leaves (a macOS data dir is 46 bytes and the user's name before `run/`, and a folder
+/// named in Cyrillic or Chinese takes two or three bytes a letter), and none when the
+/// limit leaves none.
+fn socket_path_in(dir: &Path, config: &Config) -> PathBuf {
     let index_dir = config.index_dir();
     let digest = Sha256::digest(index_dir.to_string_lossy().as_bytes());
-    let name: String = index_dir
+    let hash = &hex::encode(digest)[..12];
+    // The separator before the name, then `-`, the hash and `.sock`.
+    let fixed = 1 + 1 + hash.len() + ".sock".len();
+    let room = MAX_SOCKET_PATH
+        .saturating_sub(dir.as_os_str().len() + fixed)
+        .min(32);
+    let stem = index_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .and_then(|n| {
-            n.rsplit_once('-')
-                .map(|(stem, _)| stem.chars().take(32).collect())
-        })
+        .and_then(|n| n.rsplit_once('-').map(|(stem, _)| stem.to_string()))
         .unwrap_or_else(|| "root".into());
-    runtime_dir(config).join(format!("{name}-{}.sock", &hex::encode(digest)[..12]))
+    match crate::text::cut_at_char(&stem, room) {
+        "" => dir.join(format!("{hash}.sock")),
+        name => dir.join(format!("{name}-{hash}.sock")),
+    }
 }
 
 /// The lock file that makes one backend per index: next to the index itself.
@@ -165,6 +180,31 @@ mod tests {
             "/d",
         ));
         assert!(long.file_name().unwrap().len() < 60, "{}", long.display());
+    }
+
+    #[test]
+    fn the_folder_name_gives_way_to_the_socket_length_limit() {
+        // A macOS data dir: `/Users/<name>/Library/Application Support/brain/run`.
+        let run = Path::new("/Users/christopher/Library/Application Support/brain/run");
+        let fits = |root: &str| {
+            let path = socket_path_in(run, &Config::for_root(root, "/d"));
+            assert!(
+                path.as_os_str().len() <= MAX_SOCKET_PATH,
+                "{} is {} bytes",
+                path.display(),
+                path.as_os_str().len()
+            );
+            path.file_name().unwrap().to_string_lossy().into_owned()
+        };
+        let cyrillic = fits("/n/Заметки-по-инженерии-и-архитектуре");
+        assert!(cyrillic.starts_with("Заметки_"), "{cyrillic}");
+        fits("/n/engineering-notes-of-christopher-2026");
+        fits("/n/工程笔记和架构设计的想法与教训");
+        // A folder that leaves no room for a name: the hash alone.
+        let deep = Path::new("/").join("r".repeat(84));
+        let name = socket_path_in(&deep, &Config::for_root("/n/notes", "/d"));
+        assert_eq!(name.file_name().unwrap().len(), 12 + ".sock".len());
+        assert_eq!(name.as_os_str().len(), MAX_SOCKET_PATH);
     }
 
     #[test]

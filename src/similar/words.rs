@@ -86,12 +86,8 @@ const MAX_NOTE_BYTES: usize = 200_000;
 /// The stems of [`words`] of `text` (`retries` and `retry` are one word): the
 /// same words, so that a note compared with itself overlaps fully whatever its length.
 pub(crate) fn stems(text: &str) -> HashSet<String> {
-    let mut end = text.len().min(MAX_NOTE_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     let stemmer = Stemmer::create(Algorithm::English);
-    words(&text[..end])
+    words(crate::text::cut_at_char(text, MAX_NOTE_BYTES))
         .iter()
         .map(|w| stemmer.stem(w).into_owned())
         .collect()

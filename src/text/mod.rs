@@ -25,6 +25,18 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub fn cut_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// `s` with every control character (a newline, a tab, a terminal's escape sequence) as
 /// U+FFFD: a file name, a slug or a logged query is shown on one line, and cannot drive the
 /// terminal. Borrowed when it has none.
@@ -36,5 +48,19 @@ pub fn without_controls(s: &str) -> Cow<'_, str> {
             .collect::<String>()
             .into(),
         false => s.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_on_char_boundaries() {
+        assert_eq!(cut_at_char("héllo", 2), "h");
+        assert_eq!(cut_at_char("héllo", 3), "hé");
+        assert_eq!(cut_at_char("abc", 10), "abc");
+        assert_eq!(cut_at_char("😀😀", 5), "😀");
+        assert_eq!(cut_at_char("😀", 3), "");
     }
 }

@@ -589,10 +589,7 @@ fn cap(
         }
     }
     if p.text.len() > MAX_CHARS {
-        let mut end = MAX_CHARS;
-        while !p.text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = brain::text::cut_at_char(&p.text, MAX_CHARS).len();
         match p.text[..end].rfind('\n') {
             Some(newline) => p.text.truncate(newline),
             None => {
