@@ -30,7 +30,10 @@ pub(crate) fn intact(body: &[u8], crc: &[u8]) -> bool {
     crc32fast::hash(body).to_le_bytes() == crc
 }
 
-/// Writes `bytes` to `path` through a temporary file beside it, renamed over it.
+/// Writes `bytes` to `path` through a temporary file beside it, renamed over it. Not
+/// flushed to disk first, as [`crate::file::replace`] does: a cache is sealed with its
+/// CRC, so one a crash cut short is found and rebuilt, and a flush of a large matrix on
+/// every sync costs more than the rebuild it would save.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;

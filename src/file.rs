@@ -1,18 +1,66 @@
 //! Reading a file that may not be what its name says: a note, a schema or an ignore file
 //! can be a pipe or a device (a link to `/dev/zero`), and a reader must neither wait on it
-//! forever nor read it until memory runs out. Below every other module: it imports none.
+//! forever nor read it until memory runs out. And replacing a file whole or not at all.
+//! Below every other module: it imports none.
 
 use std::path::Path;
 
 /// The bytes of the regular file at `path` (a symlink followed), at most `max` of them,
 /// opened so that a pipe cannot block: the file is opened non-blocking and checked as
 /// opened, so one swapped for a FIFO after a `stat` is refused, not waited on forever.
-pub(crate) fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let (file, _) = open_regular(path)?;
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, flushed
+/// to disk, then renamed over it, so a crash or a full disk leaves the old file or the new
+/// one, never half of either (and a config file cut short would stop every command). A
+/// file being replaced keeps its mode; a new one gets `new_mode`, less the umask.
+pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let tmp = temp_beside(path, dir, new_mode)?;
+    let mut file = tmp.as_file();
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the folder's entry is on disk; failing that is no error
+    // of the write (some file systems refuse to sync a folder).
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// A temporary file in `dir` (the folder of `path`) to be renamed over `path`, with the
+/// mode of the file it replaces, or `new_mode` less the umask when there is none.
+pub(crate) fn temp_beside(
+    path: &Path,
+    dir: &Path,
+    new_mode: u32,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    let kept = std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777);
+    let tmp = tempfile::Builder::new()
+        .prefix(".brain-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(new_mode)))
+        .tempfile_in(dir)?;
+    if let Some(mode) = kept {
+        // Past the umask, which cut the mode the temporary file was made with.
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(tmp)
 }
 
 /// The regular file at `path` (a symlink followed), open for reading, with its size; an
@@ -40,4 +88,36 @@ pub(crate) fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).expect("no NUL");
     // SAFETY: a valid, NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_nothing_is_left_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        replace(&path, b"new", 0o600).unwrap();
+        assert_eq!(
+            (std::fs::read(&path).unwrap(), mode(&path)),
+            (b"new".to_vec(), 0o600)
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        replace(&path, b"again", 0o600).unwrap();
+        assert_eq!(
+            (std::fs::read(&path).unwrap(), mode(&path)),
+            (b"again".to_vec(), 0o640)
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        // No folder to write in: an error, and nothing made.
+        assert!(replace(&dir.path().join("gone/x"), b"x", 0o600).is_err());
+        assert!(!dir.path().join("gone").exists());
+    }
 }

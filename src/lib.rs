@@ -32,7 +32,7 @@ pub mod embed;
 mod engine;
 pub mod error;
 pub mod eval;
-mod file;
+pub mod file;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;

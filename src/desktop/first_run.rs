@@ -59,7 +59,8 @@ pub fn save_root(config_file: &Path, root: &Path) -> Result<()> {
     if let Some(dir) = config_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    std::fs::write(config_file, updated).map_err(|e| Error::io(config_file, e))
+    crate::file::replace(config_file, updated.as_bytes(), 0o666)
+        .map_err(|e| Error::io(config_file, e))
 }
 
 /// `text` with its top-level `root = ...` line replaced, or a new one placed after the

@@ -260,7 +260,6 @@ pub enum WriteMode<'a> {
 /// crash leaves the old file or the new one, never half of either.
 pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crate::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
     let refuse = |why: String| crate::Error::InvalidInput(format!("{}: {why}", path.display()));
     // A symlinked file (an INDEX.md kept elsewhere in the brain) is replaced where it
     // lives: a rename onto the link would put a plain file in its place and leave the
@@ -332,17 +331,9 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
         _ => path,
     };
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    // A note is as readable as any file the person makes (tempfile's default is 0600, and
-    // a new file's mode is then cut by the umask, as any other's); a file being replaced
-    // keeps its own mode exactly, so it is set again past the umask.
-    let kept = std::fs::metadata(path)
-        .ok()
-        .map(|m| m.permissions().mode() & 0o7777);
-    let tmp = tempfile::Builder::new()
-        .prefix(".brain-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(0o666)))
-        .tempfile_in(dir)
+    // A note is as readable as any file the person makes (a new file's mode cut by the
+    // umask, as any other's); a file being replaced keeps its own mode exactly.
+    let tmp = crate::file::temp_beside(path, dir, 0o666)
         // The OS's words alone: tempfile's error adds the random name of a file that never
         // came to be, which sends the person looking for it.
         .map_err(|e| {
@@ -361,11 +352,6 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
             let told = format!("cannot write {name} in it: {plain}{todo}");
             crate::Error::io(dir, std::io::Error::new(e.kind(), told))
         })?;
-    if let Some(mode) = kept {
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(|e| crate::Error::io(tmp.path(), e))?;
-    }
     // Through the file itself: NamedTempFile's own `Write` adds "at path" and the temp
     // name to its errors, a file the person never sees (it is removed on the way out). The
     // file named is the one being written.

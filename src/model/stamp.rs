@@ -126,13 +126,9 @@ impl Stamps {
     /// Writes the record into `dir` atomically (a temporary file, then a rename).
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        // One temporary name per process: two loads racing each write their own, and the
-        // last rename wins with a complete record.
-        let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &json)?;
-        std::fs::rename(&tmp, dir.join(FILE)).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        // Two loads racing each write their own temporary file; the last rename wins with a
+        // complete record.
+        crate::file::replace(&dir.join(FILE), &json, 0o644)
     }
 }
 

@@ -310,12 +310,10 @@ pub fn shell_word(word: &str) -> String {
 }
 
 /// The bytes of a regular file at `path`; `None` for anything else (a FIFO would block the
-/// read forever, a folder cannot be read).
+/// read forever, a folder cannot be read). Claude Code's `~/.claude.json` keeps its
+/// projects' history and grows to megabytes: the cap only stops a runaway read.
 fn read_file(path: &std::path::Path) -> Option<Vec<u8>> {
-    std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .and_then(|_| std::fs::read(path).ok())
+    brain::file::read_file(path, 256 << 20).ok()
 }
 
 /// Claude Code's user settings, where hooks are configured (`~/.claude/settings.json`).

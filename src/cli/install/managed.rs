@@ -149,13 +149,8 @@ pub fn write(path: &Path, content: &str) -> Result<()> {
         .parent()
         .with_context(|| format!("{} has no parent folder", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.brain-tmp"));
-    std::fs::write(&tmp, content).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    brain::file::replace(path, content.as_bytes(), 0o666)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn key(path: &Path) -> String {
