@@ -443,7 +443,8 @@ pub struct SimilarArgs {
     pub source: Option<String>,
 
     /// The draft's text.
-    #[arg(long, value_name = "TEXT")]
+    // A draft begins with `---` when it has frontmatter, or with `- ` when it is a list.
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub text: Option<String>,
 
     /// Clusters of notes that duplicate each other, across the whole brain.
@@ -940,6 +941,17 @@ mod tests {
             "tar -xzf"
         );
         assert_eq!(parsed(&["--dir=/x", "search", "ls", "-la"]).0, "ls -la");
+    }
+
+    #[test]
+    fn a_draft_given_with_text_may_begin_with_frontmatter_or_a_list() {
+        for draft in ["---\ntitle: Retry storms\n---\n# Retry storms\n", "- a list item"] {
+            let argv = ["brain", "similar", "--text", draft].map(std::ffi::OsString::from);
+            match Cli::try_parse_from(protect_excludes(argv.to_vec())).map(|c| c.command) {
+                Ok(Command::Similar(s)) => assert_eq!(s.text.as_deref(), Some(draft)),
+                other => panic!("{draft:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -551,6 +551,100 @@ mod tests {
     }
 
     #[test]
+    fn asking_for_more_results_shows_more_and_keeps_the_first_in_their_order() {
+        // 300 notes drawn from a small vocabulary, some holding the flags and the names
+        // the queries ask for: deep enough that --top 100 reads past the lists' first 50.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        let words = [
+            "java",
+            "kubectl",
+            "pods",
+            "cluster",
+            "version",
+            "-version",
+            "-n",
+            "deploy",
+            "image",
+            "convert",
+            "gif",
+            "runtime",
+            "jvm",
+            "install",
+            "namespace",
+            "logs",
+            "config",
+            "secret",
+            "restart",
+            "build",
+            "release",
+            "network",
+            "proxy",
+            "cache",
+        ];
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for i in 0..300 {
+            let body: Vec<&str> = (0..8 + next(40))
+                .map(|_| words[next(words.len())])
+                .collect();
+            let title = format!("{} {}", words[next(words.len())], words[next(words.len())]);
+            let text = format!("# {title}\n\n{}\n", body.join(" "));
+            std::fs::write(root.join(format!("notes/n{i:03}.md")), text).unwrap();
+        }
+        // A flag held only by long notes that keywords rank below the first 50 (the
+        // notes that say `javac` five times): literal holders from down there were lifted
+        // over what --top 10 showed.
+        let filler = words[6..].join(" ").repeat(30);
+        for i in 0..80 {
+            let text = format!(
+                "# Javac {i}\n\njavac javac javac javac javac {}\n",
+                words[i % 24]
+            );
+            std::fs::write(root.join(format!("notes/java{i:02}.md")), text).unwrap();
+        }
+        for i in 0..20 {
+            let text = format!("# Archive {i}\n\n{filler} tar -xzf {filler}\n");
+            std::fs::write(root.join(format!("notes/tar{i:02}.md")), text).unwrap();
+        }
+        let mut config = Config::for_root(&root, dir.path().join("data"));
+        config.model = "stand-in-hash-64".into();
+        let engine = Engine::open(config).unwrap();
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+        let paths = |query: &str, mode: Mode, top: usize| -> Vec<String> {
+            let r = SearchRequest {
+                top,
+                ..req(query, mode)
+            };
+            let found = engine.search(&r).unwrap().results;
+            found.into_iter().map(|h| h.path).collect()
+        };
+        for query in [
+            "javac -xzf",
+            "java -version",
+            "kubectl",
+            "kubectl logs -n",
+            "gif convert",
+            "jvm runtime",
+        ] {
+            for mode in [Mode::Bm25, Mode::Hybrid, Mode::Semantic] {
+                let few = paths(query, mode, 10);
+                let many = paths(query, mode, 200);
+                assert!(many.len() >= few.len(), "{query} {mode:?}");
+                assert_eq!(few, many[..few.len()], "{query} {mode:?}");
+                assert_eq!(paths(query, mode, 30)[..few.len()], few, "{query} {mode:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_backends_pending_passages_are_said_to_be_embedded_now_not_sent_to_brain_index() {
         let (dir, _) = engine();
         let mut config = Config::for_root(dir.path().join("brain"), dir.path().join("data"));

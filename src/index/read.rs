@@ -134,6 +134,14 @@ impl<'a> Reader<'a> {
         self.index
     }
 
+    /// Whether a note with id `id` is (still) indexed.
+    pub fn has_note(&self, id: i64) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?1)")
+            .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+            .map_err(|e| self.err(e))
+    }
+
     /// The note with id `id`, if it is (still) indexed.
     pub fn note(&self, id: i64) -> Result<Option<NoteRow>> {
         self.conn

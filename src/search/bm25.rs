@@ -49,8 +49,9 @@ pub(crate) struct Bm25Hit {
     pub exact: Exact,
 }
 
-/// BM25 candidates considered for the exact-evidence re-rank, at least.
-const MIN_POOL: usize = 50;
+/// BM25 candidates considered for the exact-evidence re-rank, at least; the re-rank of the
+/// first this many stands whatever the limit (see [`search`]).
+pub(crate) const MIN_POOL: usize = 50;
 
 /// Every note the keyword query matches, with its BM25 score, by note id: hybrid completes
 /// the notes only meaning found from it, instead of a second pass over the matches.
@@ -124,7 +125,14 @@ pub(crate) fn search(
     // The literal check reads the body, so only ask for it when the query has literals.
     let ids: Vec<i64> = best.iter().map(|&(id, _)| id).collect();
     let texts = reader.lower_texts(&ids, !literals.is_empty())?;
-    for (id, score) in best {
+    // Where the hits of the first MIN_POOL end: a deeper limit must not lift literal
+    // holders from below them over the hits a smaller one showed (`--top 100` put a GIF
+    // converter holding `-version` second for `java -version`, where `--top 10` had Java).
+    let mut head = None;
+    for (i, (id, score)) in best.into_iter().enumerate() {
+        if i == MIN_POOL {
+            head = Some(hits.len());
+        }
         if hits.iter().any(|h| h.note_id == id) {
             continue;
         }
@@ -144,8 +152,10 @@ pub(crate) fn search(
             });
         }
     }
+    let head = head.unwrap_or(hits.len());
     // Stable: within a tier, BM25 order stands.
-    hits.sort_by_key(|h| std::cmp::Reverse(h.exact));
+    hits[..head].sort_by_key(|h| std::cmp::Reverse(h.exact));
+    hits[head..].sort_by_key(|h| std::cmp::Reverse(h.exact));
     hits.truncate(limit);
     Ok((hits, KeywordScores(all)))
 }

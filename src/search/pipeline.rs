@@ -8,7 +8,7 @@ use super::bm25::{self, Bm25Hit};
 use super::candidates::{self, Candidate};
 use super::evidence::{self, Evidence};
 use super::explain::{self, Explain, FusionStages};
-use super::fuse::{self, Weights};
+use super::fuse::{self, Fused, Weights};
 use super::present::{self, Ranked};
 use super::query::{Query, Term, MAX_TERMS};
 use super::semantic::{Matrix, NoteScores, Quantized, SemHit, RERANK_ROWS};
@@ -407,20 +407,32 @@ pub(crate) fn run(
         (Some(s), Some(scan)) => scan.exact(reader, s.matrix, allowed.as_ref())?,
         _ => NoteScores::default(),
     };
-    let mut sem_hits = sem_scores.top(pool + excluded.len());
-    sem_hits.retain(|h| !excluded.contains(&h.note_id));
+    let mut sem_hits = Vec::with_capacity(pool);
+    for h in sem_scores.top(pool + excluded.len()) {
+        // A matrix kept while new passages are embedded (the backend keeps one for a few
+        // seconds) still holds notes deleted since, or saved again under a new id: no hit,
+        // and no score to scale the others by.
+        if !excluded.contains(&h.note_id) && reader.has_note(h.note_id)? {
+            sem_hits.push(h);
+        }
+    }
     sem_hits.truncate(pool);
-    let candidates = match mode {
-        Mode::Hybrid => candidates::gather(&keyword_scores, &bm25_hits, &sem_hits, &sem_scores),
-        _ => Vec::new(),
-    };
+    // The head of the answer comes from lists as deep as the default --top reads,
+    // whatever --top is: asking for more results shows more, and does not reorder the
+    // first (a deeper meaning list lowers the range its scores are scaled over).
+    const HEAD_POOL: usize = bm25::MIN_POOL;
+    let (bm25_head, sem_head) = (
+        &bm25_hits[..bm25_hits.len().min(HEAD_POOL)],
+        &sem_hits[..sem_hits.len().min(HEAD_POOL)],
+    );
 
     let mut stages = None;
+    let mut candidates = Vec::new();
     let ranked: Vec<Ranked> = match mode {
         Mode::Bm25 => bm25_hits.iter().enumerate().map(Ranked::keyword).collect(),
         Mode::Semantic => sem_hits.iter().enumerate().map(Ranked::semantic).collect(),
         Mode::Hybrid => {
-            let evidence = gather_evidence(reader, &query, &bm25_hits, &sem_hits, remembered)?;
+            let evidence = gather_evidence(reader, &query, bm25_head, sem_head, remembered)?;
             // Keyword #1 holds every literal of the query (see `Weights::from_literal`).
             let literal_top = bm25_hits
                 .first()
@@ -435,9 +447,26 @@ pub(crate) fn run(
                 false => Weights::choose(&evidence, literal_top),
             }
             .with_literals_first(query.only_literals());
-            let mut fused = fuse::fuse(&candidates, &weights);
-            if fusion == Fusion::Rrf {
-                fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));
+            let head = candidates::gather(&keyword_scores, bm25_head, sem_head, &sem_scores);
+            let mut fused = fuse::fuse(&head, &weights);
+            let by_rrf = |fused: &mut [Fused]| {
+                if fusion == Fusion::Rrf {
+                    fused.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.note_id.cmp(&b.note_id)));
+                }
+            };
+            by_rrf(&mut fused);
+            if bm25_head.len() < bm25_hits.len() || sem_head.len() < sem_hits.len() {
+                // The rest, ranked over the whole lists, after the head.
+                let all = candidates::gather(&keyword_scores, &bm25_hits, &sem_hits, &sem_scores);
+                let shown: std::collections::HashSet<i64> =
+                    fused.iter().map(|f| f.note_id).collect();
+                let mut rest = fuse::fuse(&all, &weights);
+                rest.retain(|f| !shown.contains(&f.note_id));
+                by_rrf(&mut rest);
+                fused.extend(rest);
+                candidates = all;
+            } else {
+                candidates = head;
             }
             let ranked = fused.iter().map(Ranked::fused).collect();
             if req.explain {
@@ -452,7 +481,11 @@ pub(crate) fn run(
     };
 
     let mut results = Vec::with_capacity(req.top);
-    for r in ranked.iter().take(req.top) {
+    for r in &ranked {
+        if results.len() == req.top {
+            break;
+        }
+        // A note gone since the lists were read leaves its place to the next.
         if let Some(hit) = present::hit(reader, &config.root, &query, r)? {
             results.push(hit);
         }
