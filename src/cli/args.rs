@@ -945,7 +945,10 @@ mod tests {
 
     #[test]
     fn a_draft_given_with_text_may_begin_with_frontmatter_or_a_list() {
-        for draft in ["---\ntitle: Retry storms\n---\n# Retry storms\n", "- a list item"] {
+        for draft in [
+            "---\ntitle: Retry storms\n---\n# Retry storms\n",
+            "- a list item",
+        ] {
             let argv = ["brain", "similar", "--text", draft].map(std::ffi::OsString::from);
             match Cli::try_parse_from(protect_excludes(argv.to_vec())).map(|c| c.command) {
                 Ok(Command::Similar(s)) => assert_eq!(s.text.as_deref(), Some(draft)),

@@ -121,12 +121,20 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             })
             .collect();
         written["to_link"] = to_link.into();
-        if let Some(behind) = &done.behind {
-            written["notice"] = behind.as_str().into();
+        let notices: Vec<&str> = [&done.behind, &done.unsynced]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        if !notices.is_empty() {
+            written["notice"] = notices.join("; ").into();
         }
         writeln!(out, "{written}")?;
     } else {
         writeln!(out, "{}", done.entry.abs_path)?;
+    }
+    if let Some(unsynced) = &done.unsynced {
+        writeln!(io::stderr(), "warning: {unsynced}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -56,6 +56,10 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         .with_env_filter(filter)
         .with_writer(Mutex::new(log))
         .with_ansi(false)
+        // A log that cannot be written (a full disk) is no error of each event's, on the
+        // terminal that started the backend: the log says nothing then, and `status`
+        // says why the index cannot be written either.
+        .log_internal_errors(false)
         .init();
 
     let options = BackendOptions {

@@ -149,8 +149,31 @@ pub fn read_stale(path: &Path, key: Key<'_>) -> Option<Matrix> {
     read_as(path, key, true)
 }
 
+/// The length of a whole matrix file whose fixed header is `header` (the first 40 bytes):
+/// what [`encode`] writes for that many rows, that dimension and that model name.
+fn whole_len(header: &[u8; 40]) -> Option<u64> {
+    let mut c = Cursor::new(header);
+    c.take(8 + 8 + 8)?;
+    let dim = u64::from(c.u32()?);
+    let name_len = u64::from(c.u32()?);
+    let rows = c.u64()?;
+    let pad = |n: u64| n.next_multiple_of(8);
+    let codes = pad(40 + name_len).checked_add(rows.checked_mul(dim)?)?;
+    let scales = pad(codes).checked_add(rows.checked_mul(4)?)?;
+    pad(scales)
+        .checked_add(rows.checked_mul(16)?)?
+        .checked_add(4)
+}
+
 fn read_as(path: &Path, key: Key<'_>, any_version: bool) -> Option<Matrix> {
-    let file = std::fs::File::open(path).ok()?;
+    let mut file = std::fs::File::open(path).ok()?;
+    // A file of another length than its header says is damaged: refused before it is
+    // mapped and read in whole (a file grown to gigabytes stalled a search for seconds).
+    let mut header = [0u8; 40];
+    std::io::Read::read_exact(&mut file, &mut header).ok()?;
+    if Some(file.metadata().ok()?.len()) != whole_len(&header) {
+        return None;
+    }
     // SAFETY: the mapping is read-only. brain never writes this file in place, only
     // replaces it by a rename (`write`), which leaves this mapping on the old file; only
     // another program truncating the file in brain's own data dir, or an I/O error of the
@@ -215,9 +238,24 @@ mod tests {
         assert_eq!(owned.parts(), m.parts());
         let q = [0.3, 0.1, -0.2];
         assert_eq!(back.top_notes(&q, 5, None), m.top_notes(&q, 5, None));
+        // The header's length is the file's, for every size written.
+        let header: [u8; 40] = encode(&m, KEY)[..40].try_into().unwrap();
+        assert_eq!(whole_len(&header), Some(encode(&m, KEY).len() as u64));
+        // A file grown past its length is refused before it is read.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|f| f.set_len(f.metadata()?.len() + (1 << 30)))
+            .unwrap();
+        assert!(read(&path, KEY).is_none());
         // An empty matrix too.
         write(&path, &Matrix::new(3), KEY).unwrap();
         assert!(read(&path, KEY).unwrap().is_empty());
+        let header: [u8; 40] = encode(&Matrix::new(3), KEY)[..40].try_into().unwrap();
+        assert_eq!(
+            whole_len(&header),
+            Some(std::fs::metadata(&path).unwrap().len())
+        );
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub struct Captured {
     /// Why the check for duplicates was of the index as it was (it could not be synced: a
     /// read-only data dir): a note written since may be one it did not see.
     pub behind: Option<String>,
+    /// Why the written entry is not in the index yet (the sync after the write failed: a
+    /// full data disk): found once a later sync takes it, and a `new` of the same title
+    /// before then is not stopped.
+    pub unsynced: Option<String>,
 }
 
 /// Whether the brain's note `hit` (compared with the new entry's title) stops an entry of
@@ -107,6 +111,7 @@ pub fn capture(
     }
     let written = duplicates.is_empty() || force;
     let mut excluded = false;
+    let mut unsynced = None;
     if written {
         new::write(&planned)?;
         // The walk's own rules, on the one path: whether any sync will ever see it.
@@ -121,6 +126,10 @@ pub fn capture(
         // when its watcher or the next sync gets to it.
         if let Err(e) = brain.saved(&planned.entry.path) {
             tracing::debug!(error = %e, "the new entry waits for the next sync");
+            unsynced = Some(format!(
+                "the entry is written, but the index could not take it now ({e}); \
+                 searches find it once a sync can"
+            ));
         }
     }
     Ok(Captured {
@@ -130,6 +139,7 @@ pub fn capture(
         related,
         excluded,
         behind,
+        unsynced,
     })
 }
 

@@ -491,6 +491,13 @@ pub fn embed_loop(
     stop: Arc<AtomicBool>,
 ) {
     engine.embeds_in_background();
+    // Until the first pass reports, the backlog is the index's: `status` said "0 passages
+    // to embed" beside "120 waiting" for the half second before it, and a script waiting
+    // for 0 took the backend for caught up.
+    if let Ok(status) = engine.status() {
+        live.pending_chunks
+            .store(status.pending_chunks, Ordering::Relaxed);
+    }
     // After a failed pass (a full disk, say) the backlog is tried again on a timer: no
     // sync may come to wake this thread once the disk has room.
     let mut retry: Option<Duration> = None;

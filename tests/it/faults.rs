@@ -710,6 +710,13 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
     assert!(r.json()["notice"]
         .as_str()
         .is_some_and(|n| n.starts_with("the index could not be brought up to date")));
+    // And that the entry it wrote is not in the index yet (it exited 0 in silence).
+    assert!(
+        r.stderr()
+            .contains("warning: the entry is written, but the index could not take it now"),
+        "{}",
+        r.stderr()
+    );
     std::fs::remove_file(b.root.join("lore/okapi-herding-while-read-only.md")).unwrap();
     data.remount("rw");
 
