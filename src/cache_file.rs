@@ -36,7 +36,9 @@ pub(crate) fn intact(body: &[u8], crc: &[u8]) -> bool {
 /// every sync costs more than the rebuild it would save.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    // Earlier versions named theirs `.tmp` and six letters, as tempfile does by default.
+    crate::file::sweep_stale_temps(dir, |n| n.starts_with(".tmp") && n.len() == 10);
+    let mut tmp = crate::file::temp_beside(path, dir, 0o600)?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

@@ -39,14 +39,46 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
     Ok(())
 }
 
+/// How old a temporary file of brain's is before a later write beside it removes it: a
+/// younger one may be another process's write under way.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Whether `name` is one of brain's temporary files, as [`temp_beside`] names them.
+fn is_brain_temp(name: &str) -> bool {
+    name.starts_with(".brain-") && name.ends_with(".tmp")
+}
+
+/// Removes from `dir` the temporary files `is_temp` names that are older than
+/// [`STALE_TEMP`]: left by a process killed between making one and renaming it into place
+/// (the file is removed when dropped, which a kill skips), and found by nothing else.
+pub(crate) fn sweep_stale_temps(dir: &Path, is_temp: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP);
+        if name.to_str().is_some_and(&is_temp) && stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// A temporary file in `dir` (the folder of `path`) to be renamed over `path`, with the
-/// mode of the file it replaces, or `new_mode` less the umask when there is none.
+/// mode of the file it replaces, or `new_mode` less the umask when there is none. Stale
+/// ones a killed process left there are removed first.
 pub(crate) fn temp_beside(
     path: &Path,
     dir: &Path,
     new_mode: u32,
 ) -> std::io::Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
+    sweep_stale_temps(dir, is_brain_temp);
     let kept = std::fs::metadata(path)
         .ok()
         .map(|m| m.permissions().mode() & 0o7777);
@@ -116,6 +148,19 @@ mod tests {
         );
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "{names:?}");
+        // A temporary file a killed write left goes once it is old; a young one stays.
+        let left = dir.path().join(".brain-AbC123.tmp");
+        let young = dir.path().join(".brain-XyZ789.tmp");
+        std::fs::write(&left, b"half").unwrap();
+        std::fs::write(&young, b"under way").unwrap();
+        let old = std::time::SystemTime::now() - STALE_TEMP * 2;
+        std::fs::File::options()
+            .write(true)
+            .open(&left)
+            .and_then(|f| f.set_modified(old))
+            .unwrap();
+        replace(&path, b"third", 0o600).unwrap();
+        assert!(!left.exists() && young.exists());
         // No folder to write in: an error, and nothing made.
         assert!(replace(&dir.path().join("gone/x"), b"x", 0o600).is_err());
         assert!(!dir.path().join("gone").exists());

@@ -79,6 +79,7 @@ pub fn fetch(
     hub: &str,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<InstallReport, ModelError> {
+    super::install::remove_abandoned_imports(models_dir, &manifest.name);
     let staging = staging_dir(models_dir, &manifest.name, "partial");
     fs::create_dir_all(&staging).map_err(|e| ModelError::io(&staging, e))?;
     let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -81,22 +81,33 @@ pub fn import(
 
 /// Removes the staging folders of imports killed mid-copy (`.NAME.import-PID` of a process
 /// that is gone): each is up to a model's size, and no later import would reuse it.
-fn remove_abandoned_imports(models_dir: &Path, name: &str) {
+pub(crate) fn remove_abandoned_imports(models_dir: &Path, name: &str) {
     let prefix = format!(".{name}.import-");
+    // An install moved aside by a process that died before the new one took its place
+    // ([`commit`]'s two renames): put back when nothing took its place, else removed.
+    let old = format!(".{name}.old-");
     let Ok(entries) = fs::read_dir(models_dir) else {
         return;
     };
+    let of_the_dead = |file_name: &str, prefix: &str| {
+        file_name
+            .strip_prefix(prefix)
+            .and_then(|p| p.parse::<i32>().ok())
+            .is_some_and(|pid| pid > 0 && !process_alive(pid))
+    };
     for entry in entries.filter_map(|e| e.ok()) {
         let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
+        let Some(file_name) = file_name.to_str() else {
             continue;
         };
-        if pid > 0 && !process_alive(pid) {
+        if of_the_dead(file_name, &prefix) {
             let _ = fs::remove_dir_all(entry.path());
+        } else if of_the_dead(file_name, &old) {
+            let target = models_dir.join(name);
+            let restored = !target.exists() && fs::rename(entry.path(), &target).is_ok();
+            if !restored {
+                let _ = fs::remove_dir_all(entry.path());
+            }
         }
     }
 }
@@ -333,6 +344,22 @@ mod tests {
         let m = test_manifest("tiny", &[("a", b"good", true)]);
         import(&m, models.path(), src.path()).unwrap();
         assert_eq!(fs::read(models.path().join("tiny/a")).unwrap(), b"good");
+        assert_eq!(names_in(models.path()), ["tiny"]);
+    }
+
+    #[test]
+    fn an_install_moved_aside_by_a_process_gone_since_is_put_back_or_removed() {
+        let models = tempfile::tempdir().unwrap();
+        // No process has pid i32::MAX (Linux's pid_max is at most 2^22).
+        let aside = models.path().join(format!(".tiny.old-{}", i32::MAX));
+        fs::create_dir(&aside).unwrap();
+        fs::write(aside.join("a"), b"good").unwrap();
+        remove_abandoned_imports(models.path(), "tiny");
+        assert_eq!(fs::read(models.path().join("tiny/a")).unwrap(), b"good");
+        assert_eq!(names_in(models.path()), ["tiny"]);
+        // With an install in place, the one moved aside goes.
+        fs::create_dir(&aside).unwrap();
+        remove_abandoned_imports(models.path(), "tiny");
         assert_eq!(names_in(models.path()), ["tiny"]);
     }
 

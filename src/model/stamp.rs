@@ -127,7 +127,9 @@ impl Stamps {
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         // Two loads racing each write their own temporary file; the last rename wins with a
-        // complete record.
+        // complete record. Earlier versions named theirs `FILE.PID.tmp`.
+        let legacy = format!("{FILE}.");
+        crate::file::sweep_stale_temps(dir, |n| n.starts_with(&legacy) && n.ends_with(".tmp"));
         crate::file::replace(&dir.join(FILE), &json, 0o644)
     }
 }
