@@ -444,7 +444,7 @@ pub struct SimilarArgs {
 
     /// The draft's text.
     // A draft begins with `---` when it has frontmatter, or with `- ` when it is a list.
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true, value_parser = draft_text)]
     pub text: Option<String>,
 
     /// Clusters of notes that duplicate each other, across the whole brain.
@@ -642,6 +642,40 @@ pub const EXCLUDE_MARK: char = '\u{E000}';
 
 /// The long options `brain search` itself takes (`--mode`, `--top`, ...; `--help`), each
 /// with whether it takes the next token as its value.
+/// `--text`'s parser: any text, a draft beginning with `-` included, but one option's name
+/// alone (`--text --json`): the text was left out, and the option is not a draft.
+fn draft_text(s: &str) -> Result<String, String> {
+    let option = s.strip_prefix("--").is_some_and(|name| {
+        name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+    });
+    match option {
+        true => Err(format!(
+            "the draft's text is missing (it was followed by the option {s}): give it in \
+             quotes, or read it from stdin with -"
+        )),
+        false => Ok(s.to_string()),
+    }
+}
+
+/// brain's own options that take a value (`--dir`, `--color`), as given before a command.
+fn options_taking_values() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values())
+        .flat_map(|a| {
+            let longs = a
+                .get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(|l| format!("--{l}"));
+            let shorts = a.get_short().into_iter().map(|c| format!("-{c}"));
+            longs.chain(shorts).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 fn search_options() -> Vec<(String, bool)> {
     use clap::CommandFactory;
     let cli = Cli::command();
@@ -671,9 +705,10 @@ fn search_options() -> Vec<(String, bool)> {
 pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out = Vec::with_capacity(args.len());
     let mut in_search = false;
-    // Before the command only global options come: the first other word is the command.
+    // Before the command only brain's own options come: the first other word is the command.
     let mut command_seen = false;
     let mut after_global_value_option = false;
+    let mut before_command: Option<Vec<String>> = None;
     let mut after_value_option = false;
     let mut after_double_dash = false;
     // A query word came: `-h` after one is a flag searched for (`ls -h`), not help.
@@ -712,13 +747,13 @@ pub fn protect_excludes(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString
         after_double_dash |= in_search && s == "--";
         if !command_seen && !out.is_empty() {
             if after_global_value_option || s.starts_with('-') {
-                // `--dir PATH`: the path is the option's, not the command.
+                // `--dir PATH`, `--color never`: the value is the option's, not the command.
                 after_global_value_option = !after_global_value_option
                     && !s.contains('=')
-                    && known
-                        .get_or_insert_with(search_options)
+                    && before_command
+                        .get_or_insert_with(options_taking_values)
                         .iter()
-                        .any(|(o, value)| *value && o == s);
+                        .any(|o| o == s);
             } else {
                 command_seen = true;
                 in_search = s == "search";
@@ -941,6 +976,11 @@ mod tests {
             "tar -xzf"
         );
         assert_eq!(parsed(&["--dir=/x", "search", "ls", "-la"]).0, "ls -la");
+        // `--color WHEN` takes its value before the command, as the README shows it.
+        assert_eq!(
+            parsed(&["--color", "never", "search", "tar", "-xzf", "--release"]).0,
+            "tar -xzf --release"
+        );
     }
 
     #[test]
@@ -955,6 +995,13 @@ mod tests {
                 other => panic!("{draft:?}: {other:?}"),
             }
         }
+        // An option where the text should be is the text left out, not a draft.
+        let argv = ["brain", "similar", "--text", "--json"].map(std::ffi::OsString::from);
+        let err = Cli::try_parse_from(protect_excludes(argv.to_vec())).unwrap_err();
+        assert!(
+            err.to_string().contains("the draft's text is missing"),
+            "{err}"
+        );
     }
 
     #[test]

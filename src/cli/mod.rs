@@ -81,7 +81,13 @@ fn usage_error(err: clap::Error) -> ExitCode {
         .map(str::trim)
         .collect::<Vec<_>>()
         .join(" ");
-    let own_tip = value_tip(&err, std::env::args().skip(1));
+    // Lossy: an argument that is not UTF-8 must not panic the error's own path.
+    let own_tip = value_tip(
+        &err,
+        std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
     for tip in paragraphs
         .flat_map(str::lines)
         .map(str::trim)
@@ -117,7 +123,7 @@ fn value_tip(err: &clap::Error, args: impl Iterator<Item = String>) -> Option<St
     })?;
     let quoted = shlex::try_quote(&whole).ok()?;
     Some(format!(
-        "tip: to pass '{whole}' as a value, put -- before it: -- {quoted}"
+        "tip: to pass '{whole}' as a value, give the options first, then -- before it: -- {quoted}"
     ))
 }
 

@@ -995,12 +995,12 @@ fn bad_settings_are_one_line_and_exit_2() {
     refused(
         "a title that begins with '- '",
         b.run(&["new", "lore", "- draft title"]),
-        "put -- before it: -- '- draft title'",
+        "then -- before it: -- '- draft title'",
     );
     refused(
         "a title that begins with '-x'",
         b.run(&["new", "lore", "-x marks the spot"]),
-        "put -- before it: -- '-x marks the spot'",
+        "then -- before it: -- '-x marks the spot'",
     );
     // Out of range is refused before anything starts (1e300 s is no Duration at all).
     for t in ["1e300", "0", "0.000001", "NaN", "inf"] {
