@@ -259,10 +259,15 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         list(
             out,
             &format!(
-                "fused (title matches first, {}then weighted scores; rrf k={k} for comparison):",
+                "fused (title matches first, {}then weighted scores; rrf k={k} for comparison{}):",
                 match e.weights.as_ref().is_some_and(|w| w.literals_first) {
                     true => "then notes holding the query's names literally, ",
                     false => "",
+                },
+                match e.fused_head {
+                    Some(n) =>
+                        format!("; past #{n}, ranked over the deeper lists on a scale of their own"),
+                    None => String::new(),
                 }
             ),
             e.fused.as_deref().unwrap_or_default(),
@@ -408,7 +413,9 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
         // Installed once, now a file of another size (appended to, cut short): damaged,
         // not absent, and the file is the one to name.
         format!(
-            "damaged: {} changed since last verified, and no longer has its pinned size:              'brain model verify' says more, 'brain model fetch' (or import) installs it again",
+            "damaged: {} changed since last verified, and a file is missing or no longer its \
+             pinned size: 'brain model verify' says more, 'brain model fetch' (or import) \
+             installs it again",
             s.model_changed.join(", ")
         )
     } else {

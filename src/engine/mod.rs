@@ -583,19 +583,17 @@ mod tests {
             "proxy",
             "cache",
         ];
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = Lcg(11);
         for i in 0..300 {
-            let body: Vec<&str> = (0..8 + next(40))
-                .map(|_| words[next(words.len())])
-                .collect();
-            let title = format!("{} {}", words[next(words.len())], words[next(words.len())]);
-            let text = format!("# {title}\n\n{}\n", body.join(" "));
+            // Sections of their own: a note's whole weighs in beside its best passage.
+            let mut section = || {
+                let n = 8 + rng.below(40);
+                rng.words(&words, n)
+            };
+            let (one, two, three) = (section(), section(), section());
+            let title = rng.words(&words, 2);
+            let text =
+                format!("# {title}\n\n{one}\n\n## More\n\n{two}\n\n## Still more\n\n{three}\n");
             std::fs::write(root.join(format!("notes/n{i:03}.md")), text).unwrap();
         }
         // A flag held only by long notes that keywords rank below the first 50 (the
@@ -636,7 +634,7 @@ mod tests {
         ] {
             for mode in [Mode::Bm25, Mode::Hybrid, Mode::Semantic] {
                 let few = paths(query, mode, 10);
-                let many = paths(query, mode, 200);
+                let many = paths(query, mode, 350);
                 assert!(many.len() >= few.len(), "{query} {mode:?}");
                 assert_eq!(few, many[..few.len()], "{query} {mode:?}");
                 assert_eq!(paths(query, mode, 30)[..few.len()], few, "{query} {mode:?}");

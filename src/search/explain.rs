@@ -25,6 +25,11 @@ pub struct Explain {
     /// The fused list (hybrid only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused: Option<Vec<FusedEntry>>,
+    /// How many of the fused rows were ranked over the lists' first 50, when more were
+    /// asked for: the rows after them were ranked over the deeper lists, on a scale of
+    /// their own (so a fused score may rise past that row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_head: Option<u32>,
     /// The RRF constant of the baseline (hybrid only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<f64>,
@@ -99,6 +104,8 @@ pub(crate) struct FusionStages {
     pub evidence: Evidence,
     pub weights: Weights,
     pub fused: Vec<Fused>,
+    /// How many of `fused` were ranked over the head of the lists.
+    pub head: usize,
 }
 
 /// Rows shown per list: at least 10, more when more results were asked for.
@@ -140,6 +147,7 @@ pub(crate) fn build(
         bm25: keyword,
         evidence: None,
         fused: None,
+        fused_head: None,
         k: None,
         mode,
         semantic,
@@ -149,8 +157,10 @@ pub(crate) fn build(
         evidence,
         weights,
         fused,
+        head,
     }) = fusion
     {
+        explain.fused_head = (head < fused.len()).then_some(head as u32);
         let mut rows = Vec::new();
         for (i, f) in fused.iter().take(show).enumerate() {
             rows.push(FusedEntry {

@@ -10,7 +10,9 @@
 //! 1. **A title that is the query leads.** The person typed a note's name.
 //! 2. **Scores, weighted by the keyword list's evidence for this query:**
 //!    `alpha * bm25 / bm25_max + (1 - alpha) * (cos - cos_min) / (cos_max - cos_min)`
-//!    over the candidates (`cos` is the note's semantic score, see [`super::semantic`]),
+//!    over the candidates of the lists' first 50 (`cos` is the note's semantic score, see
+//!    [`super::semantic`]; a `--top` past 12 ranks the notes after those over the deeper
+//!    lists, on their own scale, so that the first results never depend on `--top`),
 //!    where `alpha = 0.5 * max(0, (coverage - 0.5) / 0.5)` and
 //!    `coverage` is the share of the query's IDF mass that the keyword list's best note
 //!    holds ([`super::evidence`]). Keywords count as much as meaning only when their best
@@ -70,7 +72,8 @@
 //!    yet takes, as its similarity, that of meaning's note at its keyword rank; scored 0,
 //!    it sank under every embedded note until `brain index` embedded it.
 //!
-//! Every number that decides an order is reported by `--explain`.
+//! Every number that decides an order is reported by `--explain` (with the row where the
+//! deeper lists' ranking begins, when there is one).
 
 use serde::{Deserialize, Serialize};
 

@@ -40,7 +40,8 @@ pub(crate) struct Found {
     pub explain: Option<Explain>,
     /// Lines for the person (a filter that matches no type, ...).
     pub notices: Vec<String>,
-    /// What the hybrid fusion weighed (empty in the other modes).
+    /// What the hybrid fusion weighed for the first results, from the lists' first 50 (empty
+    /// in the other modes).
     pub candidates: Vec<Candidate>,
     /// The query as parsed (flags resolved).
     pub query: Query,
@@ -64,6 +65,10 @@ pub(crate) fn parse(
 }
 
 /// How many rows of the re-ranked notes (every row of each, the best notes first) are read
+/// Meaning hits read past the pool, to stand in for notes a kept matrix holds that are gone
+/// from the index (see [`search`]).
+const GONE_SPARE: usize = 16;
+
 /// exactly beside the [`RERANK_ROWS`] best rows: a note of hundreds of passages, or any
 /// note past the cap, keeps the whole-note part its codes give.
 const RERANK_WHOLE_ROWS: usize = RERANK_ROWS;
@@ -408,7 +413,8 @@ pub(crate) fn run(
         _ => NoteScores::default(),
     };
     let mut sem_hits = Vec::with_capacity(pool);
-    for h in sem_scores.top(pool + excluded.len()) {
+    // A few more than the pool, for notes found gone below.
+    for h in sem_scores.top(pool + excluded.len() + GONE_SPARE) {
         // A matrix kept while new passages are embedded (the backend keeps one for a few
         // seconds) still holds notes deleted since, or saved again under a new id: no hit,
         // and no score to scale the others by.
@@ -455,6 +461,7 @@ pub(crate) fn run(
                 }
             };
             by_rrf(&mut fused);
+            let head_len = fused.len();
             if bm25_head.len() < bm25_hits.len() || sem_head.len() < sem_hits.len() {
                 // The rest, ranked over the whole lists, after the head.
                 let all = candidates::gather(&keyword_scores, &bm25_hits, &sem_hits, &sem_scores);
@@ -464,16 +471,17 @@ pub(crate) fn run(
                 rest.retain(|f| !shown.contains(&f.note_id));
                 by_rrf(&mut rest);
                 fused.extend(rest);
-                candidates = all;
-            } else {
-                candidates = head;
             }
+            // What decided the head (the results a default --top shows): replayed by
+            // `eval --dump`'s fusion studies, it gives the same order.
+            candidates = head;
             let ranked = fused.iter().map(Ranked::fused).collect();
             if req.explain {
                 stages = Some(FusionStages {
                     evidence,
                     weights,
                     fused,
+                    head: head_len,
                 });
             }
             ranked

@@ -650,11 +650,23 @@ impl NoteScores<'_> {
         }
         let order =
             |a: &SemHit, b: &SemHit| b.score.total_cmp(&a.score).then(a.note_id.cmp(&b.note_id));
-        let mut hits: Vec<SemHit> = near
-            .iter()
-            .filter_map(|&(best, slot, row)| self.hit(best, self.sums[slot as usize], row))
-            .collect();
-        hits.sort_by(order);
+        let blended = |near: &[(f32, u32, u32)]| {
+            let mut hits: Vec<SemHit> = near
+                .iter()
+                .filter_map(|&(best, slot, row)| self.hit(best, self.sums[slot as usize], row))
+                .collect();
+            hits.sort_by(order);
+            hits
+        };
+        // The first WHOLE_NOTE_DEPTH by best passage are blended and ordered among
+        // themselves whatever the limit, the rest after them: a larger limit shows more
+        // notes, and does not reorder the first ones.
+        near.sort_by(by_score);
+        let head = near.len().min(WHOLE_NOTE_DEPTH);
+        let mut hits = blended(&near[..head]);
+        if hits.len() < limit {
+            hits.extend(blended(&near[head..]));
+        }
         hits.truncate(limit);
         hits
     }
@@ -802,6 +814,39 @@ mod tests {
         assert_eq!(m.best_rows(&scores, 1, Some(&only20)), [2]);
         assert_eq!(m.top_notes(&q, 5, Some(&only20))[0].note_id, 20);
         assert_eq!(m.top_notes(&q, 1, None).len(), 1);
+    }
+
+    #[test]
+    fn a_larger_limit_shows_more_notes_and_keeps_the_first_in_their_order() {
+        let mut m = Matrix::new(2);
+        let mut chunk = 0;
+        let mut push = |m: &mut Matrix, note: i64, v: [f32; 2]| {
+            chunk += 1;
+            assert!(m.push(chunk, note, &unit(&v)));
+        };
+        // WHOLE_NOTE_DEPTH notes of one passage at 0.90 to the query, and after them by
+        // best passage, notes of two passages at 0.88 whose whole is the query itself:
+        // blended, they score more (0.904 against 0.900).
+        let y = |cos: f32| (1.0 - cos * cos).sqrt();
+        for note in 0..WHOLE_NOTE_DEPTH as i64 {
+            push(&mut m, note, [0.9, y(0.9)]);
+        }
+        for note in 1000..1100 {
+            push(&mut m, note, [0.88, y(0.88)]);
+            push(&mut m, note, [0.88, -y(0.88)]);
+        }
+        let q = unit(&[1.0, 0.0]);
+        let ids = |limit: usize| -> Vec<i64> {
+            m.top_notes(&q, limit, None)
+                .iter()
+                .map(|h| h.note_id)
+                .collect()
+        };
+        let few = ids(10);
+        assert_eq!(few, (0..10).collect::<Vec<i64>>());
+        let all = ids(300);
+        assert_eq!(all.len(), 300);
+        assert_eq!(all[..10], few[..]);
     }
 
     #[test]
