@@ -31,9 +31,10 @@ pub const DEFAULT_EXCLUDE: &[&str] = &[
     "logseq/version-files/",
 ];
 
-/// The most bytes of the brain folder's name in its index folder's name (which adds `-` and
-/// 12 hex digits): far below the 255 a file name holds, far above a usual folder name.
-const MAX_INDEX_NAME_BYTES: usize = 128;
+/// The most bytes of the brain folder's name in its index folder's name, which adds `-` and
+/// 12 hex digits: what the 255 bytes of a file name leave, so that every name that made an
+/// index before keeps it.
+const MAX_INDEX_NAME_BYTES: usize = 255 - 13;
 
 /// The folders `brain install` and the app create in a new brain.
 /// Each gets the default `SCHEMA.md` of [`crate::kb::schema::DEFAULTS`].
@@ -592,9 +593,13 @@ mod tests {
 
     #[test]
     fn a_long_folder_name_makes_an_index_folder_name_a_file_system_takes() {
-        let long = Config::for_root(format!("/n/{}", "é".repeat(120)), "/d").index_dir();
+        let long = Config::for_root(format!("/n/{}", "é".repeat(130)), "/d").index_dir();
         let name = long.file_name().unwrap().len();
-        assert!(name <= MAX_INDEX_NAME_BYTES + 13, "{name}");
+        assert!(name <= 255, "{name}");
+        // A name that fitted keeps its folder.
+        let fits = Config::for_root(format!("/n/{}", "x".repeat(242)), "/d").index_dir();
+        let name = fits.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&"x".repeat(242)), "{name}");
         let short = Config::for_root("/n/notes", "/d").index_dir();
         let short = short.file_name().unwrap().to_string_lossy();
         assert!(

@@ -22,6 +22,23 @@ pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// file being replaced keeps its mode; a new one gets `new_mode`, less the umask.
 pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> {
     use std::io::Write;
+    // A link (a config kept in a dotfiles repository) is written where it leads: renamed
+    // onto, the link would become a plain file and its target go stale.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path)?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
+    // A file made read-only is left as it is, as a write in place would have left it.
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only: make it writable for brain to change it",
+        ));
+    }
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -40,7 +57,9 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
 }
 
 /// How old a temporary file of brain's is before a later write beside it removes it: a
-/// younger one may be another process's write under way.
+/// younger one may be another process's write under way. (A process stopped longer than
+/// this between writing and renaming, a laptop asleep mid-write, loses its write to the
+/// sweep and fails with "not found": said, not lost silently.)
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// Whether `name` is one of brain's temporary files, as [`temp_beside`] names them.
@@ -56,14 +75,17 @@ pub(crate) fn sweep_stale_temps(dir: &Path, is_temp: impl Fn(&str) -> bool) {
         return;
     };
     for entry in entries.filter_map(|e| e.ok()) {
-        let name = entry.file_name();
+        // The name first: a folder of 10,000 notes is not 10,000 stats per write.
+        if !entry.file_name().to_str().is_some_and(&is_temp) {
+            continue;
+        }
         let stale = entry
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > STALE_TEMP);
-        if name.to_str().is_some_and(&is_temp) && stale {
+        if stale {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -161,6 +183,21 @@ mod tests {
             .unwrap();
         replace(&path, b"third", 0o600).unwrap();
         assert!(!left.exists() && young.exists());
+        // A link is written through; a read-only file is not written.
+        let target = dir.path().join("target.toml");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        replace(&link, b"through", 0o600).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"through");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let err = replace(&link, b"refused", 0o600).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(std::fs::read(&target).unwrap(), b"through");
         // No folder to write in: an error, and nothing made.
         assert!(replace(&dir.path().join("gone/x"), b"x", 0o600).is_err());
         assert!(!dir.path().join("gone").exists());

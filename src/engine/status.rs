@@ -91,6 +91,11 @@ impl Engine {
         self.index.read()?.quick_check()
     }
 
+    /// How many distinct passages wait for a vector ([`Status::pending_chunks`] alone).
+    pub fn pending_passages(&self) -> Result<u64> {
+        self.pending_at(&self.index.read()?)
+    }
+
     /// Counts and paths for `brain status`, read in one transaction.
     pub fn status(&self) -> Result<Status> {
         let reader = self.index.read()?;

@@ -104,9 +104,21 @@ pub(crate) fn remove_abandoned_imports(models_dir: &Path, name: &str) {
             let _ = fs::remove_dir_all(entry.path());
         } else if of_the_dead(file_name, &old) {
             let target = models_dir.join(name);
-            let restored = !target.exists() && fs::rename(entry.path(), &target).is_ok();
-            if !restored {
-                let _ = fs::remove_dir_all(entry.path());
+            let aside = entry.path();
+            match fs::symlink_metadata(&target) {
+                // Nothing took its place: put back (left where it is if that fails).
+                Err(_) => {
+                    let _ = fs::rename(&aside, &target);
+                }
+                // An install took its place: what was moved aside goes, file or folder.
+                Ok(m) if m.is_dir() => {
+                    let _ = match fs::symlink_metadata(&aside) {
+                        Ok(a) if a.is_dir() => fs::remove_dir_all(&aside),
+                        _ => fs::remove_file(&aside),
+                    };
+                }
+                // Something else there (a link): left for the person to sort out.
+                Ok(_) => {}
             }
         }
     }
@@ -232,7 +244,7 @@ fn not_a_file(path: &Path) -> Option<String> {
             Ok(m) if m.is_dir() => Some("a symbolic link to a folder".to_string()),
             Ok(_) => Some("a symbolic link to something other than a file".to_string()),
             Err(_) => Some(format!(
-                "a symbolic link to {}, which is not there",
+                "a link to {}, which does not exist",
                 fs::read_link(path)
                     .map(|t| t.display().to_string())
                     .unwrap_or_else(|_| "a path".to_string())
@@ -357,10 +369,19 @@ mod tests {
         remove_abandoned_imports(models.path(), "tiny");
         assert_eq!(fs::read(models.path().join("tiny/a")).unwrap(), b"good");
         assert_eq!(names_in(models.path()), ["tiny"]);
-        // With an install in place, the one moved aside goes.
+        // With an install in place, the one moved aside goes, a folder or a file.
         fs::create_dir(&aside).unwrap();
         remove_abandoned_imports(models.path(), "tiny");
         assert_eq!(names_in(models.path()), ["tiny"]);
+        fs::write(&aside, b"a file moved aside").unwrap();
+        remove_abandoned_imports(models.path(), "tiny");
+        assert_eq!(names_in(models.path()), ["tiny"]);
+        // A dangling link in the model's place: the install moved aside is kept.
+        fs::remove_dir_all(models.path().join("tiny")).unwrap();
+        std::os::unix::fs::symlink("gone", models.path().join("tiny")).unwrap();
+        fs::create_dir(&aside).unwrap();
+        remove_abandoned_imports(models.path(), "tiny");
+        assert!(aside.is_dir());
     }
 
     #[test]
@@ -379,7 +400,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("a symbolic link to gone, which is not there"),
+            err.contains("a link to gone, which does not exist"),
             "{err}"
         );
         assert!(!models.path().join("tiny").exists());

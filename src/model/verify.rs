@@ -233,11 +233,13 @@ pub fn changed_since_verified(manifest: &Manifest, dir: &Path) -> Vec<String> {
     manifest
         .required_files()
         .filter(|spec| {
-            let now = std::fs::metadata(file_path(dir, &spec.path))
-                .ok()
-                .and_then(|m| super::stamp::Identity::of(&m));
-            stamps.holds(&spec.path)
-                && now.is_some_and(|id| !stamps.vouches(&spec.path, &id, &spec.sha256))
+            // A file gone since it was verified is as changed as one written to.
+            let changed = match std::fs::metadata(file_path(dir, &spec.path)) {
+                Err(_) => true,
+                Ok(m) => super::stamp::Identity::of(&m)
+                    .is_some_and(|id| !stamps.vouches(&spec.path, &id, &spec.sha256)),
+            };
+            stamps.holds(&spec.path) && changed
         })
         .map(|spec| spec.path.clone())
         .collect()
@@ -420,12 +422,17 @@ mod tests {
         std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
         open_verified(&m, dir.path()).unwrap();
         // The same bytes in another file (a copy over it): the record no longer vouches.
+        // (After a pause: a kernel with coarse timestamps may reuse the inode and the time.)
+        std::thread::sleep(std::time::Duration::from_millis(50));
         std::fs::remove_file(dir.path().join("c.json")).unwrap();
+        // Gone is changed too.
+        assert_eq!(changed_since_verified(&m, dir.path()), ["c.json"]);
         std::fs::write(dir.path().join("c.json"), b"{}").unwrap();
         assert_eq!(changed_since_verified(&m, dir.path()), ["c.json"]);
         assert!(check_all(&m, dir.path()).iter().all(|(_, e)| e.is_none()));
         assert!(changed_since_verified(&m, dir.path()).is_empty());
         // A check that fails records nothing: the changed file stays named.
+        std::thread::sleep(std::time::Duration::from_millis(50));
         std::fs::write(dir.path().join("c.json"), b"[]").unwrap();
         assert!(check_all(&m, dir.path()).iter().any(|(_, e)| e.is_some()));
         assert_eq!(changed_since_verified(&m, dir.path()), ["c.json"]);

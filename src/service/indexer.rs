@@ -494,9 +494,8 @@ pub fn embed_loop(
     // Until the first pass reports, the backlog is the index's: `status` said "0 passages
     // to embed" beside "120 waiting" for the half second before it, and a script waiting
     // for 0 took the backend for caught up.
-    if let Ok(status) = engine.status() {
-        live.pending_chunks
-            .store(status.pending_chunks, Ordering::Relaxed);
+    if let Ok(pending) = engine.pending_passages() {
+        live.pending_chunks.store(pending, Ordering::Relaxed);
     }
     // After a failed pass (a full disk, say) the backlog is tried again on a timer: no
     // sync may come to wake this thread once the disk has room.

@@ -55,13 +55,16 @@ fn socket_path_in(dir: &Path, config: &Config) -> PathBuf {
     let hash = &hex::encode(digest)[..12];
     // The separator before the name, then `-`, the hash and `.sock`.
     let fixed = 1 + 1 + hash.len() + ".sock".len();
-    let room = MAX_SOCKET_PATH
-        .saturating_sub(dir.as_os_str().len() + fixed)
-        .min(32);
-    let stem = index_dir
+    // 32 characters, as before the limit was counted (a socket's name is a contract between
+    // a backend and the clients of another version), then what the limit leaves.
+    let room = MAX_SOCKET_PATH.saturating_sub(dir.as_os_str().len() + fixed);
+    let stem: String = index_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .and_then(|n| n.rsplit_once('-').map(|(stem, _)| stem.to_string()))
+        .and_then(|n| {
+            n.rsplit_once('-')
+                .map(|(stem, _)| stem.chars().take(32).collect())
+        })
         .unwrap_or_else(|| "root".into());
     match crate::text::cut_at_char(&stem, room) {
         "" => dir.join(format!("{hash}.sock")),

@@ -862,7 +862,8 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
             "model",
             "changed",
             format!(
-                "{}: {} written to since last verified, no longer its pinned size:                  run 'brain model verify', then 'brain model fetch' (or import)",
+                "{}: {} written to since last verified, and a file is missing or no longer its \
+                 pinned size: run 'brain model verify', then 'brain model fetch' (or import)",
                 s.config.model,
                 changed.join(", ")
             ),
