@@ -139,8 +139,28 @@ fn index_message(path: &std::path::Path, e: &rusqlite::Error) -> String {
 /// `e`, met making or writing `dir` in the data dir, with what to do when it says the data
 /// dir cannot be written (as the index's own errors say it).
 pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
-    use io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem, StorageFull};
+    use io::ErrorKind::{
+        AlreadyExists, NotADirectory, PermissionDenied, ReadOnlyFilesystem, StorageFull,
+    };
     match e.kind() {
+        // A file where a folder of the data dir goes (the index's own folder, or one above
+        // it): "File exists" named no file and said nothing to do.
+        AlreadyExists | NotADirectory => {
+            match dir.ancestors().find(|d| d.is_file() || d.is_symlink() && !d.exists()) {
+                Some(file) => io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} a file where brain keeps a folder: move it away, or set \
+                         BRAIN_DATA_DIR to another folder",
+                        match file == dir {
+                            true => "is".to_string(),
+                            false => format!("{} is", file.display()),
+                        }
+                    ),
+                ),
+                None => e,
+            }
+        }
         StorageFull => io::Error::new(
             e.kind(),
             format!(
@@ -264,6 +284,23 @@ pub(crate) fn in_plain_words(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_where_a_data_folder_goes_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("indexes");
+        std::fs::write(&file, b"x").unwrap();
+        for wanted in [file.clone(), file.join("notes-abc")] {
+            let e = std::fs::create_dir_all(&wanted).unwrap_err();
+            let said = in_data_dir(e, &wanted).to_string();
+            assert!(said.contains("a file where brain keeps a folder"), "{said}");
+            assert_eq!(
+                said.contains(&file.display().to_string()),
+                wanted != file,
+                "{said}"
+            );
+        }
+    }
 
     #[test]
     fn a_whole_number_too_large_for_its_setting_is_said_to_be_too_large() {

@@ -96,19 +96,12 @@ impl Usage {
         // A hook or a `get` must not wait long behind a big sync: the read is dropped.
         conn.busy_timeout(Duration::from_millis(250))
             .map_err(|e| self.index.err(e))?;
-        // Only a note of the index is a read worth counting: a file under `raw/`, a
-        // dot-folder, an ignore file or `exclude` would be listed as "read but never
-        // surfaced", a hole search does not have. (One lookup: a walk of the path by the
-        // walk's rules doubled the hook's time.)
-        let known: bool = conn
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE path = ?1)")
-            .and_then(|mut st| st.query_row([rel_path], |r| r.get(0)))
+        // Only a note of the index is a read worth counting.
+        let recorded = usage::record_read(&conn, now_ms(), rel_path, via.as_str())
             .map_err(|e| self.index.err(e))?;
-        if !known {
+        if !recorded {
             return Ok(());
         }
-        usage::record_read(&conn, now_ms(), rel_path, via.as_str())
-            .map_err(|e| self.index.err(e))?;
         // The cap runs on this connection, under the same short wait: a hook must never
         // sit behind a long sync for the cap's sake.
         if conn.last_insert_rowid() % PRUNE_EVERY == 0 {

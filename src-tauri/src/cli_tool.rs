@@ -26,7 +26,7 @@ pub fn link_dirs(home: Option<&Path>) -> Vec<PathBuf> {
 /// The CLI that ships with the app: an executable `brain` beside the app's own binary.
 pub fn bundled(app_exe: &Path) -> Option<PathBuf> {
     let cli = app_exe.parent()?.join(CLI_NAME);
-    is_executable(&cli).then_some(cli)
+    brain::desktop::cli_path::is_executable(&cli).then_some(cli)
 }
 
 /// Whether `path` is a file inside a macOS app bundle (`X.app/Contents/MacOS/file`).
@@ -232,11 +232,6 @@ fn make_link(target: &Path, link: &Path) -> io::Result<()> {
     std::fs::rename(&tmp, link).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]

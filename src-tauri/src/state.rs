@@ -260,6 +260,10 @@ impl AppState {
                 alike.join(", ")
             );
         }
+        // The entry opens in the editor either way; the log says why search lags it.
+        if let Some(unsynced) = &done.unsynced {
+            tracing::warn!(path = %done.entry.path, "{unsynced}");
+        }
         Ok(done.entry)
     }
 

@@ -34,7 +34,8 @@ pub fn find_current() -> Option<PathBuf> {
     find(exe.as_deref(), path.as_deref(), dirs::home_dir().as_deref())
 }
 
-fn is_executable(path: &Path) -> bool {
+/// Whether `path` is a file some user may run (a link followed): what a shell finds on PATH.
+pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

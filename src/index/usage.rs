@@ -20,11 +20,19 @@ pub const READ_SHARE: f64 = 0.3;
 /// How many rows each list of `brain stats` shows.
 const LIST: i64 = 10;
 
-/// Appends one read of `path` (relative to the root) by `via`.
-pub fn record_read(conn: &Connection, ts_ms: i64, path: &str, via: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO reads(ts, path, via) VALUES (?1, ?2, ?3)")?
-        .execute(params![ts_ms, path, via])?;
-    Ok(())
+/// Appends one read of `path` (relative to the root) by `via`, when `path` is a note of the
+/// index; whether it did. A file under `raw/`, a dot-folder, an ignore file or `exclude`
+/// would be listed as "read but never surfaced", a hole search does not have. (One lookup:
+/// a walk of the path by the walk's rules doubled the hook's time.)
+pub fn record_read(conn: &Connection, ts_ms: i64, path: &str, via: &str) -> rusqlite::Result<bool> {
+    let known: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE path = ?1)")?
+        .query_row([path], |r| r.get(0))?;
+    if known {
+        conn.prepare_cached("INSERT INTO reads(ts, path, via) VALUES (?1, ?2, ?3)")?
+            .execute(params![ts_ms, path, via])?;
+    }
+    Ok(known)
 }
 
 /// Rows dropped by a prune or a reset.

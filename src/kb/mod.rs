@@ -358,12 +358,23 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
     let mut file = tmp.as_file();
     file.write_all(text.as_bytes())
         .and_then(|_| file.sync_all())
-        .map_err(|e| crate::Error::io(path, e))?;
+        .map_err(|e| match e.kind() {
+            // What to do, as when the temporary file could not be made at all.
+            std::io::ErrorKind::StorageFull => crate::Error::io(
+                path,
+                std::io::Error::new(e.kind(), format!("{e}: free some disk space")),
+            ),
+            _ => crate::Error::io(path, e),
+        })?;
     let persisted = match mode {
         WriteMode::CreateNew => tmp.persist_noclobber(path),
         WriteMode::Replace { .. } => tmp.persist(path),
     };
     persisted.map_err(|e| crate::Error::io(path, e.error))?;
+    // The new name is on disk once its folder is: `new` prints the path as saved.
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
     Ok(())
 }
 

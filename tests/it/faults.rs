@@ -746,6 +746,18 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
     assert!(check.json()["problems"]
         .as_array()
         .is_some_and(|p| !p.is_empty()));
+
+    // A full notes folder: `new` says what to do, and leaves nothing behind.
+    notes.remount("rw");
+    let filler = b.root.join("filler.bin");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    while std::io::Write::write_all(&mut f, &[0u8; 1 << 16]).is_ok() {}
+    drop(f);
+    let before = snapshot(&b.root);
+    let r = b.run(&["new", "lore", "A lesson on a full disk"]);
+    assert_one_line(&r, 1, &["free some disk space"]);
+    assert_eq!(snapshot(&b.root), before, "something was written");
+    std::fs::remove_file(&filler).unwrap();
 }
 
 /// A folder that cannot be listed (no read permission) is not a deleted one: its notes

@@ -267,7 +267,7 @@ pub fn brain_on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(NAME))
-        .find(|p| is_executable(p))
+        .find(|p| brain::desktop::cli_path::is_executable(p))
 }
 
 /// Whether the program a registration or a hook runs is there: a bare name is looked up on
@@ -278,8 +278,8 @@ fn program_there(program: &str) -> bool {
         return true;
     }
     match expand_home(program) {
-        Some(path) => is_executable(&path),
-        None => is_executable(Path::new(program)),
+        Some(path) => brain::desktop::cli_path::is_executable(&path),
+        None => brain::desktop::cli_path::is_executable(Path::new(program)),
     }
 }
 
@@ -289,11 +289,6 @@ pub fn is_this_binary(found: &Path, exe: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
