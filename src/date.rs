@@ -6,6 +6,22 @@
 use jiff::civil::Date;
 use serde_json::{Map, Value};
 
+/// A day in milliseconds, as the logs' timestamps count.
+pub const DAY_MS: i64 = 24 * 3600 * 1000;
+
+/// Now, in milliseconds since the Unix epoch (the logs' timestamps); 0 on a clock set
+/// before 1970.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Now, in whole seconds since the Unix epoch; 0 on a clock set before 1970.
+pub fn now_secs() -> i64 {
+    now_ms() / 1000
+}
+
 /// Today in the local time zone.
 pub fn today() -> Date {
     jiff::ZonedDateTime::now().date()

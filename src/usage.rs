@@ -22,9 +22,6 @@ pub use crate::index::usage::{
 /// The longest window `brain stats --days` and `--prune` accept (about 100 years).
 pub const MAX_DAYS: u32 = 36_500;
 
-/// Milliseconds in a day.
-const DAY_MS: i64 = 24 * 3600 * 1000;
-
 /// Who opened a note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -97,7 +94,7 @@ impl Usage {
         conn.busy_timeout(Duration::from_millis(250))
             .map_err(|e| self.index.err(e))?;
         // Only a note of the index is a read worth counting.
-        let recorded = usage::record_read(&conn, now_ms(), rel_path, via.as_str())
+        let recorded = usage::record_read(&conn, crate::date::now_ms(), rel_path, via.as_str())
             .map_err(|e| self.index.err(e))?;
         if !recorded {
             return Ok(());
@@ -105,7 +102,8 @@ impl Usage {
         // The cap runs on this connection, under the same short wait: a hook must never
         // sit behind a long sync for the cap's sake.
         if conn.last_insert_rowid() % PRUNE_EVERY == 0 {
-            let cutoff = now_ms() - self.keep_days.clamp(1, MAX_DAYS) as i64 * DAY_MS;
+            let cutoff = crate::date::now_ms()
+                - self.keep_days.clamp(1, MAX_DAYS) as i64 * crate::date::DAY_MS;
             usage::prune(&conn, cutoff).map_err(|e| self.index.err(e))?;
         }
         Ok(())
@@ -114,7 +112,7 @@ impl Usage {
     /// The window of the last `days` days.
     pub fn stats(&self, days: u32) -> Result<Stats> {
         check_days("--days", days)?;
-        let since_ms = now_ms() - days as i64 * DAY_MS;
+        let since_ms = crate::date::now_ms() - days as i64 * crate::date::DAY_MS;
         let window =
             usage::window(&*self.index.conn()?, since_ms).map_err(|e| self.index.err(e))?;
         let since = crate::date::today()
@@ -131,7 +129,7 @@ impl Usage {
     /// Drops log rows older than `days` days.
     pub fn prune(&self, days: u32) -> Result<Dropped> {
         check_days("--prune", days)?;
-        let cutoff = now_ms() - days as i64 * DAY_MS;
+        let cutoff = crate::date::now_ms() - days as i64 * crate::date::DAY_MS;
         self.index.write(|tx| usage::prune(tx, cutoff))
     }
 
@@ -154,7 +152,8 @@ const PRUNE_EVERY: i64 = 500;
 /// than `keep_days`, so the logs never grow without bound.
 pub(crate) fn now_and_then_cap(index: &Index, id: i64, keep_days: u32) -> Result<()> {
     if id % PRUNE_EVERY == 0 {
-        let cutoff = now_ms() - keep_days.clamp(1, MAX_DAYS) as i64 * DAY_MS;
+        let cutoff =
+            crate::date::now_ms() - keep_days.clamp(1, MAX_DAYS) as i64 * crate::date::DAY_MS;
         index.write(|tx| usage::prune(tx, cutoff))?;
     }
     Ok(())
@@ -168,13 +167,6 @@ pub fn check_days(flag: &str, days: u32) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Refuses a brain folder that is missing or not a folder (exit 2), as every command does.

@@ -109,10 +109,7 @@ pub fn origin(
 
 /// Milliseconds since the Unix epoch: the page compares it with its own `Date.now()`.
 fn epoch_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    brain::date::now_ms().max(0) as u64
 }
 
 #[cfg(test)]

@@ -316,7 +316,7 @@ impl AppState {
                     activity = Activity::Indexing;
                 }
                 (
-                    status_line::status_line(&s.status, &activity, now_secs()),
+                    status_line::status_line(&s.status, &activity, brain::date::now_secs()),
                     s.status.notes,
                     s.status.model_installed,
                 )
@@ -373,13 +373,6 @@ fn panel_top(top: Option<usize>) -> usize {
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere must not take the tray down with it; the data is still usable.
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -565,10 +565,7 @@ pub fn utc(secs: i64) -> String {
 
 /// `just now`, `5m ago`, `3h ago`, `2d ago`.
 pub fn ago(secs: i64) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(secs);
+    let now = brain::date::now_secs();
     match (now - secs).max(0) {
         d if d < 60 => "just now".into(),
         d if d < 3600 => format!("{}m ago", d / 60),

@@ -388,14 +388,6 @@ pub(crate) const NOTE_DATE: &str = "COALESCE(n.date, date(CASE WHEN n.mtime_ns >
      THEN n.mtime_ns / 1000000000 ELSE n.indexed_at END, 'unixepoch', 'localtime'), \
      date(n.indexed_at, 'unixepoch', 'localtime'), '1970-01-01')";
 
-/// Current time in unix seconds.
-pub fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// Writes `text` to `path` and dates the file `when` (tests of what a sync reads).
 #[cfg(test)]
 pub(crate) fn write_dated(path: &Path, text: &str, when: std::time::SystemTime) {

@@ -41,10 +41,7 @@ pub struct Entry<'a> {
 
 /// Appends one search to the log and returns its `recall_id`.
 pub fn record(conn: &Connection, e: &Entry<'_>) -> rusqlite::Result<i64> {
-    let ts = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let ts = crate::date::now_ms();
     let results = serde_json::to_string(e.paths).unwrap_or_else(|_| "[]".into());
     let filters = e.filters.to_string();
     let (query, mode, took_us) = (e.query, e.mode, e.took_us);
@@ -133,10 +130,7 @@ pub(crate) fn as_typed(query: &str, filters: &serde_json::Value) -> String {
 
 /// Totals over the whole log.
 pub fn totals(conn: &Connection) -> rusqlite::Result<RecallTotals> {
-    let week_ago = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64 - 7 * 24 * 3600 * 1000)
-        .unwrap_or(0);
+    let week_ago = crate::date::now_ms() - 7 * crate::date::DAY_MS;
     conn.query_row(
         "SELECT COUNT(*), COALESCE(SUM(ts >= ?1), 0), COALESCE(SUM(results = '[]'), 0),
                 (SELECT COUNT(*) FROM reads), (SELECT COUNT(*) FROM reads WHERE ts >= ?1)

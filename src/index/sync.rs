@@ -16,8 +16,9 @@ use sha2::{Digest, Sha256};
 use super::chunk::chunk_note;
 use super::journal::{self, Journal, Mark, Plan};
 use super::walk::{self, FileStat, Scope};
-use super::{now_secs, set_meta, Index};
+use super::{set_meta, Index};
 use crate::config::Config;
+use crate::date::now_secs;
 use crate::error::{Error, Result};
 use crate::note::{self, name_key, Note};
 

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::date::now_secs;
 use crate::engine::EmbedReport;
-use crate::index::now_secs;
 use crate::index::sync::SyncSummary;
 
 /// The backend section of `brain status`.
