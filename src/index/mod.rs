@@ -125,6 +125,12 @@ impl Index {
             pool: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
         };
+        if index.cut_to_nothing() {
+            return Err(index.err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some("the file is empty: a copy or a sync tool cut it short".into()),
+            )));
+        }
         let mut conn = index.connect()?;
         let found = schema::version(&conn).map_err(|e| index.err(e))?;
         if found > schema::SCHEMA_VERSION {
@@ -152,12 +158,35 @@ impl Index {
         if meta(&conn, INDEX_ID).ok().flatten().is_none() {
             let _ = ensure_id(&conn);
         }
+        // Best effort: a read-only data dir does without it, and only loses the check.
+        if !index.made_path().exists() {
+            let _ = std::fs::File::create(index.made_path());
+        }
         index
             .pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(conn);
         Ok(index)
+    }
+
+    /// Whether the index file is there but empty, with nothing in a write-ahead log beside
+    /// it, where an index was made before: a copy or a sync tool cut it to nothing, and
+    /// opening it would start a new index in silence, its search history gone. (A new index
+    /// is an empty file for a moment too, while another process creates it: its
+    /// [`Index::made_path`] mark is not there yet.)
+    fn cut_to_nothing(&self) -> bool {
+        let empty = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() == 0);
+        self.path.is_file()
+            && empty(&self.path)
+            && empty(&self.wal_path())
+            && self.made_path().is_file()
+    }
+
+    /// An empty file beside the index, made once the index has its schema: where it is, an
+    /// index was, and an empty index file is one cut short, not one being made.
+    fn made_path(&self) -> PathBuf {
+        self.path.with_file_name("made")
     }
 
     /// The index file's path.

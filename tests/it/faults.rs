@@ -539,6 +539,21 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     assert_eq!(found(&b), before);
     assert_intact(&db, "after rebuilding a truncated index");
 
+    // Cut to nothing, its side files gone: damaged too, not a new index whose search
+    // history is silently gone.
+    std::fs::File::create(&db).unwrap();
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+    let r = b.run(&["search", "retry", "--mode", "bm25"]);
+    assert_one_line(
+        &r,
+        1,
+        &["is damaged", "the file is empty", "brain index --rebuild"],
+    );
+    b.ok(&["index", "--rebuild"]);
+    assert_eq!(found(&b), before);
+
     // A folder where the index file should be: no permission would help, so none is
     // asked for; a rebuild sets it aside.
     std::fs::rename(&db, db.with_extension("moved")).unwrap();
