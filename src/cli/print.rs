@@ -254,6 +254,14 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
             1.0 - w.alpha,
             w.reason
         )?;
+        if let Some(s) = &e.scale {
+            writeln!(
+                out,
+                "scale: keywords bm25 / {:.3} (the best among the candidates), meaning from \
+                 sem {:.3} (0) to {:.3} (1)",
+                s.bm25_max, s.cos_min, s.cos_max
+            )?;
+        }
         let k = e.k.unwrap_or(brain::search::RRF_K);
         let rank = |r: Option<u32>| r.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into());
         list(

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bm25::{Bm25Hit, Exact};
 use super::evidence::Evidence;
-use super::fuse::{Fused, Weights, K};
+use super::fuse::{Fused, Scale, Weights, K};
 use super::semantic::SemHit;
 use super::Mode;
 use crate::error::Result;
@@ -40,6 +40,10 @@ pub struct Explain {
     /// How much each list counted (hybrid only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<Weights>,
+    /// What each list's score was divided by for the first results (hybrid only), so that
+    /// every part of a fused score can be recomputed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scale>,
 }
 
 /// One row of the keyword list.
@@ -106,6 +110,8 @@ pub(crate) struct FusionStages {
     pub fused: Vec<Fused>,
     /// How many of `fused` were ranked over the head of the lists.
     pub head: usize,
+    /// The head's scale.
+    pub scale: Scale,
 }
 
 /// Rows shown per list: at least 10, more when more results were asked for.
@@ -152,14 +158,17 @@ pub(crate) fn build(
         mode,
         semantic,
         weights: None,
+        scale: None,
     };
     if let Some(FusionStages {
         evidence,
         weights,
         fused,
         head,
+        scale,
     }) = fusion
     {
+        explain.scale = Some(scale);
         explain.fused_head = (head < fused.len()).then_some(head as u32);
         let mut rows = Vec::new();
         for (i, f) in fused.iter().take(show).enumerate() {

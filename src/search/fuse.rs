@@ -111,6 +111,36 @@ pub fn lead_confidence(lead: f64) -> f64 {
     ((lead - 1.0) / (LEAD - 1.0)).clamp(LEAD_FLOOR, 1.0)
 }
 
+/// What the fusion divides by: each candidate's keyword part is `alpha * bm25 / bm25_max`,
+/// its meaning part `(1 - alpha) * (cos - cos_min) / (cos_max - cos_min)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    /// The best BM25 score among the candidates (not always keyword #1's: notes that hold
+    /// a query's names literally are listed first).
+    pub bm25_max: f64,
+    /// The lowest similarity among the candidates (meaning's part is 0 there).
+    pub cos_min: f64,
+    /// The highest (meaning's part is whole there).
+    pub cos_max: f64,
+}
+
+impl Scale {
+    /// The scale of `candidates`.
+    pub(crate) fn of(candidates: &[Candidate]) -> Scale {
+        let (cos_min, cos_max) = candidates
+            .iter()
+            .filter_map(|c| c.cos.map(f64::from))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+                (lo.min(s), hi.max(s))
+            });
+        Scale {
+            bm25_max: candidates.iter().map(|c| c.bm25).fold(0.0, f64::max),
+            cos_min,
+            cos_max,
+        }
+    }
+}
+
 /// How much each list counts for one query, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
@@ -275,13 +305,11 @@ pub(crate) struct Fused {
 /// Fuses `candidates` with `weights` and returns them all, best first.
 pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
     let alpha = weights.alpha.clamp(0.0, 1.0);
-    let bm25_max = candidates.iter().map(|c| c.bm25).fold(0.0, f64::max);
-    let (cos_min, cos_max) = candidates
-        .iter()
-        .filter_map(|c| c.cos.map(f64::from))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
-            (lo.min(s), hi.max(s))
-        });
+    let Scale {
+        bm25_max,
+        cos_min,
+        cos_max,
+    } = Scale::of(candidates);
     let rrf_of = |rank: Option<u32>| rank.map_or(0.0, |r| 1.0 / (K + f64::from(r)));
     let normalise = |s: f64| match cos_max > cos_min {
         true => (s - cos_min) / (cos_max - cos_min),

@@ -482,6 +482,7 @@ pub(crate) fn run(
                     weights,
                     fused,
                     head: head_len,
+                    scale: fuse::Scale::of(&candidates),
                 });
             }
             ranked

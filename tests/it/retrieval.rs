@@ -398,6 +398,7 @@ fn explain_shows_both_lists_evidence_and_fusion() {
         "semantic list:",
         "evidence: coverage=",
         "weights: keywords",
+        "scale: keywords bm25 / ",
         "fused (",
         "rrf=",
     ] {
@@ -406,9 +407,41 @@ fn explain_shows_both_lists_evidence_and_fusion() {
     let j = b
         .ok(&["search", "feature flag cleanup", "--explain", "--json"])
         .json();
-    for key in ["bm25", "semantic", "fused", "evidence", "weights"] {
+    for key in ["bm25", "semantic", "fused", "evidence", "weights", "scale"] {
         assert!(j["explain"].get(key).is_some(), "explain.{key} missing");
     }
+    // Every part of a fused score is recomputed from the numbers printed.
+    let e = &j["explain"];
+    let alpha = e["weights"]["alpha"].as_f64().unwrap();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let (bm25_max, cos_min, cos_max) = (
+        f(&e["scale"]["bm25_max"]),
+        f(&e["scale"]["cos_min"]),
+        f(&e["scale"]["cos_max"]),
+    );
+    let listed = |list: &str, path: &str| {
+        e[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == path)
+            .map(|r| f(&r["score"]))
+    };
+    let mut checked = 0;
+    for row in e["fused"].as_array().unwrap() {
+        let path = row["path"].as_str().unwrap();
+        if let Some(bm25) = listed("bm25", path) {
+            let part = alpha * bm25 / bm25_max;
+            assert!((f(&row["bm25_part"]) - part).abs() < 1e-6, "{row}");
+            checked += 1;
+        }
+        if let Some(sem) = listed("semantic", path) {
+            let part = (1.0 - alpha) * (sem - cos_min) / (cos_max - cos_min);
+            assert!((f(&row["sem_part"]) - part).abs() < 1e-4, "{row}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{e}");
 }
 
 /// A paraphrase of the flag-cleanup lesson that only meaning finds.
