@@ -317,7 +317,7 @@ pub fn download_model(app: &AppHandle) -> anyhow::Result<()> {
 /// Creates the configured brain folder (`~/.brain` by default) with its type folders, and opens it.
 pub fn create_brain(app: &AppHandle) -> anyhow::Result<PanelStatus> {
     let root = app.state::<AppState>().config().root;
-    first_run::create_brain(&root)?;
+    brain::kb::create_brain(&root)?;
     open_brain(app)?;
     Ok(app.state::<AppState>().status())
 }

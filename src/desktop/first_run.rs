@@ -1,34 +1,10 @@
-//! First run: a brain folder with its type folders, and the choice of folder remembered
-//! in the config file.
+//! First run: the choice of brain folder remembered in the config file (the folder itself
+//! is made by [`crate::kb::create_brain`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::config::{DEFAULT_TYPE_FOLDERS, EXAMPLE_CONFIG};
+use crate::config::EXAMPLE_CONFIG;
 use crate::error::{Error, Result};
-
-/// Creates `root` and its type folders ([`DEFAULT_TYPE_FOLDERS`]), each created folder
-/// with its default `SCHEMA.md`; folders that exist are kept as they are. Returns the
-/// folders it created.
-pub fn create_brain(root: &Path) -> Result<Vec<PathBuf>> {
-    let mut created = Vec::new();
-    if !root.is_dir() {
-        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
-        created.push(root.to_path_buf());
-    }
-    for kind in DEFAULT_TYPE_FOLDERS {
-        let dir = root.join(kind);
-        if dir.is_dir() {
-            continue;
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        if let Some((_, schema)) = crate::kb::schema::DEFAULTS.iter().find(|(k, _)| k == kind) {
-            let file = dir.join(crate::kb::schema::SCHEMA_FILE);
-            crate::kb::write_atomic(&file, schema, crate::kb::WriteMode::CreateNew)?;
-        }
-        created.push(dir);
-    }
-    Ok(created)
-}
 
 /// Records `root` as the brain folder in `config_file`, keeping the rest of the file
 /// (comments included). A file that does not exist yet starts as the commented example.
@@ -92,31 +68,6 @@ fn with_root(text: &str, root: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn creates_the_type_folders_and_keeps_existing_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join(".brain");
-        std::fs::create_dir_all(root.join("lore")).unwrap();
-        std::fs::write(root.join("lore/a.md"), "kept").unwrap();
-        let created = create_brain(&root).unwrap();
-        assert_eq!(
-            created,
-            ["idea", "job", "followup", "research-link"].map(|k| root.join(k))
-        );
-        // Each new type folder has its schema, and it parses; an existing one is not given one.
-        let schemas = crate::kb::Schemas::load(&root).unwrap();
-        assert!(schemas.errors.is_empty(), "{:?}", schemas.errors);
-        assert_eq!(
-            schemas.types.keys().collect::<Vec<_>>(),
-            ["followup", "idea", "job", "research-link"]
-        );
-        assert_eq!(
-            std::fs::read_to_string(root.join("lore/a.md")).unwrap(),
-            "kept"
-        );
-        assert!(create_brain(&root).unwrap().is_empty());
-    }
 
     #[test]
     fn writes_the_example_with_root_set_when_there_is_no_file() {

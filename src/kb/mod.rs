@@ -8,6 +8,7 @@
 //! `brain index-md --write` write, each file through a temp file renamed into place.
 
 pub mod check;
+pub mod create;
 pub mod index_md;
 pub mod links;
 pub mod new;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use check::{CheckReport, Problem, ProblemKind};
+pub use create::create_brain;
 pub use index_md::IndexFile;
 pub use links::{Link, Resolution, Resolver};
 pub use new::NewEntry;

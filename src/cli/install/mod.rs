@@ -262,8 +262,7 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         )?);
     }
     if !s.dry_run {
-        brain::desktop::first_run::create_brain(&root)
-            .with_context(|| format!("creating {}", root.display()))?;
+        brain::kb::create_brain(&root).with_context(|| format!("creating {}", root.display()))?;
     }
     let folders: Vec<String> = DEFAULT_TYPE_FOLDERS
         .iter()
