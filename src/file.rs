@@ -27,7 +27,14 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
     let resolved;
     let path = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
-            resolved = std::fs::canonicalize(path)?;
+            // A link to a file not made yet is made there, as a write in place made it.
+            resolved = match std::fs::canonicalize(path) {
+                Ok(real) => real,
+                Err(_) => {
+                    let target = std::fs::read_link(path)?;
+                    path.parent().unwrap_or(Path::new("")).join(target)
+                }
+            };
             resolved.as_path()
         }
         _ => path,
@@ -194,6 +201,13 @@ mod tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"through");
+        let ahead = dir.path().join("ahead.toml");
+        std::os::unix::fs::symlink("not-yet.toml", &ahead).unwrap();
+        replace(&ahead, b"made", 0o600).unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("not-yet.toml")).unwrap(),
+            b"made"
+        );
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o444)).unwrap();
         let err = replace(&link, b"refused", 0o600).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);

@@ -255,11 +255,17 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
             w.reason
         )?;
         if let Some(s) = &e.scale {
+            let meaning = match (s.cos_min, s.cos_max) {
+                (Some(lo), Some(hi)) if hi > lo => {
+                    format!("meaning from sem {lo:.3} (0) to {hi:.3} (1)")
+                }
+                (Some(_), Some(_)) => "meaning 1 for every note (one similarity)".to_string(),
+                _ => "meaning: no candidate has a vector yet".to_string(),
+            };
             writeln!(
                 out,
-                "scale: keywords bm25 / {:.3} (the best among the candidates), meaning from \
-                 sem {:.3} (0) to {:.3} (1)",
-                s.bm25_max, s.cos_min, s.cos_max
+                "scale: keywords bm25 / {:.4} (the best among the candidates), {meaning}",
+                s.bm25_max
             )?;
         }
         let k = e.k.unwrap_or(brain::search::RRF_K);

@@ -1,7 +1,7 @@
 //! What the menu-bar app needs from the core, kept here so that it is tested without a
 //! window system: how a note is opened or revealed ([`launch`]), what the copy shortcuts put
 //! on the clipboard ([`copy`]), the tray's status line ([`status_line`]), where the `brain`
-//! command is ([`cli_path`]), the first-run brain folder ([`first_run`]), and where the
+//! command is ([`cli_path`]), the brain folder chosen at first run ([`first_run`]), and where the
 //! login item last pointed ([`login_item`]).
 //!
 //! Nothing here starts a process or touches a window: functions return what to run, and

@@ -196,7 +196,8 @@ impl Engine {
         let synced = sync::sync(&index, &config)?;
         // Then the logs, so that the searches made during that sync (minutes at 100k
         // notes), logged in the old index, come across too.
-        let mut salvage = match path.exists() {
+        // (An empty file has nothing to keep, and would only be said to lack its tables.)
+        let mut salvage = match std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
             true => rebuild::salvage(&path, &index)?,
             false => Salvage::default(),
         };
@@ -215,6 +216,7 @@ impl Engine {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.exists() => {}
             Err(e) => return Err(Error::io(&rebuilt, e)),
         }
+        let _ = std::fs::remove_file(crate::index::made_path(&staging));
         let index = Index::open(&path)?;
         Ok((Engine::over(config, index), salvage, synced))
     }

@@ -112,6 +112,15 @@ pub(crate) struct Writer<'a> {
     pub conn: Conn<'a>,
 }
 
+/// An empty file beside the index file at `path` (`brain.sqlite.made`), made once the index
+/// has its schema: where it is, an index was made, and an index file that is empty or
+/// holds no tables is one cut short, not one another process is making.
+pub(crate) fn made_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".made");
+    path.with_file_name(name)
+}
+
 impl Index {
     /// Opens (creating if needed) the index at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Index> {
@@ -125,14 +134,31 @@ impl Index {
             pool: Mutex::new(Vec::new()),
             writer: Mutex::new(()),
         };
-        if index.cut_to_nothing() {
-            return Err(index.err(rusqlite::Error::SqliteFailure(
+        // The process that makes the file takes the mark away first: any other that then
+        // finds the file still empty, or without its tables, finds no mark and waits for
+        // the index as SQLite has it wait.
+        let existed = path.is_file();
+        if !existed {
+            let _ = std::fs::remove_file(made_path(path));
+        }
+        let lost = |why: &str| {
+            index.err(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-                Some("the file is empty: a copy or a sync tool cut it short".into()),
-            )));
+                Some(why.to_string()),
+            ))
+        };
+        if existed && index.cut_to_nothing() {
+            return Err(lost("the file is empty"));
         }
         let mut conn = index.connect()?;
         let found = schema::version(&conn).map_err(|e| index.err(e))?;
+        // A file with no index in it, where one was made: a copy of the file without its
+        // write-ahead log (a young index keeps everything there), or one cut short.
+        if existed && found == 0 && made_path(path).is_file() {
+            return Err(lost(
+                "it holds no index: a copy of it without its -wal file, or one cut short",
+            ));
+        }
         if found > schema::SCHEMA_VERSION {
             return Err(Error::IndexTooNew {
                 path: path.to_path_buf(),
@@ -159,8 +185,8 @@ impl Index {
             let _ = ensure_id(&conn);
         }
         // Best effort: a read-only data dir does without it, and only loses the check.
-        if !index.made_path().exists() {
-            let _ = std::fs::File::create(index.made_path());
+        if !made_path(path).exists() {
+            let _ = std::fs::File::create(made_path(path));
         }
         index
             .pool
@@ -173,20 +199,14 @@ impl Index {
     /// Whether the index file is there but empty, with nothing in a write-ahead log beside
     /// it, where an index was made before: a copy or a sync tool cut it to nothing, and
     /// opening it would start a new index in silence, its search history gone. (A new index
-    /// is an empty file for a moment too, while another process creates it: its
-    /// [`Index::made_path`] mark is not there yet.)
+    /// is an empty file for a moment too, while another process creates it: that process
+    /// took the [`made_path`] mark away before it made the file.)
     fn cut_to_nothing(&self) -> bool {
         let empty = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() == 0);
         self.path.is_file()
             && empty(&self.path)
             && empty(&self.wal_path())
-            && self.made_path().is_file()
-    }
-
-    /// An empty file beside the index, made once the index has its schema: where it is, an
-    /// index was, and an empty index file is one cut short, not one being made.
-    fn made_path(&self) -> PathBuf {
-        self.path.with_file_name("made")
+            && made_path(&self.path).is_file()
     }
 
     /// The index file's path.

@@ -1,11 +1,13 @@
 //! The brain as a knowledge base: typed folders (`lore/`, `idea/`, ...) whose `SCHEMA.md`
 //! says what an entry carries ([`schema`]), kebab-case slugs ([`slug`]), `[[type/slug]]`
 //! links ([`links`]), the audit `brain check` runs ([`check`]), the per-type `INDEX.md`
-//! ([`index_md`]) and new entries from a type's template ([`new`]).
+//! ([`index_md`]), new entries from a type's template ([`new`]) and a new brain's folders
+//! ([`create`]).
 //!
 //! Everything here works on an [`Entry`] list the engine reads from the index in one
-//! transaction, so an audit of thousands of notes reads no note file; only `brain new` and
-//! `brain index-md --write` write, each file through a temp file renamed into place.
+//! transaction, so an audit of thousands of notes reads no note file; only `brain new`,
+//! `brain index-md --write` and a new brain's schemas are written, each file through a temp
+//! file renamed into place.
 
 pub mod check;
 pub mod create;

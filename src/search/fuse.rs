@@ -118,25 +118,21 @@ pub struct Scale {
     /// The best BM25 score among the candidates (not always keyword #1's: notes that hold
     /// a query's names literally are listed first).
     pub bm25_max: f64,
-    /// The lowest similarity among the candidates (meaning's part is 0 there).
-    pub cos_min: f64,
-    /// The highest (meaning's part is whole there).
-    pub cos_max: f64,
+    /// The lowest similarity among the candidates (meaning's part is 0 there); `None`
+    /// when no candidate has a vector yet.
+    pub cos_min: Option<f64>,
+    /// The highest (meaning's part is whole there); `None` as `cos_min`.
+    pub cos_max: Option<f64>,
 }
 
 impl Scale {
     /// The scale of `candidates`.
     pub(crate) fn of(candidates: &[Candidate]) -> Scale {
-        let (cos_min, cos_max) = candidates
-            .iter()
-            .filter_map(|c| c.cos.map(f64::from))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
-                (lo.min(s), hi.max(s))
-            });
+        let cos = || candidates.iter().filter_map(|c| c.cos.map(f64::from));
         Scale {
             bm25_max: candidates.iter().map(|c| c.bm25).fold(0.0, f64::max),
-            cos_min,
-            cos_max,
+            cos_min: cos().reduce(f64::min),
+            cos_max: cos().reduce(f64::max),
         }
     }
 }
@@ -311,9 +307,9 @@ pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
         cos_max,
     } = Scale::of(candidates);
     let rrf_of = |rank: Option<u32>| rank.map_or(0.0, |r| 1.0 / (K + f64::from(r)));
-    let normalise = |s: f64| match cos_max > cos_min {
-        true => (s - cos_min) / (cos_max - cos_min),
-        false => 1.0,
+    let normalise = |s: f64| match (cos_min, cos_max) {
+        (Some(lo), Some(hi)) if hi > lo => (s - lo) / (hi - lo),
+        _ => 1.0,
     };
     // The similarities meaning gave, best first: what a note it has not read yet is taken
     // to score (below).
@@ -382,6 +378,21 @@ pub(crate) fn fuse(candidates: &[Candidate], weights: &Weights) -> Vec<Fused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scale_without_vectors_says_so_and_crosses_the_wire() {
+        let mut none = c(1, 2.0, 0.5, Exact::None);
+        none.cos = None;
+        let scale = Scale::of(&[none]);
+        assert_eq!((scale.cos_min, scale.cos_max), (None, None));
+        let back: Scale = serde_json::from_str(&serde_json::to_string(&scale).unwrap()).unwrap();
+        assert_eq!(back, scale);
+        let two = Scale::of(&[c(1, 2.0, 0.25, Exact::None), c(2, 3.0, 0.75, Exact::None)]);
+        assert_eq!(
+            (two.bm25_max, two.cos_min, two.cos_max),
+            (3.0, Some(0.25), Some(0.75))
+        );
+    }
 
     fn c(id: i64, bm25: f64, cos: f32, exact: Exact) -> Candidate {
         Candidate {

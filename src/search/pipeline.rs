@@ -64,11 +64,11 @@ pub(crate) fn parse(
     Ok((query, excluded))
 }
 
-/// How many rows of the re-ranked notes (every row of each, the best notes first) are read
 /// Meaning hits read past the pool, to stand in for notes a kept matrix holds that are gone
-/// from the index (see [`search`]).
+/// from the index (see [`run`]).
 const GONE_SPARE: usize = 16;
 
+/// How many rows of the re-ranked notes (every row of each, the best notes first) are read
 /// exactly beside the [`RERANK_ROWS`] best rows: a note of hundreds of passages, or any
 /// note past the cap, keeps the whole-note part its codes give.
 const RERANK_WHOLE_ROWS: usize = RERANK_ROWS;

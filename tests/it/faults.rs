@@ -554,6 +554,55 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     b.ok(&["index", "--rebuild"]);
     assert_eq!(found(&b), before);
 
+    // Deleted to start over, and opened by many at once: the one that makes the file takes
+    // the mark away first, so none of the others takes the new, empty file for damage.
+    for _ in 0..3 {
+        for side in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+        }
+        let runs: Vec<_> = (0..8)
+            .map(|_| {
+                b.command()
+                    .args(["search", "retry", "--mode", "bm25"])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for run in runs {
+            let out = run.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    b.ok(&["index"]);
+    assert_eq!(found(&b), before);
+
+    // Its main file alone as a young index has it (its tables still in the -wal, which a
+    // copy left behind): a database with no tables where an index was, damaged too.
+    for side in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+    Connection::open(&db)
+        .and_then(|c| c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)))
+        .unwrap();
+    for side in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+    assert!(std::fs::metadata(&db).unwrap().len() > 0);
+    let r = b.run(&["search", "retry", "--mode", "bm25"]);
+    assert_one_line(
+        &r,
+        1,
+        &["is damaged", "holds no index", "brain index --rebuild"],
+    );
+    b.ok(&["index", "--rebuild"]);
+    assert_eq!(found(&b), before);
+
     // A folder where the index file should be: no permission would help, so none is
     // asked for; a rebuild sets it aside.
     std::fs::rename(&db, db.with_extension("moved")).unwrap();

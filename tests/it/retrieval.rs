@@ -419,6 +419,9 @@ fn explain_shows_both_lists_evidence_and_fusion() {
         f(&e["scale"]["cos_min"]),
         f(&e["scale"]["cos_max"]),
     );
+    // The explanation goes over the socket as JSON and back.
+    let back: brain::search::Explain = serde_json::from_value(e.clone()).unwrap();
+    assert_eq!(back.scale.unwrap().cos_max, Some(cos_max));
     let listed = |list: &str, path: &str| {
         e[list]
             .as_array()
