@@ -91,6 +91,14 @@ fn touch(b: &Brain, from: usize, count: usize, round: usize) {
     }
 }
 
+/// Removes the index file `db` with each suffix of `sides` (`""` the file itself, `"-wal"`,
+/// `"-shm"`), as a copy or a cleaner leaves it; what is not there is no error.
+fn remove_index_files(db: &Path, sides: &[&str]) {
+    for side in sides {
+        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
+    }
+}
+
 /// Every `.md` byte of the notes folder, to prove nothing was written there.
 fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -521,9 +529,7 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
         .open(&db)
         .and_then(|f| f.set_len(len / 3))
         .unwrap();
-    for side in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-    }
+    remove_index_files(&db, &["-wal", "-shm"]);
     let r = b.run(&["search", "retry", "--mode", "bm25"]);
     assert_one_line(&r, 1, &["is damaged", "brain index --rebuild"]);
 
@@ -542,9 +548,7 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     // Cut to nothing, its side files gone: damaged too, not a new index whose search
     // history is silently gone.
     std::fs::File::create(&db).unwrap();
-    for side in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-    }
+    remove_index_files(&db, &["-wal", "-shm"]);
     let r = b.run(&["search", "retry", "--mode", "bm25"]);
     assert_one_line(
         &r,
@@ -557,9 +561,7 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     // Deleted to start over, and opened by many at once: the one that makes the file takes
     // the mark away first, so none of the others takes the new, empty file for damage.
     for _ in 0..3 {
-        for side in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-        }
+        remove_index_files(&db, &["", "-wal", "-shm"]);
         let runs: Vec<_> = (0..8)
             .map(|_| {
                 b.command()
@@ -584,15 +586,11 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
 
     // Its main file alone as a young index has it (its tables still in the -wal, which a
     // copy left behind): a database with no tables where an index was, damaged too.
-    for side in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-    }
+    remove_index_files(&db, &["", "-wal", "-shm"]);
     Connection::open(&db)
         .and_then(|c| c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)))
         .unwrap();
-    for side in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-    }
+    remove_index_files(&db, &["-wal", "-shm"]);
     assert!(std::fs::metadata(&db).unwrap().len() > 0);
     let r = b.run(&["search", "retry", "--mode", "bm25"]);
     assert_one_line(
@@ -606,9 +604,7 @@ fn a_truncated_or_newer_index_is_rebuilt_from_the_notes_and_keeps_its_log() {
     // A folder where the index file should be: no permission would help, so none is
     // asked for; a rebuild sets it aside.
     std::fs::rename(&db, db.with_extension("moved")).unwrap();
-    for side in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{side}", db.display()));
-    }
+    remove_index_files(&db, &["-wal", "-shm"]);
     std::fs::create_dir(&db).unwrap();
     let r = b.run(&["status", "--no-daemon"]);
     assert_one_line(&r, 1, &["is not a file", "brain index --rebuild"]);
