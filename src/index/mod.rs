@@ -200,13 +200,11 @@ impl Index {
     /// it, where an index was made before: a copy or a sync tool cut it to nothing, and
     /// opening it would start a new index in silence, its search history gone. (A new index
     /// is an empty file for a moment too, while another process creates it: that process
-    /// took the [`made_path`] mark away before it made the file.)
+    /// took the [`made_path`] mark away before it made the file.) Asked only of a file that
+    /// was there before this process opened it.
     fn cut_to_nothing(&self) -> bool {
         let empty = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.len() == 0);
-        self.path.is_file()
-            && empty(&self.path)
-            && empty(&self.wal_path())
-            && made_path(&self.path).is_file()
+        empty(&self.path) && empty(&self.wal_path()) && made_path(&self.path).is_file()
     }
 
     /// The index file's path.
