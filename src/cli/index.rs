@@ -18,6 +18,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         let r = brain::service::rebuild(config)?;
         (r.engine, Some(r.salvage), r.synced, Some(r.lock))
     } else {
+        brain::service::clear_abandoned(&config);
         let engine = Engine::open_named(config)?;
         let report = engine.sync()?;
         (engine, None, report, None)

@@ -86,6 +86,25 @@ pub fn finish_interrupted(path: &Path) {
     }
 }
 
+/// Removes what a killed rebuild left beside the index at `path`: its half-made staging
+/// index, side files and mark (as large as the index; nothing else removes it until the
+/// next rebuild). The caller holds the lock that keeps rebuilds away ([`staging_path`] is
+/// a running rebuild's otherwise). Returns whether there was one.
+pub fn remove_abandoned(path: &Path) -> Result<bool> {
+    let staging = staging_path(path);
+    let made = super::made_path(&staging);
+    let there = ["", "-wal", "-shm"]
+        .iter()
+        .any(|side| with_suffix(&staging, side).exists())
+        || made.exists();
+    if there {
+        remove_with_sides(&staging)?;
+        let _ = std::fs::remove_file(&made);
+        tracing::info!(path = %staging.display(), "removed what a killed rebuild left");
+    }
+    Ok(there)
+}
+
 /// Removes the index file at `path` and its `-wal` and `-shm` side files, those that are
 /// there (a rebuild that was interrupted before its new index took the old one's place).
 pub fn remove_with_sides(path: &Path) -> Result<()> {

@@ -76,6 +76,10 @@ impl Backend {
         let root = config.root.to_string_lossy().into_owned();
         let socket = socket_path(&config);
         let lock = InstanceLock::for_backend(&config, Holder::Backend)?;
+        // With the lock, no rebuild runs: a staging index beside this one is a killed one's.
+        if let Err(e) = crate::index::rebuild::remove_abandoned(&config.index_path()) {
+            tracing::warn!(error = %e, "a killed rebuild's leftovers could not be removed");
+        }
         ensure_private_dir(&runtime_dir(&config))?;
         clear_stale_socket(&socket, &root)?;
         let engine = Arc::new(

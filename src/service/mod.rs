@@ -52,5 +52,5 @@ pub use location::{runtime_dir, socket_path};
 pub use lock::backend_holder;
 pub use logfile::RotatingLog;
 pub use protocol::StatusReport;
-pub use rebuild::{rebuild, BackendLock, Rebuilt};
+pub use rebuild::{clear_abandoned, rebuild, BackendLock, Rebuilt};
 pub use state::{BackendEvent, BackendStatus, Fallback, WatcherState};

@@ -40,3 +40,15 @@ pub fn rebuild(config: Config) -> Result<Rebuilt, ServiceError> {
         lock: BackendLock { _held: lock },
     })
 }
+
+/// Removes what a killed `brain index --rebuild` left beside `config`'s index
+/// ([`crate::index::rebuild::remove_abandoned`]) when no backend and no rebuild holds the
+/// lock now: `brain index` calls it, as a backend does at start.
+pub fn clear_abandoned(config: &Config) {
+    let Ok(_lock) = InstanceLock::for_backend(config, Holder::Rebuild) else {
+        return;
+    };
+    if let Err(e) = crate::index::rebuild::remove_abandoned(&config.index_path()) {
+        tracing::warn!(error = %e, "a killed rebuild's leftovers could not be removed");
+    }
+}

@@ -301,6 +301,22 @@ fn kill_9_at_random_moments_of_a_rebuild_never_loses_the_search_log() {
         // Nor a new index half read: the notes are read in before it takes the place.
         assert_eq!(note_rows(&index), NOTES as i64, "{what}");
     }
+    // A killed rebuild's staging index (as large as the index) is removed by the next
+    // `brain index`, and by a backend at start, not only by the next rebuild.
+    let staging = index.with_file_name(format!(
+        "{}.rebuilding",
+        index.file_name().unwrap().to_string_lossy()
+    ));
+    for start in ["index", "serve"] {
+        std::fs::copy(&index, &staging).unwrap();
+        match start {
+            "index" => {
+                b.ok(&["index"]);
+            }
+            _ => drop(b.serve(&[])),
+        }
+        assert!(!rebuild_leftovers(&index), "left after {start}");
+    }
     let j = b.json(&["index", "--rebuild"]);
     assert_eq!(j["rebuild"]["recalls"], logged, "{j}");
     assert!(
