@@ -103,9 +103,9 @@ struct Known {
 enum Outcome {
     /// Same content as indexed: only the stat columns move.
     Same { id: i64, stat: FileStat },
-    /// New or changed content.
+    /// New or changed content (the row it replaces, if any, is looked up by path when
+    /// written).
     Changed {
-        id: Option<i64>,
         stat: FileStat,
         sha: [u8; 32],
         note: Box<Note>,
@@ -410,7 +410,7 @@ fn reconcile(
             .map_err(|e| index.err(e))?;
         let changed = changes(&report);
         for r in reads {
-            apply(&tx, r, now_ns, &mut report).map_err(|e| index.err(e))?;
+            apply(&tx, r, now_ns, options.force, &mut report).map_err(|e| index.err(e))?;
         }
         // In the batch's own transaction: a sync killed before its last one (which moves
         // the version) must not leave a recorded "nothing pending" behind its new passages.
@@ -428,8 +428,8 @@ fn reconcile(
             .transaction_with_behavior(Immediate)
             .map_err(|e| index.err(e))?;
         for &id in batch {
-            delete_note(&tx, id).map_err(|e| index.err(e))?;
-            report.removed += 1;
+            // Not counted when another process removed it first.
+            report.removed += u64::from(delete_note(&tx, id).map_err(|e| index.err(e))?);
         }
         texts_changed(&tx).map_err(|e| index.err(e))?;
         tx.commit().map_err(|e| index.err(e))?;
@@ -650,7 +650,6 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
     // Only the first problem per file: one line per file keeps the output readable.
     let warning = warnings.into_iter().next();
     Outcome::Changed {
-        id,
         stat: stat.clone(),
         sha,
         note: Box::new(note),
@@ -669,6 +668,7 @@ fn apply(
     tx: &Transaction,
     read: Outcome,
     now_ns: i128,
+    force: bool,
     report: &mut SyncReport,
 ) -> rusqlite::Result<()> {
     let racy = |stat: &FileStat| {
@@ -685,7 +685,6 @@ fn apply(
             report.unchanged += 1;
         }
         Outcome::Changed {
-            id,
             stat,
             sha,
             note,
@@ -693,19 +692,29 @@ fn apply(
         } => {
             report.warnings.extend(warning.clone());
             report.note_warnings += u64::from(warning.is_some());
-            if id.is_some() {
-                report.updated += 1;
-            } else {
-                report.added += 1;
-            }
             // By path, not by the id read at the start: another process syncing the same
-            // root may have replaced the row since.
-            let current: Option<i64> = tx
-                .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
-                .query_row([&note.path], |r| r.get(0))
+            // root (two `brain index` at once) may have written the row since, and then
+            // what it wrote is what this sync read: counted unchanged, not rewritten (a
+            // rewrite would give the note a new id for nothing).
+            let current: Option<(i64, Vec<u8>)> = tx
+                .prepare_cached("SELECT id, sha256 FROM notes WHERE path = ?1")?
+                .query_row([&note.path], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?;
-            if let Some(current) = current {
-                delete_note(tx, current)?;
+            match current {
+                Some((current, stored)) if !force && stored == sha => {
+                    return apply(
+                        tx,
+                        Outcome::Same { id: current, stat },
+                        now_ns,
+                        force,
+                        report,
+                    );
+                }
+                Some((current, _)) => {
+                    delete_note(tx, current)?;
+                    report.updated += 1;
+                }
+                None => report.added += 1,
             }
             insert_note(tx, &note, &stat, racy(&stat), &sha, warning.as_deref())?;
         }
@@ -715,8 +724,7 @@ fn apply(
                 report.warnings.push(w);
             }
             if let Some(id) = id {
-                delete_note(tx, id)?;
-                report.removed += 1;
+                report.removed += u64::from(delete_note(tx, id)?);
             }
         }
         Outcome::Keep { warning } => {
@@ -789,16 +797,18 @@ fn insert_note(
     Ok(())
 }
 
-fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<()> {
+/// Removes note `id` and all that hangs on it; whether it was there.
+fn delete_note(tx: &Transaction, id: i64) -> rusqlite::Result<bool> {
     tx.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM links WHERE note_id = ?1")?
         .execute([id])?;
-    tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?
+    let deleted = tx
+        .prepare_cached("DELETE FROM notes WHERE id = ?1")?
         .execute([id])?;
-    Ok(())
+    Ok(deleted > 0)
 }
 
 #[cfg(test)]
