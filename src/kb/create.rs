@@ -23,7 +23,13 @@ pub fn create_brain(root: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         if let Some((_, schema)) = super::schema::DEFAULTS.iter().find(|(k, _)| k == kind) {
             let file = dir.join(super::schema::SCHEMA_FILE);
-            super::write_atomic(&file, schema, super::WriteMode::CreateNew)?;
+            match super::write_atomic(&file, schema, super::WriteMode::CreateNew) {
+                // Another process making the brain at the same moment (the app's first
+                // run and a `brain new`) wrote it first: the same text.
+                Err(Error::Io { cause, .. })
+                    if cause.kind() == std::io::ErrorKind::AlreadyExists => {}
+                other => other?,
+            }
         }
         created.push(dir);
     }
@@ -57,5 +63,26 @@ mod tests {
             "kept"
         );
         assert!(create_brain(&root).unwrap().is_empty());
+    }
+
+    #[test]
+    fn two_processes_making_one_brain_at_once_both_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..40 {
+            let root = dir.path().join(format!("brain{round}"));
+            let made: Vec<_> = std::thread::scope(|s| {
+                let makers: Vec<_> = (0..4).map(|_| s.spawn(|| create_brain(&root))).collect();
+                makers.into_iter().map(|m| m.join().unwrap()).collect()
+            });
+            for m in made {
+                m.unwrap();
+            }
+            let schemas = super::super::Schemas::load(&root).unwrap();
+            assert_eq!(
+                schemas.types.len(),
+                DEFAULT_TYPE_FOLDERS.len(),
+                "round {round}"
+            );
+        }
     }
 }
