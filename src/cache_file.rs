@@ -36,8 +36,12 @@ pub(crate) fn intact(body: &[u8], crc: &[u8]) -> bool {
 /// every sync costs more than the rebuild it would save.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    // Earlier versions named theirs `.tmp` and six letters, as tempfile does by default.
-    crate::file::sweep_stale_temps(dir, |n| n.starts_with(".tmp") && n.len() == 10);
+    // Earlier versions named theirs `.tmp` and six letters, as tempfile does by default,
+    // then `.brain-`, six letters, `.tmp` (in the index's folder: no one else's files).
+    crate::file::sweep_stale_temps(dir, |n| {
+        crate::file::is_temp_name(n, ".tmp", 6, "")
+            || crate::file::is_temp_name(n, ".brain-", 6, ".tmp")
+    });
     let mut tmp = crate::file::temp_beside(path, dir, 0o600)?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -69,9 +69,26 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
 /// sweep and fails with "not found": said, not lost silently.)
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
+/// How brain's temporary files are named: `.brain-tmp-`, [`TEMP_LETTERS`] random letters
+/// or digits, `.tmp`. A name of its own: the sweep removes exactly these, and a person's
+/// `.brain-backup.tmp` in the notes folder (which an earlier `.brain-` + six letters took
+/// for one) is theirs.
+const TEMP_PREFIX: &str = ".brain-tmp-";
+const TEMP_SUFFIX: &str = ".tmp";
+const TEMP_LETTERS: usize = 10;
+
 /// Whether `name` is one of brain's temporary files, as [`temp_beside`] names them.
 fn is_brain_temp(name: &str) -> bool {
-    name.starts_with(".brain-") && name.ends_with(".tmp")
+    is_temp_name(name, TEMP_PREFIX, TEMP_LETTERS, TEMP_SUFFIX)
+}
+
+/// Whether `name` is `prefix`, `letters` random letters or digits, and `suffix`.
+pub(crate) fn is_temp_name(name: &str, prefix: &str, letters: usize, suffix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(suffix))
+        .is_some_and(|middle| {
+            middle.len() == letters && middle.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 /// Removes from `dir` the temporary files `is_temp` names that are older than
@@ -84,6 +101,10 @@ pub(crate) fn sweep_stale_temps(dir: &Path, is_temp: impl Fn(&str) -> bool) {
     for entry in entries.filter_map(|e| e.ok()) {
         // The name first: a folder of 10,000 notes is not 10,000 stats per write.
         if !entry.file_name().to_str().is_some_and(&is_temp) {
+            continue;
+        }
+        // A file, not a link (whose own time says nothing of a write) or a folder.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
         let stale = entry
@@ -112,8 +133,9 @@ pub(crate) fn temp_beside(
         .ok()
         .map(|m| m.permissions().mode() & 0o7777);
     let tmp = tempfile::Builder::new()
-        .prefix(".brain-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .rand_bytes(TEMP_LETTERS)
+        .suffix(TEMP_SUFFIX)
         .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(new_mode)))
         .tempfile_in(dir)?;
     if let Some(mode) = kept {
@@ -178,18 +200,32 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "{names:?}");
         // A temporary file a killed write left goes once it is old; a young one stays.
-        let left = dir.path().join(".brain-AbC123.tmp");
-        let young = dir.path().join(".brain-XyZ789.tmp");
-        std::fs::write(&left, b"half").unwrap();
-        std::fs::write(&young, b"under way").unwrap();
+        // A person's own files named alike are theirs, however old.
+        let left = dir.path().join(".brain-tmp-AbC123dEf4.tmp");
+        let young = dir.path().join(".brain-tmp-XyZ789uvw0.tmp");
+        let theirs = [
+            ".brain-backup.tmp",
+            ".brain-tmp-.tmp",
+            ".brain-tmp-AbC12-dEf4.tmp",
+        ]
+        .map(|n| dir.path().join(n));
         let old = std::time::SystemTime::now() - STALE_TEMP * 2;
-        std::fs::File::options()
-            .write(true)
-            .open(&left)
-            .and_then(|f| f.set_modified(old))
-            .unwrap();
+        for (file, text) in [(&left, "half"), (&young, "under way")]
+            .into_iter()
+            .chain(theirs.iter().map(|t| (t, "mine")))
+        {
+            std::fs::write(file, text).unwrap();
+            if file != &young {
+                std::fs::File::options()
+                    .write(true)
+                    .open(file)
+                    .and_then(|f| f.set_modified(old))
+                    .unwrap();
+            }
+        }
         replace(&path, b"third", 0o600).unwrap();
         assert!(!left.exists() && young.exists());
+        assert!(theirs.iter().all(|t| t.exists()));
         // A link is written through; a read-only file is not written.
         let target = dir.path().join("target.toml");
         std::fs::write(&target, b"old").unwrap();

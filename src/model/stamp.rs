@@ -129,7 +129,11 @@ impl Stamps {
         // Two loads racing each write their own temporary file; the last rename wins with a
         // complete record. Earlier versions named theirs `FILE.PID.tmp`.
         let legacy = format!("{FILE}.");
-        crate::file::sweep_stale_temps(dir, |n| n.starts_with(&legacy) && n.ends_with(".tmp"));
+        crate::file::sweep_stale_temps(dir, |n| {
+            n.strip_prefix(&legacy)
+                .and_then(|rest| rest.strip_suffix(".tmp"))
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        });
         crate::file::replace(&dir.join(FILE), &json, 0o644)
     }
 }
