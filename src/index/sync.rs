@@ -355,7 +355,10 @@ fn reconcile(
         // A note over a lowered `max_file_mb` is read again, to be dropped as any new file
         // that size is.
         let same_stat = row.as_ref().is_some_and(|(_, k)| {
-            !options.force && k.stat_is(&stat) && stat.size <= config.max_file_bytes
+            !options.force
+                && k.stat_is(&stat)
+                && stat.size <= config.max_file_bytes
+                && stat.readable
         });
         if same_stat {
             // A file a scoped sync names (the watcher saw it written, a `brain new` saved it,
@@ -613,9 +616,15 @@ fn read_one(stat: &FileStat, known: Option<&Known>, config: &Config, force: bool
             return Outcome::Drop { id, warning: None }
         }
         Err(e) => {
+            // Searched as last indexed meanwhile; said with what to do, as `get` says it.
+            let e = crate::error::reading_note(&stat.abs, e);
+            let cause = match &e {
+                Error::Io { cause, .. } => cause.to_string(),
+                other => other.to_string(),
+            };
             return Outcome::Keep {
-                warning: format!("{}: not read: {e}", stat.rel),
-            }
+                warning: format!("{}: not read: {cause}", stat.rel),
+            };
         }
     };
     if bytes.len() as u64 > config.max_file_bytes {
@@ -829,6 +838,7 @@ mod tests {
             abs: dir.path().join("gone.md"),
             mtime_ns: 1,
             size: 3,
+            readable: true,
         };
         let known = Known {
             id: 7,

@@ -31,6 +31,10 @@ pub struct FileStat {
     pub mtime_ns: i64,
     /// Size in bytes.
     pub size: u64,
+    /// Whether its owner, group and mode let this process read it (ACLs aside). A `chmod`
+    /// moves neither the time nor the size: a note made unreadable after it was indexed is
+    /// read again by each sync (and said unreadable) only because of this.
+    pub readable: bool,
 }
 
 /// The outcome of a walk: the files found and what had to be skipped, and why.
@@ -493,9 +497,10 @@ fn visit(
         return None;
     }
     match folder.stat(path) {
-        Ok((mtime_ns, size)) => Some(Seen::File(FileStat {
+        Ok((mtime_ns, size, readable)) => Some(Seen::File(FileStat {
             mtime_ns,
             size,
+            readable,
             abs: path.to_path_buf(),
             rel,
         })),
@@ -522,9 +527,10 @@ struct Folder {
 
 impl Folder {
     /// The modification time (as [`mtime_ns`] gives it) and size of the file at `path`,
-    /// following a symlink as `std::fs::metadata` does.
+    /// and whether its mode lets this process read it, following a symlink as
+    /// `std::fs::metadata` does.
     #[cfg(unix)]
-    fn stat(&mut self, path: &Path) -> std::io::Result<(i64, u64)> {
+    fn stat(&mut self, path: &Path) -> std::io::Result<(i64, u64, bool)> {
         use rustix::fs::{AtFlags, Mode, OFlags};
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return std_stat(path);
@@ -555,20 +561,60 @@ impl Folder {
         #[allow(clippy::unnecessary_cast)]
         let mtime_ns = st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64;
         #[allow(clippy::unnecessary_cast)]
-        Ok((mtime_ns, st.st_size as u64))
+        Ok((
+            mtime_ns,
+            st.st_size as u64,
+            lets_read(st.st_mode as u32, st.st_uid as u32, st.st_gid as u32),
+        ))
     }
 
     /// Elsewhere: the full path.
     #[cfg(not(unix))]
-    fn stat(&mut self, path: &Path) -> std::io::Result<(i64, u64)> {
+    fn stat(&mut self, path: &Path) -> std::io::Result<(i64, u64, bool)> {
         std_stat(path)
     }
 }
 
-/// The modification time and size of the file at `path`, by its full path.
-fn std_stat(path: &Path) -> std::io::Result<(i64, u64)> {
+/// The modification time and size of the file at `path`, by its full path, and whether
+/// its mode lets this process read it.
+fn std_stat(path: &Path) -> std::io::Result<(i64, u64, bool)> {
     let meta = std::fs::metadata(path)?;
-    Ok((mtime_ns(&meta), meta.len()))
+    #[cfg(unix)]
+    let readable = {
+        use std::os::unix::fs::MetadataExt;
+        lets_read(meta.mode(), meta.uid(), meta.gid())
+    };
+    #[cfg(not(unix))]
+    let readable = true;
+    Ok((mtime_ns(&meta), meta.len(), readable))
+}
+
+/// Whether a file of `mode`, owned by `uid` and `gid`, may be read by this process, from
+/// the bits alone (no call per file: a sync stats 100k of them). Root is held to the bits
+/// too (a root without the capability to pass them, in a container, is); where it or an
+/// ACL reads past them, that file is read again each sync and found the same; an ACL that
+/// refuses what the bits grant is not seen until the file changes.
+#[cfg(unix)]
+fn lets_read(mode: u32, uid: u32, gid: u32) -> bool {
+    static IDS: std::sync::OnceLock<(u32, u32, Vec<u32>)> = std::sync::OnceLock::new();
+    let (euid, egid, groups) = IDS.get_or_init(|| {
+        // SAFETY: these calls take no pointers but `getgroups`'s, which is given a buffer
+        // of the length it is told, and cannot fail but for a too-small buffer.
+        unsafe {
+            let mut groups =
+                vec![0 as libc::gid_t; libc::getgroups(0, std::ptr::null_mut()).max(0) as usize];
+            let n = libc::getgroups(groups.len() as libc::c_int, groups.as_mut_ptr());
+            groups.truncate(n.max(0) as usize);
+            (libc::geteuid(), libc::getegid(), groups)
+        }
+    });
+    if uid == *euid {
+        mode & 0o400 != 0
+    } else if gid == *egid || groups.contains(&gid) {
+        mode & 0o040 != 0
+    } else {
+        mode & 0o004 != 0
+    }
 }
 
 /// A type folder's `SCHEMA.md` or `INDEX.md`: the knowledge base's own files, never notes,

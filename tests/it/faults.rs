@@ -892,6 +892,35 @@ fn an_unreadable_folder_keeps_its_notes() {
     let warnings = j["sync"]["warnings"].to_string();
     assert_eq!(warnings.matches("lore/: not read").count(), 1, "{j}");
     assert!(warnings.contains("listed, not entered"), "{j}");
+    // A note made unreadable after it was indexed (a chmod moves neither its time nor
+    // its size): each sync says so, with what to do, and `check` lists it; it is kept.
+    let note = lore.join("sqlite-busy-timeout.md");
+    // An hour old, so that the index trusts its stat (a note written a moment ago is read
+    // again by the next sync whatever its stat says).
+    std::fs::File::options()
+        .write(true)
+        .open(&note)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)))
+        .unwrap();
+    b.ok(&["index"]);
+    std::fs::set_permissions(&note, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let r = wrapped(&b, &no_dac, &["index", "--json"]);
+    let checked = wrapped(&b, &no_dac, &["check", "--json"]);
+    std::fs::set_permissions(&note, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let j = r.json();
+    assert_eq!(j["sync"]["removed"], 0, "{j}");
+    assert!(
+        j["sync"]["warnings"].to_string().contains(
+            "lore/sqlite-busy-timeout.md: not read: Permission denied (os error 13): make it readable"
+        ),
+        "{j}"
+    );
+    assert!(
+        checked.stdout().contains("lore/sqlite-busy-timeout.md"),
+        "{}",
+        checked.stdout()
+    );
     // The brain folder itself so: every note is kept.
     std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o444)).unwrap();
     let r = wrapped(&b, &no_dac, &["index", "--json"]);
