@@ -179,6 +179,23 @@ pub fn note_rel(root: &Path, path: &str) -> Result<String> {
     }
 }
 
+/// The first folder on the way from `root` to `rel` whose entries cannot be looked up.
+fn blocked_folder(root: &Path, rel: &str) -> Option<PathBuf> {
+    let mut dir = root.to_path_buf();
+    for part in Path::new(rel).parent()?.components() {
+        let next = dir.join(part);
+        if std::fs::metadata(&next).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        {
+            return Some(dir);
+        }
+        dir = next;
+    }
+    // The note's own folder, when it is the one that cannot be searched.
+    std::fs::metadata(root.join(rel))
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        .then_some(dir)
+}
+
 /// Resolves `rel` against `root`, refusing anything that ends up outside it.
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
     check_path(rel)?;
@@ -219,6 +236,24 @@ pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
             return Err(Error::InvalidInput(format!(
                 "{rel}: a symlink loop ({e}), not a note: point the link at a note, or remove it"
             )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            // The brain folder, said as every other command says it (exit 2), or the folder
+            // on the way that cannot be entered, with what to do.
+            crate::index::walk::check_root(root)?;
+            return Err(blocked_folder(root, rel).map_or_else(
+                || crate::error::reading_note(&candidate, e),
+                |dir| {
+                    Error::io(
+                        &dir,
+                        std::io::Error::new(
+                            std::io::ErrorKind::PermissionDenied,
+                            "the folder cannot be entered (permission denied): make it \
+                             readable (chmod u+rx), or ask whoever owns it",
+                        ),
+                    )
+                },
+            ));
         }
         Err(e) => return Err(Error::io(&candidate, e)),
     };

@@ -863,7 +863,19 @@ fn an_unreadable_folder_keeps_its_notes() {
     let lore = b.root.join("lore");
     std::fs::set_permissions(&lore, std::fs::Permissions::from_mode(0o000)).unwrap();
     let r = wrapped(&b, &no_dac, &["index", "--json"]);
+    let got = wrapped(&b, &no_dac, &["get", "lore/sqlite-busy-timeout.md"]);
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let got_root = wrapped(&b, &no_dac, &["get", "lore/sqlite-busy-timeout.md"]);
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&lore, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // `get` names the folder that cannot be entered and what to do; the brain folder
+    // itself is exit 2, as every command says it.
+    assert_one_line(
+        &got,
+        1,
+        &["lore: the folder cannot be entered", "chmod u+rx"],
+    );
+    assert_one_line(&got_root, 2, &["is not a readable directory"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let j = r.json();
     assert_eq!(j["sync"]["removed"], 0, "{j}");
