@@ -109,7 +109,7 @@ impl Engine {
                 // machine's failure (exit 1), not bad input.
                 let bytes = crate::file::read_file(&file, max.saturating_add(1))
                     .map_err(|e| crate::error::reading_note(&file, e))?;
-                (Draft::parse(&path, &bytes, max)?, Some(id))
+                (Draft::of_note(&path, &bytes, max)?, Some(id))
             }
         };
         // As a search does: a note saved a moment ago is embedded first when it is a few

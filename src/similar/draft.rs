@@ -22,6 +22,24 @@ impl Draft {
     /// line saying so.
     pub fn parse(name: &str, bytes: &[u8], max_bytes: u64) -> Result<Draft> {
         check(bytes, max_bytes)?;
+        Draft::parsed(name, bytes)
+    }
+
+    /// Parses the note of the brain at `path` (its `bytes`) as the index read it: a byte
+    /// that is not UTF-8 is read as the index reads it (a replacement character, which the
+    /// sync warned of), not refused as a draft's is. Only a note grown past `max_bytes`
+    /// since it was indexed is refused.
+    pub fn of_note(path: &str, bytes: &[u8], max_bytes: u64) -> Result<Draft> {
+        if bytes.len() as u64 > max_bytes {
+            return Err(Error::InvalidInput(format!(
+                "{path} is over the {:.0} MiB a note may be (max_file_mb): raise max_file_mb, or compare a shorter draft",
+                crate::config::megabytes(max_bytes)
+            )));
+        }
+        Draft::parsed(path, bytes)
+    }
+
+    fn parsed(name: &str, bytes: &[u8]) -> Result<Draft> {
         let (mut parsed, _) = note::parse(name, bytes);
         let body = parsed.text.trim();
         // A title counts only when it says something: `title: ""` or a bare `# ` would

@@ -258,6 +258,23 @@ fn without_a_model_verdicts_come_from_words_and_say_so() {
         .run_stdin(&["similar", "-", "--json"], NEW.as_bytes())
         .json();
     assert_eq!(verdict(&j), "new", "{j}");
+    // A note the index took with a byte that is not UTF-8 (warned of, and searched, read
+    // and linked as text) is compared as the index read it, not refused as a draft.
+    std::fs::write(
+        b.root.join("lore/latin1.md"),
+        b"# Caf\xe9 cr\xe8me\n\nretry jitter backoff written in latin-1 text\n",
+    )
+    .unwrap();
+    b.ok(&["index"]);
+    let j = b.ok(&["similar", "lore/latin1.md", "--json"]).json();
+    assert!(
+        j["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["path"] != "lore/latin1.md"),
+        "{j}"
+    );
 }
 
 /// Without vectors a title of common words (none of them rare) still reaches the note that
