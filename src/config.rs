@@ -462,6 +462,9 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
     })
 }
 
+/// The longest name of one file or folder most file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
 /// Refuses a data folder that is the brain folder or inside it: the index, its logs and the
 /// models would be written among the notes (and synced or committed with them), and brain
 /// writes there only when asked to (`new`, `index-md --write`, `install`).
@@ -471,6 +474,18 @@ fn check_data_outside_root(data_dir: &Path, root: &Path) -> Result<()> {
         return Err(Error::Config(format!(
             "the data folder {} is a file, not a folder: set BRAIN_DATA_DIR (or data_dir in the config) to a folder",
             data_dir.display()
+        )));
+    }
+    // A name the file system cannot take fails later as "File name too long", naming
+    // an index folder under it and nothing to do.
+    if let Some(long) = data_dir
+        .components()
+        .find(|c| c.as_os_str().len() > NAME_MAX)
+    {
+        return Err(Error::Config(format!(
+            "the data folder's name {:?} is {} bytes, over the {NAME_MAX} a file system takes: set BRAIN_DATA_DIR (or data_dir in the config) to a shorter path",
+            crate::text::cut_at_char(&long.as_os_str().to_string_lossy(), 40).to_string() + "...",
+            long.as_os_str().len()
         )));
     }
     let (data, root) = (resolved(data_dir), resolved(root));

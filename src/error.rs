@@ -167,6 +167,10 @@ pub(crate) fn in_data_dir(e: io::Error, dir: &std::path::Path) -> io::Error {
                 "{e}: free space there, or set BRAIN_DATA_DIR to a folder on another disk, and retry"
             ),
         ),
+        _ if e.raw_os_error() == Some(libc::ENAMETOOLONG) => io::Error::new(
+            e.kind(),
+            format!("{e}: set BRAIN_DATA_DIR to a shorter path"),
+        ),
         // The folder to make writable is the deepest one there: `dir` itself may not be
         // made yet (a data dir under a read-only parent).
         ReadOnlyFilesystem | PermissionDenied => io::Error::new(

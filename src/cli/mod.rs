@@ -51,7 +51,7 @@ pub fn main() -> ExitCode {
                         .map(|e| e.exit_code())
                 })
                 .unwrap_or(1);
-            let _ = writeln!(io::stderr(), "error: {err:#}");
+            let _ = writeln!(io::stderr(), "error: {}", one_line(&format!("{err:#}")));
             ExitCode::from(code as u8)
         }
     }
@@ -99,8 +99,43 @@ fn usage_error(err: clap::Error) -> ExitCode {
             _ => line.push_str(tip),
         }
     }
-    let _ = writeln!(io::stderr(), "{line} (see --help)");
+    let _ = writeln!(io::stderr(), "{} (see --help)", one_line(&line));
     ExitCode::from(2)
+}
+
+/// How much of an error line is shown: a value echoed in it (a 100 KB `--dir`) is cut in
+/// its middle, so that the cause before it and what to do after it still show.
+const ERROR_CHARS: usize = 2000;
+
+/// An error message as one line of plain text: a control character from a value it
+/// echoes (a newline in a path, which made a second `error:` line of the rest; a
+/// terminal escape) is written as its escape (`\n`, `\u{1b}`), and a message past
+/// [`ERROR_CHARS`] is cut in the middle.
+fn one_line(message: &str) -> String {
+    let escaped: String = message
+        .chars()
+        .flat_map(|c| {
+            let plain = !c.is_control() && !brain::text::is_bidi_control(c);
+            either(plain, c)
+        })
+        .collect();
+    let count = escaped.chars().count();
+    if count <= ERROR_CHARS {
+        return escaped;
+    }
+    let half = ERROR_CHARS / 2;
+    let head: String = escaped.chars().take(half).collect();
+    let tail: String = escaped.chars().skip(count - half).collect();
+    format!("{head} [... {} characters ...] {tail}", count - 2 * half)
+}
+
+/// `c` itself, or its escape.
+fn either(plain: bool, c: char) -> impl Iterator<Item = char> {
+    let (one, escaped) = match plain {
+        true => (Some(c), None),
+        false => (None, Some(c.escape_default())),
+    };
+    one.into_iter().chain(escaped.into_iter().flatten())
 }
 
 /// The tip for a value that begins with `-` (a title such as `- draft` or `-x marks`):

@@ -69,9 +69,12 @@ pub fn plan(
             "the title is empty: say what the entry is about".into(),
         ));
     }
-    if title.chars().any(char::is_control) {
+    if title
+        .chars()
+        .any(|c| c.is_control() || crate::text::is_bidi_control(c))
+    {
         return Err(Error::InvalidInput(
-            "the title holds control characters (an escape sequence?): type it as plain text"
+            "the title holds control characters (an escape sequence, or a mark that turns text right to left?): type it as plain text"
                 .into(),
         ));
     }
@@ -647,6 +650,7 @@ mod tests {
             ("?!", "makes an empty file name"),
             ("   ", "the title is empty"),
             ("a\x1bb\x07c", "control characters"),
+            ("notes\u{202E}dm.exe", "control characters"),
             // The type folder's own files, on a file system without case.
             (
                 "Index",

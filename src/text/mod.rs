@@ -51,6 +51,13 @@ pub fn without_controls(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether `c` changes the direction text is shown in (U+202A-U+202E, U+2066-U+2069, the
+/// marks U+200E, U+200F and U+061C): in a title or an error line it can show a file name
+/// backwards (`exe.md` as `dm.exe`) without being seen itself.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

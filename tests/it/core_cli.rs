@@ -424,6 +424,46 @@ fn bad_files_are_warnings_that_name_the_file() {
     b.ok(&["status"]);
 }
 
+/// A value an error echoes cannot make it two lines or reach the terminal as an escape,
+/// and a huge one is cut in its middle, the cause and what to do kept.
+#[test]
+fn an_error_echoing_a_value_stays_one_line_of_plain_text() {
+    let b = Brain::example();
+    let r = b.run(&["get", "lore/x\nerror: forged line.md"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("lore/x\\nerror: forged line.md"),
+        "{}",
+        r.stderr()
+    );
+    let r = b.run(&["--dir", "/tmp/x\u{1b}]0;title\u{7}", "status"]);
+    assert_eq!(r.code(), 2);
+    assert!(!r.stderr().contains('\u{1b}'), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("\\u{1b}]0;title\\u{7}"),
+        "{}",
+        r.stderr()
+    );
+    let long = format!("/no/such/{}brain", "dd/".repeat(1_000));
+    let r = b.run(&["--dir", &long, "status"]);
+    assert_eq!(r.code(), 2);
+    let line = r.stderr();
+    assert!(line.len() < 2_200, "{} bytes", line.len());
+    assert!(
+        line.starts_with("error: ") && line.contains("characters ...]"),
+        "{line}"
+    );
+    assert!(line.trim_end().ends_with(&missing_root_tail()), "{line}");
+}
+
+/// How the missing-brain-folder error ends (what to do), as the short one says it.
+fn missing_root_tail() -> String {
+    let r = Brain::new().run(&["--dir", "/no/such/brain", "status"]);
+    let line = r.stderr().trim_end().to_string();
+    line[line.len() - 40..].to_string()
+}
+
 #[test]
 fn missing_root_is_one_line_and_exit_2() {
     let b = Brain::new();
@@ -909,6 +949,19 @@ fn bad_settings_are_one_line_and_exit_2() {
     }
     b.write_config("root = \n");
     refused("bad TOML", b.run(&["status"]), "config.toml:1:8");
+    std::fs::remove_file(b.config_file()).unwrap();
+    let long = format!("/tmp/{}", "d".repeat(300));
+    refused(
+        "a data folder name past the file system's",
+        crate::harness::Run(
+            b.command()
+                .env("BRAIN_DATA_DIR", &long)
+                .args(["search", "x"])
+                .output()
+                .unwrap(),
+        ),
+        "is 300 bytes, over the 255 a file system takes",
+    );
     std::fs::write(b.config_file(), b"\xff\xfe").unwrap();
     refused("not UTF-8", b.run(&["status"]), "not UTF-8");
     std::fs::remove_file(b.config_file()).unwrap();
