@@ -110,14 +110,22 @@ fn confirm(question: &str) -> Result<bool> {
     }
     eprint!("{question}");
     io::stderr().flush()?;
-    let mut answer = String::new();
-    io::stdin().lock().read_line(&mut answer)?;
+    // Bytes: an answer that is not UTF-8 is not yes, not an error.
+    let mut answer = Vec::new();
+    io::stdin().lock().read_until(b'\n', &mut answer)?;
     Ok(is_yes(&answer))
 }
 
-/// Whether a typed answer is yes (`y` or `yes`, any case); an empty line is the default, no.
-fn is_yes(answer: &str) -> bool {
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+/// Whether a typed answer is yes (`y` or `yes`, any case); an empty line is the default,
+/// no, and so is anything that is not text.
+fn is_yes(answer: &[u8]) -> bool {
+    matches!(
+        String::from_utf8_lossy(answer)
+            .trim()
+            .to_ascii_lowercase()
+            .as_str(),
+        "y" | "yes"
+    )
 }
 
 /// The human report: totals, then one short table per question the logs answer.
@@ -301,10 +309,11 @@ mod tests {
     #[test]
     fn only_yes_resets() {
         for yes in ["y\n", "Y", " yes \n", "YES"] {
-            assert!(is_yes(yes), "{yes:?}");
+            assert!(is_yes(yes.as_bytes()), "{yes:?}");
         }
         for no in ["n\n", "", "\n", "no", "yess", "oui"] {
-            assert!(!is_yes(no), "{no:?}");
+            assert!(!is_yes(no.as_bytes()), "{no:?}");
         }
+        assert!(!is_yes(b"\xff\xfe\n"));
     }
 }
