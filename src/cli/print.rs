@@ -23,12 +23,15 @@ pub fn search(out: &mut impl Write, r: &SearchResponse, paint: Paint) -> io::Res
         if i > 0 {
             writeln!(out)?;
         }
+        // `path:line`, as `similar` and the MCP tool print it: the hit copied whole is what
+        // `brain get` reads around the passage that matched.
         writeln!(
             out,
-            "[{}] [{}] {}",
+            "[{}] [{}] {}:{}",
             i + 1,
             shown(&hit.kind),
-            paint.path(&shown(&hit.path))
+            paint.path(&shown(&hit.path)),
+            paint.line(&hit.line.to_string())
         )?;
         let why = paint.dim(&format!("({})", annotation(r.mode, hit)));
         writeln!(out, "    {}  {why}", hit.title)?;

@@ -34,7 +34,8 @@ fn search_prints_the_recall_format() {
         ])
         .stdout();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "[1] [lore] lore/flag-cleanup-test-rework.md");
+    // `path:line`, the passage's line: the hit copied whole is what `brain get` reads.
+    assert_eq!(lines[0], "[1] [lore] lore/flag-cleanup-test-rework.md:10");
     assert!(
         lines[1].starts_with("    Flag Cleanup: Rework Tests, Don't Delete Them  (bm25="),
         "{}",

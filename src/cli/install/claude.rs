@@ -148,11 +148,30 @@ impl Server {
         if !program_there(command) {
             return Some(format!("its program {command} is not there"));
         }
-        if !self.args.iter().any(|a| a == "mcp") {
-            return Some(format!(
-                "it runs {command} {}, not 'brain mcp'",
-                self.args.join(" ")
-            ));
+        // Read as brain reads them: `search mcp` (a search for "mcp"), `mcp extra` and
+        // `mcp --tpo` (refused at start) all hold the word, and none starts the server.
+        use clap::Parser;
+        let args = std::iter::once(command.as_str()).chain(self.args.iter().map(String::as_str));
+        match crate::cli::args::Cli::try_parse_from(args) {
+            Ok(cli) if matches!(cli.command, crate::cli::args::Command::Mcp(_)) => {}
+            Ok(_) => {
+                return Some(format!(
+                    "it runs {command} {}, not 'brain mcp'",
+                    self.args.join(" ")
+                ))
+            }
+            Err(e) => {
+                let said = e.to_string();
+                let why = said
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ");
+                return Some(format!(
+                    "'{command} {}' would not start: {why}",
+                    self.args.join(" ")
+                ));
+            }
         }
         // A folder given that is not this brain's (one that cannot be placed from here,
         // relative to Claude's working folder, is not judged).
@@ -650,6 +669,31 @@ mod tests {
         assert!(gone.unwrap().contains("is not there"));
         let serve = server(Some(&me), &["serve"], None).drift(None, root);
         assert!(serve.unwrap().contains("not 'brain mcp'"));
+        // Holding the word is not enough: read as brain reads its arguments.
+        let search = server(Some(&me), &["search", "mcp"], None).drift(None, root);
+        assert!(search.unwrap().contains("not 'brain mcp'"));
+        for bad in [
+            &["mcp", "extra"][..],
+            &["mcp", "--tpo"],
+            &["mcp", "--log-level", "bogus=="],
+        ] {
+            let why = server(Some(&me), bad, None).drift(None, root);
+            assert!(
+                why.as_deref()
+                    .unwrap_or_default()
+                    .contains("would not start"),
+                "{bad:?}: {why:?}"
+            );
+        }
+        assert_eq!(
+            server(
+                Some(&me),
+                &["--dir", "/nonexistent-brain", "mcp", "--log-level", "info"],
+                None
+            )
+            .drift(None, root),
+            None
+        );
         assert!(server(None, &[], None)
             .drift(None, root)
             .unwrap()
