@@ -333,6 +333,17 @@ pub enum NoBackend {
 /// The `brain status` block, saying why a report made in-process has no backend in it:
 /// one that holds the brain and did not answer, or one not asked, is not "not running".
 pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend) -> io::Result<()> {
+    status_told(out, report, silent, None)
+}
+
+/// [`status_of`], saying why the backend was not used in `told` (what the fallback's
+/// warning said) where the reader never saw that warning: the MCP tool's answer.
+pub fn status_told(
+    out: &mut impl Write,
+    report: &StatusReport,
+    silent: NoBackend,
+    told: Option<&str>,
+) -> io::Result<()> {
     let s = &report.status;
     // Largest first, and only the largest: a brain filed in a hundred folders made this one
     // line of hundreds of names. `--json` lists every type.
@@ -449,16 +460,28 @@ pub fn status_of(out: &mut impl Write, report: &StatusReport, silent: NoBackend)
         "reads:     {} ({} in the last 7 days; brain stats for more)",
         s.recalls.reads, s.recalls.reads_last_7_days
     )?;
-    backend(out, report.backend.as_ref(), silent)
+    backend(out, report.backend.as_ref(), silent, told)
 }
 
 /// The backend lines of `brain status`.
-fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> io::Result<()> {
+fn backend(
+    out: &mut impl Write,
+    b: Option<&BackendStatus>,
+    why: NoBackend,
+    told: Option<&str>,
+) -> io::Result<()> {
+    let said = told.map_or("see the warning above".to_string(), |t| {
+        format!("{}; asked again within a minute", shown(t))
+    });
     let Some(b) = b else {
         return match why {
             NoBackend::Silent => writeln!(
                 out,
-                "backend:   not answering (see the warning above): the figures are this process's"
+                "backend:   {} ({said}): the figures are this process's",
+                match told {
+                    Some(_) => "not used",
+                    None => "not answering",
+                }
             ),
             NoBackend::NotAsked => writeln!(
                 out,
@@ -466,7 +489,7 @@ fn backend(out: &mut impl Write, b: Option<&BackendStatus>, why: NoBackend) -> i
             ),
             NoBackend::Busy => writeln!(
                 out,
-                "backend:   busy, every client slot taken (see the warning above): the figures are this process's"
+                "backend:   busy, every client slot taken ({said}): the figures are this process's"
             ),
             NoBackend::Elsewhere(pid) => writeln!(
                 out,

@@ -45,8 +45,8 @@ pub struct Answerer {
     /// When a backend that is there last could not be used (it timed out, spoke another
     /// protocol...): for [`SKIP_AFTER_FAILURE`] the next requests go in-process at once, so
     /// that a command of two requests (`brain new`) or an MCP session does not wait out a
-    /// frozen backend's timeout, and warn, on every one.
-    failed_at: Mutex<Option<std::time::Instant>>,
+    /// frozen backend's timeout, and warn, on every one. With what it said.
+    failed_at: Mutex<Option<(std::time::Instant, String)>>,
 }
 
 /// How long a backend that could not be used is left alone before it is asked again.
@@ -201,17 +201,26 @@ impl Answerer {
                 notice(&error);
             }
             *self.failed_at.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(std::time::Instant::now());
+                Some((std::time::Instant::now(), error.to_string()));
         }
         self.in_process(op)
     }
 
     /// True while a backend that could not be used is left alone.
     fn skipping(&self) -> bool {
+        self.left_alone_because().is_some()
+    }
+
+    /// Why the backend is left alone now (what it said when it could not be used, as the
+    /// fallback notice said it), while it is: for a client whose notices went to a log,
+    /// the MCP server's `status`, which must say it in its answer.
+    pub fn left_alone_because(&self) -> Option<String> {
         self.failed_at
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .is_some_and(|at| at.elapsed() < SKIP_AFTER_FAILURE)
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < SKIP_AFTER_FAILURE)
+            .map(|(_, why)| why.clone())
     }
 
     fn in_process(&self, op: Op) -> Result<Reply, ServiceError> {

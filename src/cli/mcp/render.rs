@@ -86,9 +86,9 @@ pub fn links(r: &brain::kb::LinksReport) -> String {
 }
 
 /// The `brain status` block.
-pub fn status(s: &StatusReport, why: print::NoBackend) -> String {
+pub fn status(s: &StatusReport, why: print::NoBackend, told: Option<&str>) -> String {
     let mut out = Vec::new();
-    let _ = print::status_of(&mut out, s, why);
+    let _ = print::status_told(&mut out, s, why, told);
     String::from_utf8_lossy(&out).into_owned()
 }
 

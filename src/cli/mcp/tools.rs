@@ -48,6 +48,11 @@ impl From<ModeArg> for Mode {
     }
 }
 
+/// `value`, unless it is empty or blank: an optional argument left out.
+fn given(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
 fn default_top() -> u32 {
     DEFAULT_TOP as u32
 }
@@ -139,10 +144,11 @@ pub struct SearchArgs {
     /// hybrid (keywords and meaning fused; the default), bm25 (keywords only: exact names)
     /// or semantic (meaning only).
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<ModeArg>")]
     pub mode: ModeArg,
     /// How many results, 1 to 100.
     #[serde(default = "default_top", deserialize_with = "null_or_default_top")]
-    #[schemars(range(min = 1, max = 100))]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 100))]
     pub top: u32,
     /// Only notes of this type: lore, idea, research-link, or any other top-level folder.
     #[serde(rename = "type", default)]
@@ -161,9 +167,11 @@ pub struct SearchArgs {
     /// value, or a list holding it) or `FIELD!=VALUE`, e.g. `["category=lesson",
     /// "status!=deprecated"]`.
     #[serde(rename = "where", default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<Vec<String>>")]
     pub conditions: Vec<String>,
     /// Answer with the JSON object `brain search --json` prints instead of text.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -186,6 +194,7 @@ pub struct GetArgs {
     pub count: Option<u32>,
     /// Answer with the JSON object `brain get --json` prints instead of numbered lines.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -205,10 +214,11 @@ pub struct SimilarArgs {
         default = "default_similar_top",
         deserialize_with = "null_or_default_similar_top"
     )]
-    #[schemars(range(min = 1, max = 50))]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 50))]
     pub top: u32,
     /// Answer with the JSON object `brain similar --json` prints instead of text.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -218,6 +228,7 @@ pub struct SimilarArgs {
 pub struct CheckArgs {
     /// Answer with the JSON object `brain check --json` prints instead of text.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -227,6 +238,7 @@ pub struct CheckArgs {
 pub struct StatusArgs {
     /// Answer with the JSON object `brain status --json` prints instead of text.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -238,6 +250,7 @@ pub struct LinksArgs {
     pub path: String,
     /// Answer with the JSON object `brain links --json` prints instead of text.
     #[serde(default, deserialize_with = "null_or")]
+    #[schemars(with = "Option<bool>")]
     pub json: bool,
 }
 
@@ -315,11 +328,13 @@ impl BrainTools {
             query: args.query,
             mode: args.mode.into(),
             top: args.top as usize,
+            // An empty filter is one left out, as `null` is: assistants fill the optional
+            // arguments they do not set with either, and `type: ""` matched no note.
             filters: Filters {
-                kind: args.kind,
-                tag: args.tag,
-                since: args.since,
-                before: args.before,
+                kind: given(args.kind),
+                tag: given(args.tag),
+                since: given(args.since),
+                before: given(args.before),
                 conditions: args.conditions,
             },
             sync: true,
@@ -353,7 +368,12 @@ impl BrainTools {
             Ok(passage) => {
                 let (passage, more) = cap(passage, wanted);
                 if args.json {
-                    return json(&passage);
+                    // The read-on line too, as `"notice"`, as the CLI's objects carry theirs.
+                    let mut object = serde_json::to_value(&passage).unwrap_or_default();
+                    if let (Some(more), Some(fields)) = (&more, object.as_object_mut()) {
+                        fields.insert("notice".into(), more.clone().into());
+                    }
+                    return json(&object);
                 }
                 let mut text = render::passage(&passage);
                 if let Some(more) = more {
@@ -451,12 +471,14 @@ impl BrainTools {
         match self.blocking(|b| b.status()).await {
             Ok(status) => {
                 // As `brain status` says it: not asked (`brain mcp --no-daemon`) is not
-                // "not running".
+                // "not running". Why a backend there was not used went to this server's
+                // log, which the model never reads: the answer says it.
+                let told = self.brain.left_alone_because();
                 let why = crate::cli::status::why_none(&status, asks, None, socket, holder);
                 if args.json {
                     return json(&crate::cli::status::with_state(&status, why));
                 }
-                let mut text = render::status(&status, why);
+                let mut text = render::status(&status, why, told.as_deref());
                 if let Some(note) = crate::cli::status::model_mismatch(&status, &ours) {
                     text.push_str(&format!("\n(note: {note})"));
                 }
@@ -710,7 +732,14 @@ fn argument_error(
             path => format!("`{path}`: {why}"),
         })
     }
-    match tool {
+    // The bounds a number refused by its type is read with are the type's (`up to
+    // 4294967295`): `top` says the tool's own.
+    let top = match tool {
+        "search" => Some(MCP_MAX_TOP as usize),
+        "similar" => Some(brain::similar::MAX_TOP),
+        _ => None,
+    };
+    let message = match tool {
         "search" => read::<SearchArgs>(given),
         "get" => read::<GetArgs>(given),
         "similar" => read::<SimilarArgs>(given),
@@ -718,7 +747,14 @@ fn argument_error(
         "status" => read::<StatusArgs>(given),
         "links" => read::<LinksArgs>(given),
         _ => None,
-    }
+    }?;
+    Some(match (top, message.starts_with("`top`:")) {
+        (Some(max), true) => format!(
+            "`top`: takes a whole number from 1 to {max}; {}",
+            message.trim_start_matches("`top`: ")
+        ),
+        _ => message,
+    })
 }
 
 fn failure(message: String) -> CallToolResult {

@@ -30,6 +30,16 @@ fn call(name: &'static str, args: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name).with_arguments(map)
 }
 
+/// Calls `name` with `args` (which ask for `json`) and reads the answer's JSON object.
+async fn json_of(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: Value,
+) -> Value {
+    let r = client.call_tool(call(name, args)).await.unwrap();
+    serde_json::from_str(&text(&r)).unwrap_or_else(|e| panic!("{name}: {e}: {}", text(&r)))
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_client_session_lists_and_calls_the_tools() {
     let b = Brain::example();
@@ -87,11 +97,27 @@ async fn a_client_session_lists_and_calls_the_tools() {
     };
     let search = schema("search");
     assert_eq!(search["required"], json!(["query"]), "{search:#}");
+    // `null` is an argument left out, as the server takes it: a client that checks its
+    // arguments against the schema must let it through, for every optional one.
     assert_eq!(
         search["properties"]["mode"]["enum"],
-        json!(["hybrid", "bm25", "semantic"]),
+        json!(["hybrid", "bm25", "semantic", null]),
         "{search:#}"
     );
+    for tool in ["search", "get", "similar", "check", "status", "links"] {
+        let s = schema(tool);
+        let required = s["required"].as_array().cloned().unwrap_or_default();
+        for (name, prop) in s["properties"].as_object().unwrap() {
+            if !required.contains(&json!(name)) {
+                assert!(
+                    prop["type"]
+                        .as_array()
+                        .is_some_and(|t| t.contains(&json!("null"))),
+                    "{tool}.{name} refuses null: {prop}"
+                );
+            }
+        }
+    }
     assert_eq!(
         search["properties"]["top"]["minimum"],
         json!(1),
@@ -176,14 +202,12 @@ async fn a_client_session_lists_and_calls_the_tools() {
         .unwrap()
         .iter()
         .all(|h| h["type"] == "lore"));
-    let r = client
-        .call_tool(call(
-            "get",
-            json!({"path": "lore/sqlite-busy-timeout.md:16:2", "json": true}),
-        ))
-        .await
-        .unwrap();
-    let j: Value = serde_json::from_str(&text(&r)).expect("get json");
+    let j = json_of(
+        &client,
+        "get",
+        json!({"path": "lore/sqlite-busy-timeout.md:16:2", "json": true}),
+    )
+    .await;
     assert_eq!(
         (j["start_line"].as_u64(), j["end_line"].as_u64()),
         (Some(16), Some(17))
@@ -208,6 +232,20 @@ async fn a_client_session_lists_and_calls_the_tools() {
         out.trim_end()
             .ends_with("note: 600 more lines: call get with line=401 (and count) to read on"),
         "{out}"
+    );
+    let j = json_of(
+        &client,
+        "get",
+        json!({"path": "lore/long.md", "json": true}),
+    )
+    .await;
+    assert_eq!(
+        (j["end_line"].as_u64(), j["total_lines"].as_u64()),
+        (Some(400), Some(1000))
+    );
+    assert_eq!(
+        j["notice"],
+        "600 more lines: call get with line=401 (and count) to read on"
     );
     std::fs::remove_file(b.root.join("lore/long.md")).unwrap();
 
@@ -349,12 +387,18 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (
             "search",
             json!({"query": "x", "top": -3}),
-            "error: `top`: invalid value: integer `-3`, expected a whole number of 1 or more",
+            "error: `top`: takes a whole number from 1 to 100; invalid value: integer `-3`",
         ),
         (
             "search",
             json!({"query": "x", "top": 2.5}),
-            "error: `top`: invalid value: floating point `2.5`, expected a whole number",
+            "error: `top`: takes a whole number from 1 to 100; invalid value: floating point `2.5`",
+        ),
+        // Not the bounds of the type it is read into.
+        (
+            "similar",
+            json!({"text": "x", "top": 4_294_967_296u64}),
+            "error: `top`: takes a whole number from 1 to 50; invalid value: integer `4294967296`",
         ),
         (
             "get",
@@ -472,6 +516,19 @@ async fn a_client_session_lists_and_calls_the_tools() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    // So is an empty filter (`type: ""` filtered every note out).
+    let r = client
+        .call_tool(call(
+            "search",
+            json!({"query": "busy_timeout", "type": "", "tag": " ", "since": "", "before": ""}),
+        ))
+        .await
+        .unwrap();
+    assert!(
+        text(&r).contains("lore/sqlite-busy-timeout.md"),
+        "{}",
+        text(&r)
+    );
     client.cancel().await.unwrap();
 }
 
@@ -726,12 +783,25 @@ async fn the_tools_are_answered_by_a_running_backend() {
     let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
     let client = ().serve(transport).await.expect("initialize");
     let status = text(&client.call_tool(call("status", json!({}))).await.unwrap());
-    drop(serve);
     assert!(
         status.contains(
             "(note: the backend embeds with all-minilm-l6-v2, and this command's settings name \
              nomic-embed-text-v1.5"
         ),
+        "{status}"
+    );
+    // After a search that found the backend on the other model, this server works
+    // in-process for a while: its `status` says why in its answer, not "see the warning
+    // above" (a warning only its log holds, which the model never reads).
+    client
+        .call_tool(call("search", json!({"query": "retry jitter"})))
+        .await
+        .unwrap();
+    let status = text(&client.call_tool(call("status", json!({}))).await.unwrap());
+    drop(serve);
+    assert!(!status.contains("warning above"), "{status}");
+    assert!(
+        status.contains("backend:   not used (") && status.contains("nomic-embed-text-v1.5"),
         "{status}"
     );
     client.cancel().await.unwrap();
