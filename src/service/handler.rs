@@ -88,6 +88,18 @@ impl Handler {
         }
     }
 
+    /// What a search answered from the index as it stands says when the brain folder is
+    /// not there; `None` while it is.
+    fn root_gone(&self) -> Option<String> {
+        let root = &self.engine.config().root;
+        (!root.exists()).then(|| {
+            format!(
+                "the brain folder {} is not there: answered from the index as it stands (the backend waits for it to come back)",
+                root.display()
+            )
+        })
+    }
+
     /// Answers one request. Blocking: call it off the async threads.
     pub fn handle(&self, op: Op) -> Result<Reply, Fault> {
         let fault = |e: crate::Error| Fault::from(&e);
@@ -108,7 +120,21 @@ impl Handler {
                     }
                     req.sync = false;
                 }
-                local::answer(&self.engine, Op::Search(req)).map_err(fault)
+                // The brain folder gone (a disk not mounted yet): the backend waits for it,
+                // and answers from the index as it stands, saying so, where a sync would
+                // refuse as a CLI without a backend does.
+                let gone = req.sync.then(|| self.root_gone()).flatten();
+                if gone.is_some() {
+                    req.sync = false;
+                }
+                let mut reply = local::answer(&self.engine, Op::Search(req)).map_err(fault)?;
+                if let (Some(gone), Reply::Search(r)) = (gone, &mut reply) {
+                    r.notice = Some(match r.notice.take() {
+                        Some(other) => format!("{gone}; {other}"),
+                        None => gone,
+                    });
+                }
+                Ok(reply)
             }
             Op::Status => Ok(Reply::Status(Box::new(StatusReport {
                 status: self.engine.status().map_err(fault)?,

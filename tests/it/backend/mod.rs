@@ -920,6 +920,20 @@ fn serve_says_it_waits_for_a_missing_brain_folder() {
         text.contains("waiting for it to come back").then_some(text)
     });
     assert!(said.contains("is not there"), "{said}");
+    // And answers from the index as it stands, as it said, saying so: a search (and the
+    // MCP tool, which asks the same) refused as a CLI without a backend does.
+    let r = brain.ok(&["search", "busy_timeout", "--mode", "bm25", "--json"]);
+    assert_eq!(
+        r.json()["results"][0]["path"],
+        "lore/sqlite-busy-timeout.md",
+        "{}",
+        r.stdout()
+    );
+    assert!(
+        r.stderr().contains("is not there: answered from the index as it stands"),
+        "{}",
+        r.stderr()
+    );
 }
 
 /// A shell whose XDG_RUNTIME_DIR is not the backend's (ssh without a login session, cron)
