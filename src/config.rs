@@ -228,7 +228,8 @@ impl Config {
     /// Only where the brain and its data are, for the commands that must work when the
     /// rest of the config file does not (`brain uninstall`, `brain install --check`): the
     /// file's `root` and `data_dir` are taken when it holds them as strings, whatever else
-    /// is wrong in it; every other setting is its default.
+    /// is wrong in it, and so is the model (`BRAIN_MODEL`, else the file's `model`); every
+    /// other setting is its default.
     pub fn load_locations(overrides: Overrides) -> Result<Config> {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         let config_file = config_file_path().filter(|p| p.is_file());
@@ -249,10 +250,24 @@ impl Config {
         )?;
         // What `install.json` is written into stays out of the notes, here too.
         check_data_outside_root(&data_dir, &root)?;
-        Ok(Config {
+        let mut config = Config {
             config_file,
             ..Config::for_root(root, data_dir)
-        })
+        };
+        // The model named, as far as it can be read: `install --check` reports on it, and
+        // the default one (a 547 MB download) is not the one to tell a person to fetch.
+        if let Some(model) = env("BRAIN_MODEL")
+            .and_then(|m| m.into_string().ok())
+            .or_else(|| {
+                table
+                    .get("model")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            })
+        {
+            config.model = model;
+        }
+        Ok(config)
     }
 
     /// A config for `root` with every other setting at its default and data under `data_dir`:

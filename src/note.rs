@@ -42,6 +42,10 @@ pub struct Note {
     pub headings: Vec<Heading>,
 }
 
+/// The type of a note at the top of the brain folder without a `type` field: it has no
+/// folder to take one from.
+pub const LOOSE_TYPE: &str = "note";
+
 /// How the warning for a note that is not UTF-8 starts (`brain check` files it apart).
 pub const NOT_UTF8: &str = "invalid UTF-8";
 
@@ -127,7 +131,7 @@ pub fn parse(rel_path: &str, bytes: &[u8]) -> (Note, Vec<Warning>) {
     let kind = string_field(&fields, "type")
         .filter(|t| !t.trim().is_empty())
         .or_else(|| rel_path.split_once('/').map(|(dir, _)| dir.to_string()))
-        .unwrap_or_else(|| "note".to_string());
+        .unwrap_or_else(|| LOOSE_TYPE.to_string());
     let tags = tags_of(&fields);
     let note = Note {
         path: rel_path.to_string(),

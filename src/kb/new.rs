@@ -28,7 +28,7 @@ pub struct NewEntry {
     pub link: String,
     /// Fields its type's schema requires that were written empty (no default): what to
     /// fill in before `brain check` is content.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub to_fill: Vec<String>,
 }
 
@@ -119,6 +119,15 @@ pub fn plan(
             if !is_plain_name(kind) {
                 return Err(Error::InvalidInput(format!(
                     "unknown type {shown}: a type is the name of a top-level folder of the brain, without '/' or a leading '.'"
+                )));
+            }
+            // `note` is what a search calls the loose notes at the top of the brain folder,
+            // which have no folder: said, so that a search's "types here: note" and this
+            // refusal do not contradict each other.
+            if kind == crate::note::LOOSE_TYPE {
+                return Err(Error::InvalidInput(format!(
+                    "type {shown} is the notes at the top of the brain folder, and brain new writes into a type's folder: make the folder ({}) to write entries of type note there, or give another type",
+                    root.join(kind).display()
                 )));
             }
             let mut known: Vec<String> = schemas.types.keys().cloned().collect();
@@ -696,6 +705,13 @@ mod tests {
             "{err}"
         );
         assert!(!flat.path().join("lore").exists());
+        let err = plan(flat.path(), &none, "note", "x", false, today)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is the notes at the top of the brain folder"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -267,7 +267,8 @@ fn new_writes_an_entry_from_its_template_and_refuses_what_it_should() {
         .root
         .join("idea/context-assistant/context-assistant.md")
         .is_file());
-    assert!(folder.get("to_fill").is_none(), "{folder}");
+    // Always there, as every field the README lists: empty when nothing is left to fill.
+    assert_eq!(folder["to_fill"], json!([]), "{folder}");
     // A required field without a default is written empty and named, so that the entry
     // is finished before `brain check` finds it missing; a type in capitals is the type.
     let r = b.ok(&["new", "RESEARCH-LINK", "Sparse retrieval", "--json"]);

@@ -930,7 +930,8 @@ fn serve_says_it_waits_for_a_missing_brain_folder() {
         r.stdout()
     );
     assert!(
-        r.stderr().contains("is not there: answered from the index as it stands"),
+        r.stderr()
+            .contains("is not there: answered from the index as it stands"),
         "{}",
         r.stderr()
     );

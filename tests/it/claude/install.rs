@@ -587,6 +587,13 @@ fn check_sees_a_config_for_another_brain_and_a_broken_one_does_not_block_uninsta
         row(&check, "config").starts_with("broken ") && check.contains("exclude pattern"),
         "{check}"
     );
+    // The model row is still about the model named (BRAIN_MODEL here), not the default
+    // one, which it told to fetch.
+    assert!(
+        row(&check, "model").contains(crate::harness::TEST_MODEL)
+            && !check.contains("nomic-embed-text"),
+        "{check}"
+    );
     let out = ok(brain(&b, &["uninstall"]));
     assert!(!skill(&b).exists(), "{out}");
     assert!(row(&out, "config").contains("exclude pattern"), "{out}");
