@@ -526,9 +526,9 @@ fn backend(
     writeln!(out, "watcher:   {watcher}")?;
     writeln!(
         out,
-        "pending:   {} changes, {} passages to embed{}",
-        b.queued_changes,
-        b.pending_chunks,
+        "pending:   {}, {} to embed{}",
+        plural(b.queued_changes, "change"),
+        plural(b.pending_chunks, "passage"),
         if b.syncing { " (syncing now)" } else { "" }
     )?;
     if let Some(e) = &b.last_error {

@@ -121,12 +121,15 @@ impl Engine {
             let backend = self.background.load(std::sync::atomic::Ordering::Relaxed);
             notices.push(match backend || self.passes.left().is_some() {
                 true => format!(
-                    "{} being embedded now, so results by meaning may miss them until that is done",
-                    passages_are(pending)
+                    "{} being embedded now, so results by meaning may miss {} until that is done",
+                    passages_are(pending),
+                    them(pending)
                 ),
                 false => format!(
-                    "{} still waiting for embeddings, so results by meaning may miss them ('brain index' embeds them)",
-                    passages_are(pending)
+                    "{} still waiting for embeddings, so results by meaning may miss {} ('brain index' embeds {})",
+                    passages_are(pending),
+                    them(pending),
+                    them(pending)
                 ),
             });
         }
@@ -342,6 +345,14 @@ impl Engine {
 }
 
 /// `1 passage is`, `3 passages are`.
+/// `it` or `them`, for `n` passages.
+fn them(n: u64) -> &'static str {
+    match n {
+        1 => "it",
+        _ => "them",
+    }
+}
+
 fn passages_are(n: u64) -> String {
     match n {
         1 => "1 passage is".into(),

@@ -73,7 +73,7 @@ impl ProblemKind {
             ProblemKind::WrongType => "type that disagrees with the folder",
             ProblemKind::BadSlug => "slugs that are not kebab-case",
             ProblemKind::DuplicateSlug => "one slug, two entries",
-            ProblemKind::BadDate => "dates that do not parse",
+            ProblemKind::BadDate => "dates that do not parse, or lie ahead",
             ProblemKind::DatesOutOfOrder => "updated before created",
             ProblemKind::Stale => "stale entries",
             ProblemKind::IndexOutdated => "INDEX.md out of date (brain index-md --write)",

@@ -272,23 +272,7 @@ fn quoted_part(text: &str) -> String {
 /// so; else why keywords found nothing here: a phrase not held as written, the filters, or
 /// the excluded words. One FTS5 lookup (two with a phrase), on this path only.
 fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> Result<String> {
-    // The query's words, a phrase's apart: is any of them in some note at all?
-    let terms = query
-        .terms
-        .iter()
-        .flat_map(|t| match (t.quoted, t.is_phrase()) {
-            // Read again unquoted: its words, and a CJK run's character pairs.
-            (true, _) => Query::parse(&t.text).terms,
-            // Joined by punctuation (`retry/jitter`): its words apart.
-            (false, true) => Query::words_apart(t.core()).terms,
-            (false, false) => vec![t.clone()],
-        })
-        .collect();
-    let words = Query {
-        terms,
-        ..Default::default()
-    };
-    if !held_anywhere(reader, &words)? {
+    if !held_anywhere(reader, &words_of(query))? {
         return Ok(NO_KEYWORD_MATCH.to_string());
     }
     if let Some(phrase) = phrase_notice(reader, query, false)? {
@@ -302,6 +286,25 @@ fn no_keyword_notice(reader: &Reader<'_>, query: &Query, filters: &Filters) -> R
         }
         (true, true) => NO_KEYWORD_MATCH.to_string(),
     })
+}
+
+/// The query's words, a phrase's apart: what to ask whether any of them is in some note.
+fn words_of(query: &Query) -> Query {
+    let terms = query
+        .terms
+        .iter()
+        .flat_map(|t| match (t.quoted, t.is_phrase()) {
+            // Read again unquoted: its words, and a CJK run's character pairs.
+            (true, _) => Query::parse(&t.text).terms,
+            // Joined by punctuation (`retry/jitter`): its words apart.
+            (false, true) => Query::words_apart(t.core()).terms,
+            (false, false) => vec![t.clone()],
+        })
+        .collect();
+    Query {
+        terms,
+        ..Default::default()
+    }
 }
 
 /// What a search says when the query had more words than [`MAX_TERMS`]: the rest were
@@ -530,14 +533,29 @@ pub(crate) fn run(
     if mode == Mode::Hybrid && bm25_hits.is_empty() && !results.is_empty() && !typing {
         notices.push(no_keyword_notice(reader, &query, &req.filters)?);
     }
+    let mut said_why = false;
     if mode == Mode::Bm25 && results.is_empty() {
-        match phrase_notice(reader, &query, true)? {
-            Some(phrase) => notices.push(phrase),
-            None => notices.extend(excluded_notice(reader, &query, &req.filters)?),
-        }
+        let why = match phrase_notice(reader, &query, true)? {
+            Some(phrase) => Some(phrase),
+            None => excluded_notice(reader, &query, &req.filters)?,
+        };
+        said_why = why.is_some();
+        notices.extend(why);
     }
     if results.is_empty() {
-        notices.extend(empty_index_notice(reader, config)?);
+        let empty = empty_index_notice(reader, config)?;
+        // A word in no note at all (a typo?) is said, as hybrid says it: keyword mode
+        // printed an empty list and nothing else.
+        if mode == Mode::Bm25
+            && !said_why
+            && empty.is_none()
+            && !typing
+            && !query.terms.is_empty()
+            && !held_anywhere(reader, &words_of(&query))?
+        {
+            notices.push("no note holds any word of the query (a typo?)".to_string());
+        }
+        notices.extend(empty);
         notices.extend(filter_notice(reader, &req.filters)?);
     }
     let explain = match req.explain {

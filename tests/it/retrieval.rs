@@ -52,6 +52,17 @@ fn a_paraphrase_only_meaning_can_find_is_found_by_hybrid() {
         j["notice"].as_str().is_some_and(|n| n.contains(said)),
         "{j}"
     );
+    // Keyword mode says it too, where it printed an empty list and nothing else; quoted
+    // or not, one word or two.
+    for q in ["qwzxv", "\"qwzxv\"", "qwzxv plorfkt"] {
+        let r = b.ok(&["search", q, "--mode", "bm25"]);
+        assert!(r.stdout().ends_with("(no results)\n"), "{}", r.stdout());
+        assert_eq!(
+            r.stderr(),
+            "no note holds any word of the query (a typo?)\n",
+            "{q}"
+        );
+    }
 
     // Hybrid has its nearest notes, yet no note held a word: a hole in the brain for
     // `brain stats`, as a keyword search finding nothing is.

@@ -320,7 +320,7 @@ impl BrainTools {
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         if args.top == 0 || args.top > MCP_MAX_TOP {
             return failure(format!(
-                "top must be between 1 and {MCP_MAX_TOP}, got {}",
+                "`top`: takes a whole number from 1 to {MCP_MAX_TOP}, got {}",
                 args.top
             ));
         }
@@ -392,7 +392,7 @@ impl BrainTools {
     async fn similar(&self, Parameters(args): Parameters<SimilarArgs>) -> CallToolResult {
         if args.top == 0 || args.top as usize > brain::similar::MAX_TOP {
             return failure(format!(
-                "top must be between 1 and {}, got {}",
+                "`top`: takes a whole number from 1 to {}, got {}",
                 brain::similar::MAX_TOP,
                 args.top
             ));

@@ -376,12 +376,12 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (
             "search",
             json!({"query": "x", "top": 0}),
-            "top must be between 1 and",
+            "`top`: takes a whole number from 1 to",
         ),
         (
             "search",
             json!({"query": "x", "top": 101}),
-            "top must be between 1 and 100, got 101",
+            "`top`: takes a whole number from 1 to 100, got 101",
         ),
         // The argument named, and what it takes in words (rmcp said "expected u32").
         (
@@ -485,7 +485,7 @@ async fn a_client_session_lists_and_calls_the_tools() {
         (
             "similar",
             json!({"text": "x", "top": 0}),
-            "top must be between 1 and",
+            "`top`: takes a whole number from 1 to",
         ),
     ];
     for (tool, args, expect) in bad {
