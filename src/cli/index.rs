@@ -18,8 +18,10 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         let r = brain::service::rebuild(config)?;
         (r.engine, Some(r.salvage), r.synced, Some(r.lock))
     } else {
-        brain::service::clear_abandoned(&config);
         let engine = Engine::open_named(config)?;
+        // After the open, which refuses a brain folder that is not there: a mistyped one
+        // must leave nothing behind in the data folder, the lock's folder included.
+        brain::service::clear_abandoned(engine.config());
         let report = engine.sync()?;
         (engine, None, report, None)
     };

@@ -163,6 +163,8 @@ fn list(config: &Config, json: bool) -> Result<ExitCode> {
         };
         let installed = if r.installed {
             "yes"
+        } else if r.damaged {
+            "damaged"
         } else if r.partial_fetch {
             "partial"
         } else {

@@ -159,6 +159,7 @@ impl Store {
                     verified,
                     device: device.0.to_string(),
                     device_note: device.1.map(str::to_string),
+                    damaged: !installed && !self.changed_since_verified(&m.name).is_empty(),
                     dir,
                     partial_fetch: fetch::has_partial(&self.dir, &m.name),
                 }
@@ -235,6 +236,9 @@ pub struct ModelInfo {
     /// Why on the CPU although this build supports a GPU (none found, `BRAIN_DEVICE=cpu`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_note: Option<String>,
+    /// Installed once (verified), and now a file is missing or not its pinned size: what
+    /// `brain status` calls damaged, not a model never installed.
+    pub damaged: bool,
     /// Install folder.
     pub dir: PathBuf,
     /// A fetch was interrupted and can be resumed.

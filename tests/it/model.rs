@@ -167,6 +167,13 @@ fn a_flipped_byte_refuses_to_load_with_exit_2_naming_file_and_hashes() {
             .any(|l| l.starts_with("model") && l.contains("tokenizer.json written to")),
         "{check}"
     );
+    // `model list` says it as status does (it said "installed no").
+    let list = b.ok(&["model", "list"]).stdout();
+    assert!(
+        list.lines()
+            .any(|l| l.contains(MODEL) && l.split_whitespace().any(|w| w == "damaged")),
+        "{list}"
+    );
 
     // A file the hub does not serve (the licence shipped with the wheel) is not promised
     // back by a fetch: its line says to import again, or, optional, to remove it.
