@@ -88,16 +88,29 @@ impl Handler {
         }
     }
 
+    /// Wakes the embedder after a request whose own sync may have found new passages (no
+    /// watcher: `serve --no-watch`, or one not started yet): nothing else would embed
+    /// them, and every search said they were "being embedded now". The embedder finds
+    /// nothing to do in one query when the sync changed nothing.
+    fn embed_after(&self, synced: bool) {
+        if synced {
+            let _ = self.embed.try_send(());
+        }
+    }
+
     /// What a search answered from the index as it stands says when the brain folder is
-    /// not there; `None` while it is.
-    fn root_gone(&self) -> Option<String> {
+    /// not there (the backend waits for it) or cannot be read; `None` while it can.
+    fn root_unusable(&self) -> Option<String> {
         let root = &self.engine.config().root;
-        (!root.exists()).then(|| {
-            format!(
+        if !root.exists() {
+            return Some(format!(
                 "the brain folder {} is not there: answered from the index as it stands (the backend waits for it to come back)",
                 root.display()
-            )
-        })
+            ));
+        }
+        crate::index::walk::check_root(root)
+            .err()
+            .map(|e| format!("{e}: answered from the index as it stands; make it readable"))
     }
 
     /// Answers one request. Blocking: call it off the async threads.
@@ -123,11 +136,16 @@ impl Handler {
                 // The brain folder gone (a disk not mounted yet): the backend waits for it,
                 // and answers from the index as it stands, saying so, where a sync would
                 // refuse as a CLI without a backend does.
-                let gone = req.sync.then(|| self.root_gone()).flatten();
+                // (Asked whether the watcher keeps the index fresh or not: a folder whose
+                // mode changed is still watched, and its search skipped the sync that
+                // would have said so.)
+                let gone = self.root_unusable();
                 if gone.is_some() {
                     req.sync = false;
                 }
+                let synced = req.sync;
                 let mut reply = local::answer(&self.engine, Op::Search(req)).map_err(fault)?;
+                self.embed_after(synced);
                 if let (Some(gone), Reply::Search(r)) = (gone, &mut reply) {
                     r.notice = Some(match r.notice.take() {
                         Some(other) => format!("{gone}; {other}"),
@@ -168,7 +186,10 @@ impl Handler {
                         self.sync_one(path).map_err(fault)?;
                     }
                 }
-                local::answer(&self.engine, Op::Similar(req)).map_err(fault)
+                let synced = req.sync;
+                let reply = local::answer(&self.engine, Op::Similar(req)).map_err(fault);
+                self.embed_after(synced);
+                reply
             }
             Op::Links { path, sync } => {
                 if sync && self.live.is_fresh() {
@@ -176,13 +197,17 @@ impl Handler {
                     return local::answer(&self.engine, Op::Links { path, sync: false })
                         .map_err(fault);
                 }
-                local::answer(&self.engine, Op::Links { path, sync }).map_err(fault)
+                let reply = local::answer(&self.engine, Op::Links { path, sync }).map_err(fault);
+                self.embed_after(sync);
+                reply
             }
             // These read (or write, `index-md --write`) every note, and a note saved a moment
             // ago may still wait for the watcher: they sync whole, as in-process, whatever
             // the watcher says. Rare commands, where a no-change sync's walk is no burden.
             whole @ (Op::SimilarAll { .. } | Op::Check { .. } | Op::IndexMd { .. }) => {
-                local::answer(&self.engine, whole).map_err(fault)
+                let reply = local::answer(&self.engine, whole).map_err(fault);
+                self.embed_after(true);
+                reply
             }
         }
     }

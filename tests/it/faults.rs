@@ -850,15 +850,9 @@ fn read_only_folders_give_one_clear_line_and_nothing_is_half_written() {
 fn an_unreadable_folder_keeps_its_notes() {
     use std::os::unix::fs::PermissionsExt;
     let b = Brain::example();
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: dropping the capabilities that read any folder needs root");
+    let Some(no_dac) = without_dac() else {
         return;
-    }
-    let no_dac = [
-        "setpriv",
-        "--bounding-set=-dac_override,-dac_read_search",
-        "--",
-    ];
+    };
     b.ok(&["index"]);
     let lore = b.root.join("lore");
     std::fs::set_permissions(&lore, std::fs::Permissions::from_mode(0o000)).unwrap();
@@ -939,6 +933,75 @@ fn an_unreadable_folder_keeps_its_notes() {
     std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert_eq!(r.json()["sync"]["removed"], 0, "{}", r.stdout());
+}
+
+/// A backend serving a brain folder whose mode changed under it (still watched: a `chmod`
+/// does not drop the watches) answers from the index as it stands and says why, where
+/// it answered in silence; a command without a backend refuses (exit 2).
+#[test]
+fn a_backend_on_a_brain_folder_made_unreadable_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(no_dac) = without_dac() else {
+        return;
+    };
+    let b = Brain::example();
+    b.ok(&["index"]);
+    let inner = b.command();
+    let mut serve = Command::new(no_dac[0]);
+    serve
+        .args(&no_dac[1..])
+        .arg(inner.get_program())
+        .arg("serve")
+        .env_clear();
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            serve.env(k, v);
+        }
+    }
+    let mut child = serve
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually(Duration::from_secs(30), || {
+        (b.status()["backend_state"] == "answered").then_some(())
+    });
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let search = ["search", "busy_timeout", "--mode", "bm25", "--json"];
+    let warm = wrapped(&b, &no_dac, &search);
+    let cold = wrapped(&b, &no_dac, &[&search[..], &["--no-daemon"]].concat());
+    std::fs::set_permissions(&b.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(warm.code(), 0, "{}", warm.stderr());
+    assert!(
+        hit_paths(&warm.json()).contains(&"lore/sqlite-busy-timeout.md".to_string()),
+        "{}",
+        warm.stdout()
+    );
+    assert!(
+        warm.stderr().contains("is not a readable directory")
+            && warm
+                .stderr()
+                .contains("answered from the index as it stands"),
+        "{}",
+        warm.stderr()
+    );
+    assert_eq!(cold.code(), 2, "{}", cold.stderr());
+}
+
+/// The wrapper that runs brain as root without the two capabilities that read any folder
+/// (root reads every folder otherwise); `None`, said, when this is not root.
+fn without_dac() -> Option<[&'static str; 3]> {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: dropping the capabilities that read any folder needs root");
+        return None;
+    }
+    Some([
+        "setpriv",
+        "--bounding-set=-dac_override,-dac_read_search",
+        "--",
+    ])
 }
 
 /// `brain ARGS` with `b`'s environment, run by `wrapper` (e.g. `unshare -n --`).

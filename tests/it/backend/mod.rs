@@ -501,6 +501,37 @@ fn a_search_right_after_a_write_finds_it() {
     );
 }
 
+/// Without a watcher (`serve --no-watch`) each search syncs first; what that sync finds is
+/// embedded by the backend, as a watcher's is (it was left for good, over the 64 passages
+/// a search embeds itself, while every search said it was "being embedded now").
+#[test]
+fn serve_without_a_watcher_embeds_what_its_searches_sync() {
+    let brain = Brain::example().model();
+    brain.ok(&["index"]);
+    let _server = brain.serve_synced(&["--no-watch"]);
+    // Two rounds: the first may meet the embedder's wake from the backend's start, still
+    // on its way; the second has nothing but the search's sync to wake it. A keyword
+    // search embeds nothing itself: a few passages are enough.
+    for round in 0..2 {
+        for i in 0..3 {
+            brain.write(
+                &format!("idea/nowatch-{round}-{i}.md"),
+                format!(
+                    "# No watch {round} {i}\n\n{}\n",
+                    (0..200)
+                        .map(|j| format!("quokka{round} {i} passage {j} "))
+                        .collect::<String>()
+                ),
+            );
+        }
+        let r = brain.ok(&["search", &format!("quokka{round}"), "--mode", "bm25"]);
+        assert!(r.stdout().contains("idea/nowatch-"), "{}", r.stdout());
+        eventually(120 * SECOND, || {
+            (brain.status()["pending_chunks"] == 0).then_some(())
+        });
+    }
+}
+
 /// A note saved just after a folder holding many folders was renamed is found by a search
 /// at once: the watcher's one thread re-adds a watch per folder of the tree first, and the
 /// search's flush reached the indexer before the note's event did (20 misses in 20 at
