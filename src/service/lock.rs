@@ -110,6 +110,16 @@ pub fn backend_holder(config: &Config) -> Option<u32> {
     }
 }
 
+/// The socket the backend holding the lock at `path` wrote after its pid and holder word
+/// (`1234 serve /run/user/1000/brain/brain-x.sock`); `None` from a brain that wrote none.
+fn holder_socket(path: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().next()?;
+    let mut parts = line.splitn(3, ' ');
+    let (_pid, _word, socket) = (parts.next()?, parts.next()?, parts.next()?);
+    (!socket.is_empty()).then(|| PathBuf::from(socket))
+}
+
 impl InstanceLock {
     /// Takes the one-backend-per-index lock of `config`'s brain for `holder` (creating its
     /// folder); [`ServiceError::AlreadyRunning`] or [`ServiceError::Rebuilding`], with the
@@ -120,7 +130,11 @@ impl InstanceLock {
         std::fs::create_dir_all(dir)
             .map_err(|e| ServiceError::io(dir, crate::error::in_data_dir(e, dir)))?;
         let root = config.root.to_string_lossy().into_owned();
-        match InstanceLock::acquire(&path, holder) {
+        // A backend writes its socket beside its pid: a second one refused names where the
+        // first listens, which this process's own XDG_RUNTIME_DIR may not (cron, ssh).
+        let ours = socket_path(config);
+        let says = (holder == Holder::Backend).then_some(ours.as_path());
+        match InstanceLock::acquire(&path, holder, says) {
             Ok(lock) => Ok(lock),
             Err(LockFailure::Held(pid, Some(Holder::Rebuild))) => {
                 Err(ServiceError::Rebuilding { root, pid })
@@ -128,7 +142,7 @@ impl InstanceLock {
             Err(LockFailure::Held(pid, _)) => Err(ServiceError::AlreadyRunning {
                 root,
                 pid,
-                socket: socket_path(config),
+                socket: holder_socket(&path).unwrap_or(ours),
             }),
             Err(LockFailure::Failed(ServiceError::Io { path, cause })) => Err(ServiceError::Io {
                 cause: crate::error::in_data_dir(cause, dir),
@@ -140,10 +154,15 @@ impl InstanceLock {
 
     /// Takes the lock at `path` without waiting (but for a lock this process released a
     /// moment ago: see [`HELD`]) and writes this process's pid and `holder` into it.
-    pub fn acquire(path: &Path, holder: Holder) -> Result<InstanceLock, LockFailure> {
+    /// With `socket` (where this backend listens), written after the holder.
+    pub fn acquire(
+        path: &Path,
+        holder: Holder,
+        socket: Option<&Path>,
+    ) -> Result<InstanceLock, LockFailure> {
         let deadline = Instant::now() + SPAWN_WAIT;
         loop {
-            match InstanceLock::try_acquire(path, holder) {
+            match InstanceLock::try_acquire(path, holder, socket) {
                 Err(LockFailure::Held(Some(pid), _))
                     if pid == std::process::id()
                         && !held().contains(path)
@@ -156,7 +175,11 @@ impl InstanceLock {
         }
     }
 
-    fn try_acquire(path: &Path, holder: Holder) -> Result<InstanceLock, LockFailure> {
+    fn try_acquire(
+        path: &Path,
+        holder: Holder,
+        socket: Option<&Path>,
+    ) -> Result<InstanceLock, LockFailure> {
         let io = |e| LockFailure::Failed(ServiceError::io(path, e));
         let mut file = OpenOptions::new()
             .read(true)
@@ -186,7 +209,16 @@ impl InstanceLock {
         let said = file
             .set_len(0)
             .and_then(|_| file.rewind())
-            .and_then(|_| writeln!(file, "{} {}", std::process::id(), holder.word()));
+            .and_then(|_| match socket {
+                Some(socket) => writeln!(
+                    file,
+                    "{} {} {}",
+                    std::process::id(),
+                    holder.word(),
+                    socket.display()
+                ),
+                None => writeln!(file, "{} {}", std::process::id(), holder.word()),
+            });
         if let Err(e) = said {
             tracing::debug!(error = %e, "the lock's holder not written");
         }
@@ -206,8 +238,8 @@ mod tests {
     fn second_taker_is_refused_with_the_pid_until_release() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("backend.lock");
-        let held = InstanceLock::acquire(&path, Holder::Rebuild).unwrap();
-        match InstanceLock::acquire(&path, Holder::Backend) {
+        let held = InstanceLock::acquire(&path, Holder::Rebuild, None).unwrap();
+        match InstanceLock::acquire(&path, Holder::Backend, None) {
             Err(LockFailure::Held(pid, holder)) => {
                 assert_eq!(
                     (pid, holder),
@@ -217,15 +249,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         drop(held);
-        let held = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        let held = InstanceLock::acquire(&path, Holder::Backend, None).unwrap();
         assert!(matches!(
-            InstanceLock::acquire(&path, Holder::Rebuild),
+            InstanceLock::acquire(&path, Holder::Rebuild, None),
             Err(LockFailure::Held(_, Some(Holder::Backend)))
         ));
         drop(held);
         // A lock file as an older brain wrote it: the pid alone.
         std::fs::write(&path, "42\n").unwrap();
-        let _held = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        let _held = InstanceLock::acquire(&path, Holder::Backend, None).unwrap();
         let mut text = String::new();
         std::fs::File::open(&path)
             .unwrap()
@@ -240,7 +272,7 @@ mod tests {
         let path = dir.path().join("backend.lock");
         // What a child forked between this process's flock and its release holds: the
         // same lock, with this process's pid in the file, outside the locks it keeps.
-        drop(InstanceLock::acquire(&path, Holder::Backend).unwrap());
+        drop(InstanceLock::acquire(&path, Holder::Backend, None).unwrap());
         let leftover = File::open(&path).unwrap();
         // SAFETY: the descriptor is open for the whole call.
         assert_eq!(
@@ -252,13 +284,13 @@ mod tests {
             drop(leftover);
         });
         let started = Instant::now();
-        let lock = InstanceLock::acquire(&path, Holder::Backend).unwrap();
+        let lock = InstanceLock::acquire(&path, Holder::Backend, None).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(150));
         exec.join().unwrap();
         // Held by this process for real: refused at once.
         let started = Instant::now();
         assert!(matches!(
-            InstanceLock::acquire(&path, Holder::Backend),
+            InstanceLock::acquire(&path, Holder::Backend, None),
             Err(LockFailure::Held(..))
         ));
         assert!(started.elapsed() < SPAWN_WAIT / 2);

@@ -998,6 +998,24 @@ fn status_from_another_runtime_folder_says_the_backend_runs_elsewhere() {
         "{text}"
     );
     assert_eq!(status(true).json()["backend_state"], "elsewhere");
+    // A second `serve` from there is refused, naming the socket the backend listens on
+    // (it named the one its own XDG_RUNTIME_DIR would give, which is not there).
+    let second = crate::harness::Run(
+        brain
+            .command()
+            .env("XDG_RUNTIME_DIR", &other)
+            .arg("serve")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(second.code(), 3, "{}", second.stderr());
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("socket {}", server.socket.display())),
+        "{}",
+        second.stderr()
+    );
     // Where the backend's own socket is, it answers as always.
     assert_eq!(brain.status()["backend_state"], "answered");
 }
