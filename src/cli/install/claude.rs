@@ -67,6 +67,8 @@ pub enum Registration {
 /// How Claude Code starts a registered server: what decides whether it starts this brain.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Server {
+    /// The name it is registered under (`brain`, unless a person named it otherwise).
+    pub name: String,
     /// The program (`command`); `None` for a server reached by URL.
     pub command: Option<String>,
     /// Its arguments.
@@ -83,9 +85,10 @@ pub struct Server {
 }
 
 impl Server {
-    fn from_json(v: &serde_json::Value) -> Server {
+    fn from_json(name: &str, v: &serde_json::Value) -> Server {
         let args = v["args"].as_array().into_iter().flatten();
         Server {
+            name: name.to_string(),
             command: v["command"].as_str().map(str::to_string),
             args: args
                 .filter_map(|a| a.as_str().map(str::to_string))
@@ -140,6 +143,43 @@ impl Server {
     /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
     /// (a binary since moved, a config since named) is found by name alone, and Claude
     /// Code would then start nothing, or another brain.
+    /// Whether this server runs `brain mcp`: its program is named `brain` (or is this
+    /// binary) and its arguments read as that command.
+    fn runs_brain_mcp(&self) -> bool {
+        let Some(command) = &self.command else {
+            return false;
+        };
+        let named = Path::new(command).file_name().is_some_and(|n| n == NAME)
+            || std::env::current_exe().is_ok_and(|me| is_this_binary(Path::new(command), &me));
+        named && self.parses_as_mcp(command).is_ok()
+    }
+
+    /// `Ok` when `command` with these arguments is `brain mcp` as brain reads them; else
+    /// what it is instead (another command, or the parser's refusal).
+    fn parses_as_mcp(&self, command: &str) -> Result<(), String> {
+        use clap::Parser;
+        let args = std::iter::once(command).chain(self.args.iter().map(String::as_str));
+        match crate::cli::args::Cli::try_parse_from(args) {
+            Ok(cli) if matches!(cli.command, crate::cli::args::Command::Mcp(_)) => Ok(()),
+            Ok(_) => Err(format!(
+                "it runs {command} {}, not 'brain mcp'",
+                self.args.join(" ")
+            )),
+            Err(e) => {
+                let said = e.to_string();
+                let why = said
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ");
+                Err(format!(
+                    "'{command} {}' would not start: {why}",
+                    self.args.join(" ")
+                ))
+            }
+        }
+    }
+
     pub fn drift(&self, config: Option<&Path>, root: &Path) -> Option<String> {
         let Some(command) = &self.command else {
             return Some("it is reached by URL, not started as 'brain mcp'".into());
@@ -150,28 +190,8 @@ impl Server {
         }
         // Read as brain reads them: `search mcp` (a search for "mcp"), `mcp extra` and
         // `mcp --tpo` (refused at start) all hold the word, and none starts the server.
-        use clap::Parser;
-        let args = std::iter::once(command.as_str()).chain(self.args.iter().map(String::as_str));
-        match crate::cli::args::Cli::try_parse_from(args) {
-            Ok(cli) if matches!(cli.command, crate::cli::args::Command::Mcp(_)) => {}
-            Ok(_) => {
-                return Some(format!(
-                    "it runs {command} {}, not 'brain mcp'",
-                    self.args.join(" ")
-                ))
-            }
-            Err(e) => {
-                let said = e.to_string();
-                let why = said
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .trim_start_matches("error: ");
-                return Some(format!(
-                    "'{command} {}' would not start: {why}",
-                    self.args.join(" ")
-                ));
-            }
+        if let Err(why) = self.parses_as_mcp(command) {
+            return Some(why);
         }
         // A folder given that is not this brain's (one that cannot be placed from here,
         // relative to Claude's working folder, is not judged).
@@ -237,13 +257,24 @@ pub fn registration() -> Registration {
     else {
         return Registration::None;
     };
-    if let Some(server) = json["mcpServers"].get(NAME) {
-        return Registration::User(Server::from_json(server));
+    // Under brain's name first; else under any name a person gave it (`notes`): brain's
+    // server all the same, and "not registered" would have it registered twice.
+    let found = |servers: &serde_json::Value| -> Option<Server> {
+        if let Some(server) = servers.get(NAME) {
+            return Some(Server::from_json(NAME, server));
+        }
+        servers.as_object()?.iter().find_map(|(name, v)| {
+            let server = Server::from_json(name, v);
+            server.runs_brain_mcp().then_some(server)
+        })
+    };
+    if let Some(server) = found(&json["mcpServers"]) {
+        return Registration::User(server);
     }
     let projects = json["projects"].as_object().into_iter().flatten();
     for (folder, project) in projects {
-        if let Some(server) = project["mcpServers"].get(NAME) {
-            return Registration::Local(folder.clone(), Server::from_json(server));
+        if let Some(server) = found(&project["mcpServers"]) {
+            return Registration::Local(folder.clone(), server);
         }
     }
     Registration::None
@@ -271,10 +302,27 @@ pub fn mcp_add_line(program: &str, config: Option<&Path>) -> String {
     )
 }
 
+/// ` (as NAME)` for a server registered under another name than brain's, else nothing.
+pub fn as_named(server: &Server) -> String {
+    match server.name.as_str() {
+        "" | NAME => String::new(),
+        other => format!(" (as {other})"),
+    }
+}
+
 /// The command line that undoes [`mcp_add_line`]. A local registration belongs to its
 /// project folder: `claude mcp remove` run anywhere else removes nothing.
 pub fn mcp_remove_line(registration: &Registration) -> String {
-    let line = format!("claude mcp remove --scope {} {NAME}", registration.scope());
+    let name = registration
+        .server()
+        .map(|s| s.name.as_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(NAME);
+    let line = format!(
+        "claude mcp remove --scope {} {}",
+        registration.scope(),
+        shell_word(name)
+    );
     match registration {
         Registration::Local(folder, _) => format!("cd {} && {line}", shell_word(folder)),
         _ => line,
@@ -646,6 +694,7 @@ mod tests {
     fn a_registration_that_would_not_start_this_brain_is_drift() {
         let me = std::env::current_exe().unwrap().display().to_string();
         let server = |command: Option<&str>, args: &[&str], config: Option<&str>| Server {
+            name: NAME.to_string(),
             command: command.map(str::to_string),
             args: args.iter().map(|a| a.to_string()).collect(),
             config: config.map(str::to_string),
@@ -715,7 +764,10 @@ mod tests {
         // A brain folder given, by flag or variable, must be this one.
         let home = tempfile::tempdir().unwrap();
         let given = |args: &[&str], env: serde_json::Value| {
-            Server::from_json(&serde_json::json!({"command": me, "args": args, "env": env}))
+            Server::from_json(
+                NAME,
+                &serde_json::json!({"command": me, "args": args, "env": env}),
+            )
         };
         let here = home.path().display().to_string();
         for ok in [

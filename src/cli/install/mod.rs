@@ -808,17 +808,23 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
                 claude::mcp_remove_line(&registration)
             ),
         )?,
-        (Registration::User(_), None) => line(
+        (Registration::User(server), None) => line(
             out,
             "mcp",
             "ok",
-            "registered with Claude Code for every project",
+            format!(
+                "registered with Claude Code for every project{}",
+                claude::as_named(server)
+            ),
         )?,
-        (Registration::Local(folder, _), None) => line(
+        (Registration::Local(folder, server), None) => line(
             out,
             "mcp",
             "ok",
-            format!("registered with Claude Code for {folder}"),
+            format!(
+                "registered with Claude Code for {folder}{}",
+                claude::as_named(server)
+            ),
         )?,
         (Registration::None, None) => line(out, "mcp", "off", format!("optional: {add}"))?,
     }

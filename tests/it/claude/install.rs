@@ -551,6 +551,29 @@ fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
             && out.contains("claude mcp add --scope user brain -- brain mcp"),
         "{out}"
     );
+
+    // Registered under a name of the person's own: still brain's server, said so (it was
+    // "off", inviting a second registration), and removed by that name.
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"other": {"command": "npx", "args": ["x"]}, "notes": {"command": "brain", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
+    let check = ok(brain(&b, &["install", "--check"]));
+    assert!(
+        row(&check, "mcp").starts_with("ok ") && row(&check, "mcp").contains("(as notes)"),
+        "{check}"
+    );
+    assert!(
+        ok(brain(&b, &["uninstall", "--dry-run"])).contains("claude mcp remove --scope user notes")
+    );
+    // A server of that name running something else is not brain's.
+    std::fs::write(
+        b.home.join(".claude.json"),
+        r#"{"mcpServers": {"notes": {"command": "brain", "args": ["search", "mcp"]}}}"#,
+    )
+    .unwrap();
+    assert!(row(&ok(brain(&b, &["install", "--check"])), "mcp").starts_with("off "));
 }
 
 /// `--check` sees what install would set: a config that names another brain is drift; a
