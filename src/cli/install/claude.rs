@@ -69,6 +69,9 @@ pub enum Registration {
 pub struct Server {
     /// The name it is registered under (`brain`, unless a person named it otherwise).
     pub name: String,
+    /// The project folder of a registration for one project, which Claude Code starts it
+    /// in (a relative folder it is given is read from there).
+    pub project: Option<PathBuf>,
     /// The program (`command`); `None` for a server reached by URL.
     pub command: Option<String>,
     /// Its arguments.
@@ -89,6 +92,7 @@ impl Server {
         let args = v["args"].as_array().into_iter().flatten();
         Server {
             name: name.to_string(),
+            project: None,
             command: v["command"].as_str().map(str::to_string),
             args: args
                 .filter_map(|a| a.as_str().map(str::to_string))
@@ -119,7 +123,9 @@ impl Server {
     /// file, and a server there searches another index, without this brain's model.
     pub fn data_dir_drift(&self, ours: &Path) -> Option<String> {
         let given = self.data_dir.as_ref()?;
-        let folder = folder_of(given)?;
+        let Some(folder) = self.placed(given) else {
+            return Some(relative("BRAIN_DATA_DIR", given));
+        };
         (!same_folder(&folder, ours)).then(|| {
             format!(
                 "it is given BRAIN_DATA_DIR={given}, not this brain's {}",
@@ -143,6 +149,13 @@ impl Server {
     /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
     /// (a binary since moved, a config since named) is found by name alone, and Claude
     /// Code would then start nothing, or another brain.
+    /// Where a folder it is given lies: as the shell reads `~/`, absolute, or under the
+    /// project folder of a registration for one project; `None` for a relative folder
+    /// given to a server of every project.
+    fn placed(&self, given: &str) -> Option<PathBuf> {
+        folder_of(given).or_else(|| self.project.as_ref().map(|p| p.join(given)))
+    }
+
     /// Whether this server runs `brain mcp`: its program is named `brain` (or is this
     /// binary) and its arguments read as that command.
     fn runs_brain_mcp(&self) -> bool {
@@ -193,10 +206,13 @@ impl Server {
         if let Err(why) = self.parses_as_mcp(command) {
             return Some(why);
         }
-        // A folder given that is not this brain's (one that cannot be placed from here,
-        // relative to Claude's working folder, is not judged).
+        // A folder given that is not this brain's; a relative one given to a server of
+        // every project is each project's own folder, which is not this brain either.
         if let Some(dir) = &self.dir {
-            if let Some(folder) = folder_of(dir).filter(|f| !same_folder(f, root)) {
+            let Some(folder) = self.placed(dir) else {
+                return Some(relative("the brain folder", dir));
+            };
+            if !same_folder(&folder, root) {
                 return Some(format!(
                     "it is given the brain folder {dir}, not this brain's {}{}",
                     root.display(),
@@ -273,7 +289,8 @@ pub fn registration() -> Registration {
     }
     let projects = json["projects"].as_object().into_iter().flatten();
     for (folder, project) in projects {
-        if let Some(server) = found(&project["mcpServers"]) {
+        if let Some(mut server) = found(&project["mcpServers"]) {
+            server.project = Some(PathBuf::from(folder));
             return Registration::Local(folder.clone(), server);
         }
     }
@@ -299,6 +316,13 @@ pub fn mcp_add_line(program: &str, config: Option<&Path>) -> String {
     format!(
         "claude mcp add --scope user {NAME}{env} -- {} mcp",
         shell_word(program)
+    )
+}
+
+/// Why a relative folder given to a server of every project is drift.
+fn relative(what: &str, given: &str) -> String {
+    format!(
+        "it is given {what} {given}, a relative path, which Claude Code reads from each project's folder: give an absolute one"
     )
 }
 
@@ -695,6 +719,7 @@ mod tests {
         let me = std::env::current_exe().unwrap().display().to_string();
         let server = |command: Option<&str>, args: &[&str], config: Option<&str>| Server {
             name: NAME.to_string(),
+            project: None,
             command: command.map(str::to_string),
             args: args.iter().map(|a| a.to_string()).collect(),
             config: config.map(str::to_string),
@@ -774,13 +799,26 @@ mod tests {
             given(&["mcp", "--dir", &here], serde_json::json!({})),
             given(&[&format!("--dir={here}"), "mcp"], serde_json::json!({})),
             given(&["mcp"], serde_json::json!({"BRAIN_DIR": here})),
-            given(
-                &["mcp", "--dir", "relative/from/claude"],
-                serde_json::json!({}),
-            ),
         ] {
             assert_eq!(ok.drift(None, home.path()), None, "{ok:?}");
         }
+        // A relative folder is each project's own to a server of every project (it was
+        // not judged); to one project's server it is under that project.
+        let relative = given(&["mcp", "--dir", "notes"], serde_json::json!({}));
+        let why = relative.drift(None, home.path()).unwrap_or_default();
+        assert!(why.contains("notes, a relative path"), "{why}");
+        let data = given(&["mcp"], serde_json::json!({"BRAIN_DATA_DIR": "data"}));
+        let why = data.data_dir_drift(home.path()).unwrap_or_default();
+        assert!(
+            why.contains("BRAIN_DATA_DIR data, a relative path"),
+            "{why}"
+        );
+        std::fs::create_dir(home.path().join("notes")).unwrap();
+        let project = Server {
+            project: Some(home.path().to_path_buf()),
+            ..relative
+        };
+        assert_eq!(project.drift(None, &home.path().join("notes")), None);
         let other = given(&["mcp", "--dir", "/elsewhere/brain"], serde_json::json!({}));
         let why = other.drift(None, home.path()).unwrap();
         assert!(
