@@ -107,6 +107,9 @@ fn usage_error(err: clap::Error) -> ExitCode {
 /// its middle, so that the cause before it and what to do after it still show.
 const ERROR_CHARS: usize = 2000;
 
+/// The longest word of an error line shown whole.
+const LONG_WORD: usize = 240;
+
 /// An error message as one line of plain text: a control character from a value it
 /// echoes (a newline in a path, which made a second `error:` line of the rest; a
 /// terminal escape) is written as its escape (`\n`, `\u{1b}`), and a message past
@@ -119,6 +122,24 @@ fn one_line(message: &str) -> String {
             either(plain, c)
         })
         .collect();
+    // A long word first (a path, a value echoed whole), each cut in its middle: the
+    // words around it, the cause and what to do, stay whole.
+    let escaped = escaped
+        .split(' ')
+        .map(|word| {
+            let n = word.chars().count();
+            match n > LONG_WORD {
+                true => {
+                    let keep = LONG_WORD / 2;
+                    let head: String = word.chars().take(keep).collect();
+                    let tail: String = word.chars().skip(n - keep).collect();
+                    format!("{head}[... {} characters ...]{tail}", n - 2 * keep)
+                }
+                false => word.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     let count = escaped.chars().count();
     if count <= ERROR_CHARS {
         return escaped;

@@ -344,7 +344,6 @@ impl Engine {
     }
 }
 
-/// `1 passage is`, `3 passages are`.
 /// `it` or `them`, for `n` passages.
 fn them(n: u64) -> &'static str {
     match n {
@@ -353,6 +352,7 @@ fn them(n: u64) -> &'static str {
     }
 }
 
+/// `1 passage is`, `3 passages are`.
 fn passages_are(n: u64) -> String {
     match n {
         1 => "1 passage is".into(),

@@ -91,18 +91,24 @@ pub fn finish_interrupted(path: &Path) {
 /// next rebuild). The caller holds the lock that keeps rebuilds away ([`staging_path`] is
 /// a running rebuild's otherwise). Returns whether there was one.
 pub fn remove_abandoned(path: &Path) -> Result<bool> {
-    let staging = staging_path(path);
-    let made = super::made_path(&staging);
-    let there = ["", "-wal", "-shm"]
-        .iter()
-        .any(|side| with_suffix(&staging, side).exists())
-        || made.exists();
+    let there = abandoned(path);
     if there {
+        let staging = staging_path(path);
         remove_with_sides(&staging)?;
-        let _ = std::fs::remove_file(&made);
+        let _ = std::fs::remove_file(super::made_path(&staging));
         tracing::info!(path = %staging.display(), "removed what a killed rebuild left");
     }
     Ok(there)
+}
+
+/// Whether a killed rebuild left files beside the index at `path` (see
+/// [`remove_abandoned`]): a few `stat`s, for a caller to take the lock only when so.
+pub fn abandoned(path: &Path) -> bool {
+    let staging = staging_path(path);
+    ["", "-wal", "-shm"]
+        .iter()
+        .any(|side| with_suffix(&staging, side).exists())
+        || super::made_path(&staging).exists()
 }
 
 /// Removes the index file at `path` and its `-wal` and `-shm` side files, those that are

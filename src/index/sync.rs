@@ -373,7 +373,13 @@ fn reconcile(
             }
             continue;
         }
-        if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) {
+        // Read again for a doubt of brain's (a racy stat, a mode that may refuse the
+        // read), not for a change seen: not among the changes, which a change journal
+        // is checked against (every walk would name it, and the journal never be trusted).
+        let unchanged_stat = row.as_ref().is_some_and(|(_, k)| {
+            k.stat_is(&stat) && stat.size <= config.max_file_bytes && !options.force
+        });
+        if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) && !unchanged_stat {
             report.changed.push(stat.rel.clone());
         }
         candidates.push((stat, row.map(|(_, k)| k)));

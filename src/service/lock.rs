@@ -88,7 +88,15 @@ pub fn backend_holder(config: &Config) -> Option<u32> {
         use std::os::unix::fs::MetadataExt;
         let path = lock_path(config);
         let ino = std::fs::metadata(&path).ok()?.ino();
-        if std::fs::read_to_string(&path).is_ok_and(|t| t.contains(Holder::Rebuild.word())) {
+        // The holder's word, the second: the socket path after it may hold any word
+        // (a brain folder named `rebuild-notes`).
+        let word = |t: String| t.split_whitespace().nth(1).map(str::to_string);
+        if std::fs::read_to_string(&path)
+            .ok()
+            .and_then(word)
+            .as_deref()
+            == Some(Holder::Rebuild.word())
+        {
             return None;
         }
         let locks = std::fs::read_to_string("/proc/locks").ok()?;
@@ -233,6 +241,21 @@ impl InstanceLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The holder is read from its word, not from anywhere in the file: a backend's socket
+    /// path holding `rebuild` (its brain folder's name) made `status` say "not running".
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_backend_whose_socket_path_says_rebuild_is_still_the_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::for_root(dir.path().join("rebuild-notes"), dir.path().join("data"));
+        let path = lock_path(&config);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let socket = dir.path().join("run/rebuild-notes-1234.sock");
+        let _held = InstanceLock::acquire(&path, Holder::Backend, Some(&socket)).unwrap();
+        assert_eq!(backend_holder(&config), Some(std::process::id()));
+        assert_eq!(holder_socket(&path), Some(socket));
+    }
 
     #[test]
     fn second_taker_is_refused_with_the_pid_until_release() {

@@ -45,6 +45,11 @@ pub fn rebuild(config: Config) -> Result<Rebuilt, ServiceError> {
 /// ([`crate::index::rebuild::remove_abandoned`]) when no backend and no rebuild holds the
 /// lock now: `brain index` calls it, as a backend does at start.
 pub fn clear_abandoned(config: &Config) {
+    // Only when there is something to clear: the lock, taken, is "a rebuild" to a backend
+    // starting at that moment, which would be refused.
+    if !crate::index::rebuild::abandoned(&config.index_path()) {
+        return;
+    }
     let Ok(_lock) = InstanceLock::for_backend(config, Holder::Rebuild) else {
         return;
     };

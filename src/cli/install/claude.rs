@@ -170,10 +170,17 @@ impl Server {
     /// `Ok` when `command` with these arguments is `brain mcp` as brain reads them; else
     /// what it is instead (another command, or the parser's refusal).
     fn parses_as_mcp(&self, command: &str) -> Result<(), String> {
-        use clap::Parser;
+        use clap::CommandFactory;
         let args = std::iter::once(command).chain(self.args.iter().map(String::as_str));
-        match crate::cli::args::Cli::try_parse_from(args) {
-            Ok(cli) if matches!(cli.command, crate::cli::args::Command::Mcp(_)) => Ok(()),
+        // Without the variables an argument may come from (`BRAIN_LOG`,
+        // `BRAIN_NO_DAEMON`): this shell's are not the server's, and a bad one here
+        // called a sound registration drifted.
+        let unset = |a: clap::Arg| a.env(Option::<&'static str>::None);
+        let cli = crate::cli::args::Cli::command()
+            .mut_args(unset)
+            .mut_subcommand("mcp", |c| c.mut_args(unset));
+        match cli.try_get_matches_from(args) {
+            Ok(m) if m.subcommand_name() == Some("mcp") => Ok(()),
             Ok(_) => Err(format!(
                 "it runs {command} {}, not 'brain mcp'",
                 self.args.join(" ")

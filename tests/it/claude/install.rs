@@ -497,6 +497,18 @@ fn an_mcp_registration_is_seen_and_uninstall_says_how_to_undo_it() {
         "{out}"
     );
     assert!(row(&ok(brain(&b, &["install", "--check"])), "mcp").starts_with("ok "));
+    // Judged by its own arguments, not by this shell's variables (which the server,
+    // started by Claude Code, does not have).
+    let mut cmd = b.command();
+    cmd.env("BRAIN_LOG", "bogus==")
+        .env("BRAIN_NO_DAEMON", "maybe")
+        .args(["install", "--check"]);
+    let check = Run(cmd.output().unwrap());
+    assert!(
+        row(&check.stdout(), "mcp").starts_with("ok "),
+        "{}",
+        check.stdout()
+    );
     // Given another model in its env (which wins over the config file): its searches by
     // meaning would embed with a model this brain's vectors are not made with.
     std::fs::write(
