@@ -145,10 +145,6 @@ impl Server {
             .map(|m| format!("it is given BRAIN_MODEL={m}, not this brain's {ours}"))
     }
 
-    /// Why this server would not start brain's MCP server with `config` (this install's
-    /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
-    /// (a binary since moved, a config since named) is found by name alone, and Claude
-    /// Code would then start nothing, or another brain.
     /// Where a folder it is given lies: as the shell reads `~/`, absolute, or under the
     /// project folder of a registration for one project; `None` for a relative folder
     /// given to a server of every project.
@@ -200,6 +196,10 @@ impl Server {
         }
     }
 
+    /// Why this server would not start brain's MCP server with `config` (this install's
+    /// `BRAIN_CONFIG`), or `None` when it would. A registration left by an older install
+    /// (a binary since moved, a config since named) is found by name alone, and Claude
+    /// Code would then start nothing, or another brain.
     pub fn drift(&self, config: Option<&Path>, root: &Path) -> Option<String> {
         let Some(command) = &self.command else {
             return Some("it is reached by URL, not started as 'brain mcp'".into());
