@@ -67,12 +67,37 @@ impl Holder {
     }
 }
 
+/// What a lock file says of the process holding it: `PID WORD [SOCKET]` (`1234 serve
+/// /run/user/1000/brain/brain-x.sock`). A brain before the holder was written says only
+/// the pid, and it was a backend; one before the socket was written, no socket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Said {
+    /// The holder's pid.
+    pub pid: Option<u32>,
+    /// What it is.
+    pub holder: Option<Holder>,
+    /// Where it listens, when it is a backend.
+    pub socket: Option<PathBuf>,
+}
+
+impl Said {
+    /// Reads a lock file's text. The socket is the rest of the line after the word: a
+    /// path may hold spaces, and any word (a brain folder named `rebuild-notes`).
+    fn read(text: &str) -> Said {
+        let mut parts = text.lines().next().unwrap_or_default().splitn(3, ' ');
+        Said {
+            pid: parts.next().and_then(|p| p.parse().ok()),
+            holder: parts.next().and_then(Holder::from_word),
+            socket: parts.next().filter(|s| !s.is_empty()).map(PathBuf::from),
+        }
+    }
+}
+
 /// Why the lock could not be taken.
 #[derive(Debug)]
 pub enum LockFailure {
-    /// Another process holds it; its pid and what it is, when the file says (a brain
-    /// before the holder was written says only the pid, and it was a backend).
-    Held(Option<u32>, Option<Holder>),
+    /// Another process holds it, and what its lock file says of it.
+    Held(Said),
     /// The lock file could not be opened or locked.
     Failed(ServiceError),
 }
@@ -88,15 +113,8 @@ pub fn backend_holder(config: &Config) -> Option<u32> {
         use std::os::unix::fs::MetadataExt;
         let path = lock_path(config);
         let ino = std::fs::metadata(&path).ok()?.ino();
-        // The holder's word, the second: the socket path after it may hold any word
-        // (a brain folder named `rebuild-notes`).
-        let word = |t: String| t.split_whitespace().nth(1).map(str::to_string);
-        if std::fs::read_to_string(&path)
-            .ok()
-            .and_then(word)
-            .as_deref()
-            == Some(Holder::Rebuild.word())
-        {
+        let said = std::fs::read_to_string(&path).map(|t| Said::read(&t));
+        if said.is_ok_and(|s| s.holder == Some(Holder::Rebuild)) {
             return None;
         }
         let locks = std::fs::read_to_string("/proc/locks").ok()?;
@@ -118,16 +136,6 @@ pub fn backend_holder(config: &Config) -> Option<u32> {
     }
 }
 
-/// The socket the backend holding the lock at `path` wrote after its pid and holder word
-/// (`1234 serve /run/user/1000/brain/brain-x.sock`); `None` from a brain that wrote none.
-fn holder_socket(path: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().next()?;
-    let mut parts = line.splitn(3, ' ');
-    let (_pid, _word, socket) = (parts.next()?, parts.next()?, parts.next()?);
-    (!socket.is_empty()).then(|| PathBuf::from(socket))
-}
-
 impl InstanceLock {
     /// Takes the one-backend-per-index lock of `config`'s brain for `holder` (creating its
     /// folder); [`ServiceError::AlreadyRunning`] or [`ServiceError::Rebuilding`], with the
@@ -144,13 +152,15 @@ impl InstanceLock {
         let says = (holder == Holder::Backend).then_some(ours.as_path());
         match InstanceLock::acquire(&path, holder, says) {
             Ok(lock) => Ok(lock),
-            Err(LockFailure::Held(pid, Some(Holder::Rebuild))) => {
-                Err(ServiceError::Rebuilding { root, pid })
-            }
-            Err(LockFailure::Held(pid, _)) => Err(ServiceError::AlreadyRunning {
+            Err(LockFailure::Held(Said {
+                pid,
+                holder: Some(Holder::Rebuild),
+                ..
+            })) => Err(ServiceError::Rebuilding { root, pid }),
+            Err(LockFailure::Held(Said { pid, socket, .. })) => Err(ServiceError::AlreadyRunning {
                 root,
                 pid,
-                socket: holder_socket(&path).unwrap_or(ours),
+                socket: socket.unwrap_or(ours),
             }),
             Err(LockFailure::Failed(ServiceError::Io { path, cause })) => Err(ServiceError::Io {
                 cause: crate::error::in_data_dir(cause, dir),
@@ -171,7 +181,7 @@ impl InstanceLock {
         let deadline = Instant::now() + SPAWN_WAIT;
         loop {
             match InstanceLock::try_acquire(path, holder, socket) {
-                Err(LockFailure::Held(Some(pid), _))
+                Err(LockFailure::Held(Said { pid: Some(pid), .. }))
                     if pid == std::process::id()
                         && !held().contains(path)
                         && Instant::now() < deadline =>
@@ -204,10 +214,7 @@ impl InstanceLock {
             if err.kind() == std::io::ErrorKind::WouldBlock {
                 let mut text = String::new();
                 let _ = file.read_to_string(&mut text);
-                let mut words = text.split_whitespace();
-                let pid = words.next().and_then(|p| p.parse().ok());
-                let held_by = words.next().and_then(Holder::from_word);
-                return Err(LockFailure::Held(pid, held_by));
+                return Err(LockFailure::Held(Said::read(&text)));
             }
             return Err(io(err));
         }
@@ -254,7 +261,8 @@ mod tests {
         let socket = dir.path().join("run/rebuild-notes-1234.sock");
         let _held = InstanceLock::acquire(&path, Holder::Backend, Some(&socket)).unwrap();
         assert_eq!(backend_holder(&config), Some(std::process::id()));
-        assert_eq!(holder_socket(&path), Some(socket));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(Said::read(&text).socket, Some(socket));
     }
 
     #[test]
@@ -263,9 +271,9 @@ mod tests {
         let path = dir.path().join("backend.lock");
         let held = InstanceLock::acquire(&path, Holder::Rebuild, None).unwrap();
         match InstanceLock::acquire(&path, Holder::Backend, None) {
-            Err(LockFailure::Held(pid, holder)) => {
+            Err(LockFailure::Held(said)) => {
                 assert_eq!(
-                    (pid, holder),
+                    (said.pid, said.holder),
                     (Some(std::process::id()), Some(Holder::Rebuild))
                 )
             }
@@ -275,7 +283,10 @@ mod tests {
         let held = InstanceLock::acquire(&path, Holder::Backend, None).unwrap();
         assert!(matches!(
             InstanceLock::acquire(&path, Holder::Rebuild, None),
-            Err(LockFailure::Held(_, Some(Holder::Backend)))
+            Err(LockFailure::Held(Said {
+                holder: Some(Holder::Backend),
+                ..
+            }))
         ));
         drop(held);
         // A lock file as an older brain wrote it: the pid alone.
