@@ -958,19 +958,7 @@ fn a_backend_on_a_brain_folder_made_unreadable_says_so() {
     };
     let b = Brain::example();
     b.ok(&["index"]);
-    let inner = b.command();
-    let mut serve = Command::new(no_dac[0]);
-    serve
-        .args(&no_dac[1..])
-        .arg(inner.get_program())
-        .arg("serve")
-        .env_clear();
-    for (k, v) in inner.get_envs() {
-        if let Some(v) = v {
-            serve.env(k, v);
-        }
-    }
-    let mut child = serve
+    let mut child = wrapped_command(&b, &no_dac, &["serve"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1018,6 +1006,12 @@ fn without_dac() -> Option<[&'static str; 3]> {
 
 /// `brain ARGS` with `b`'s environment, run by `wrapper` (e.g. `unshare -n --`).
 fn wrapped(b: &Brain, wrapper: &[&str], args: &[&str]) -> crate::harness::Run {
+    let mut cmd = wrapped_command(b, wrapper, args);
+    crate::harness::Run(cmd.stdin(Stdio::null()).output().expect("run the wrapper"))
+}
+
+/// The command [`wrapped`] runs, to spawn instead (a backend).
+fn wrapped_command(b: &Brain, wrapper: &[&str], args: &[&str]) -> Command {
     let inner = b.command();
     let mut cmd = Command::new(wrapper[0]);
     cmd.args(&wrapper[1..])
@@ -1032,7 +1026,7 @@ fn wrapped(b: &Brain, wrapper: &[&str], args: &[&str]) -> crate::harness::Run {
     if let Some(dir) = inner.get_current_dir() {
         cmd.current_dir(dir);
     }
-    crate::harness::Run(cmd.stdin(Stdio::null()).output().expect("run the wrapper"))
+    cmd
 }
 
 #[test]
