@@ -621,12 +621,12 @@ fn reads_past_the_bits() -> bool {
 /// refuses what the bits grant is not seen until the file changes.
 #[cfg(unix)]
 fn lets_read(mode: u32, uid: u32, gid: u32) -> bool {
-    static IDS: std::sync::OnceLock<(u32, u32, Vec<u32>)> = std::sync::OnceLock::new();
-    static PAST_THE_BITS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *PAST_THE_BITS.get_or_init(reads_past_the_bits) {
-        return true;
-    }
-    let (euid, egid, groups) = IDS.get_or_init(|| {
+    // This process's ids, read once; `None` for one that reads past the bits.
+    static IDS: std::sync::OnceLock<Option<(u32, u32, Vec<u32>)>> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        if reads_past_the_bits() {
+            return None;
+        }
         // SAFETY: these calls take no pointers but `getgroups`'s, which is given a buffer
         // of the length it is told, and cannot fail but for a too-small buffer.
         unsafe {
@@ -634,9 +634,12 @@ fn lets_read(mode: u32, uid: u32, gid: u32) -> bool {
                 vec![0 as libc::gid_t; libc::getgroups(0, std::ptr::null_mut()).max(0) as usize];
             let n = libc::getgroups(groups.len() as libc::c_int, groups.as_mut_ptr());
             groups.truncate(n.max(0) as usize);
-            (libc::geteuid(), libc::getegid(), groups)
+            Some((libc::geteuid(), libc::getegid(), groups))
         }
     });
+    let Some((euid, egid, groups)) = ids else {
+        return true;
+    };
     if uid == *euid {
         mode & 0o400 != 0
     } else if gid == *egid || groups.contains(&gid) {
@@ -699,11 +702,12 @@ mod tests {
         assert!(mine, "the owner reads a 0600 note");
         fs::set_permissions(&note, fs::Permissions::from_mode(0o000)).unwrap();
         assert_eq!(std_stat(&note).unwrap().2, reads_past_the_bits());
-        // SAFETY: a path and two ids; the result is checked.
+        // SAFETY: takes nothing, cannot fail.
         let euid = unsafe { libc::geteuid() };
         if euid == 0 {
             let path = std::ffi::CString::new(note.as_os_str().as_encoded_bytes()).unwrap();
             fs::set_permissions(&note, fs::Permissions::from_mode(0o600)).unwrap();
+            // SAFETY: a NUL-terminated path that outlives the call, and two ids.
             assert_eq!(unsafe { libc::chown(path.as_ptr(), 65534, 65534) }, 0);
             assert_eq!(std_stat(&note).unwrap().2, reads_past_the_bits());
         }

@@ -102,15 +102,15 @@ impl Handler {
     /// not there (the backend waits for it) or cannot be read; `None` while it can.
     fn root_unusable(&self) -> Option<String> {
         let root = &self.engine.config().root;
-        if !root.exists() {
-            return Some(format!(
+        match crate::index::walk::check_root(root).err()? {
+            crate::Error::RootMissing { .. } => Some(format!(
                 "the brain folder {} is not there: answered from the index as it stands (the backend waits for it to come back)",
                 root.display()
-            ));
+            )),
+            e => Some(format!(
+                "{e}: answered from the index as it stands; make it readable"
+            )),
         }
-        crate::index::walk::check_root(root)
-            .err()
-            .map(|e| format!("{e}: answered from the index as it stands; make it readable"))
     }
 
     /// Answers one request. Blocking: call it off the async threads.
