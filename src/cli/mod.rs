@@ -126,28 +126,26 @@ fn one_line(message: &str) -> String {
     // words around it, the cause and what to do, stay whole.
     let escaped = escaped
         .split(' ')
-        .map(|word| {
-            let n = word.chars().count();
-            match n > LONG_WORD {
-                true => {
-                    let keep = LONG_WORD / 2;
-                    let head: String = word.chars().take(keep).collect();
-                    let tail: String = word.chars().skip(n - keep).collect();
-                    format!("{head}[... {} characters ...]{tail}", n - 2 * keep)
-                }
-                false => word.to_string(),
-            }
-        })
+        .map(|word| elided(word, LONG_WORD, ""))
         .collect::<Vec<_>>()
         .join(" ");
-    let count = escaped.chars().count();
-    if count <= ERROR_CHARS {
-        return escaped;
+    elided(&escaped, ERROR_CHARS, " ")
+}
+
+/// `text` if it is `max` characters or fewer, else its first and last `max / 2` with how
+/// many were left out between them (`gap` on each side of that mark).
+fn elided(text: &str, max: usize, gap: &str) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
     }
-    let half = ERROR_CHARS / 2;
-    let head: String = escaped.chars().take(half).collect();
-    let tail: String = escaped.chars().skip(count - half).collect();
-    format!("{head} [... {} characters ...] {tail}", count - 2 * half)
+    let keep = max / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(n - keep).collect();
+    format!(
+        "{head}{gap}[... {} characters ...]{gap}{tail}",
+        n - 2 * keep
+    )
 }
 
 /// `c` itself, or its escape.

@@ -354,12 +354,12 @@ fn reconcile(
         let row = rows.next_if(|(p, _)| *p == stat.rel);
         // A note over a lowered `max_file_mb` is read again, to be dropped as any new file
         // that size is.
-        let same_stat = row.as_ref().is_some_and(|(_, k)| {
-            !options.force
-                && k.stat_is(&stat)
-                && stat.size <= config.max_file_bytes
-                && stat.readable
+        let unchanged_stat = row.as_ref().is_some_and(|(_, k)| {
+            !options.force && k.stat_is(&stat) && stat.size <= config.max_file_bytes
         });
+        // A note whose mode may refuse the read is read again to find out (a chmod moves
+        // neither its time nor its size).
+        let same_stat = unchanged_stat && stat.readable;
         if same_stat {
             // A file a scoped sync names (the watcher saw it written, a `brain new` saved it,
             // a backend's `similar` or `links` asked for it) is read whatever its stat says:
@@ -376,9 +376,6 @@ fn reconcile(
         // Read again for a doubt of brain's (a racy stat, a mode that may refuse the
         // read), not for a change seen: not among the changes, which a change journal
         // is checked against (every walk would name it, and the journal never be trusted).
-        let unchanged_stat = row.as_ref().is_some_and(|(_, k)| {
-            k.stat_is(&stat) && stat.size <= config.max_file_bytes && !options.force
-        });
         if row.as_ref().is_none_or(|(_, k)| k.mtime_ns != RACY_MARK) && !unchanged_stat {
             report.changed.push(stat.rel.clone());
         }
