@@ -717,8 +717,12 @@ fn argument_error(
     tool: &str,
     given: &serde_json::Map<String, serde_json::Value>,
 ) -> Option<String> {
+    /// The first argument of `given` that `T` refuses, named, with what it takes; `top`
+    /// with the tool's own range (`top_max`), not the bounds of the type it is read into
+    /// (`up to 4294967295`).
     fn read<T: serde::de::DeserializeOwned>(
         given: &serde_json::Map<String, serde_json::Value>,
+        top_max: Option<usize>,
     ) -> Option<String> {
         let error = serde_path_to_error::deserialize::<_, T>(given).err()?;
         // Rust's names for what an argument takes, in words a caller knows.
@@ -727,34 +731,21 @@ fn argument_error(
             .to_string()
             .replace("expected u32", "expected a whole number of 0 or more")
             .replace("expected a boolean", "expected true or false");
-        Some(match error.path().to_string().as_str() {
-            "." => format!("bad arguments: {why}"),
-            path => format!("`{path}`: {why}"),
+        Some(match (error.path().to_string().as_str(), top_max) {
+            (".", _) => format!("bad arguments: {why}"),
+            ("top", Some(max)) => format!("`top`: takes a whole number from 1 to {max}; {why}"),
+            (path, _) => format!("`{path}`: {why}"),
         })
     }
-    // The bounds a number refused by its type is read with are the type's (`up to
-    // 4294967295`): `top` says the tool's own.
-    let top = match tool {
-        "search" => Some(MCP_MAX_TOP as usize),
-        "similar" => Some(brain::similar::MAX_TOP),
+    match tool {
+        "search" => read::<SearchArgs>(given, Some(MCP_MAX_TOP as usize)),
+        "get" => read::<GetArgs>(given, None),
+        "similar" => read::<SimilarArgs>(given, Some(brain::similar::MAX_TOP)),
+        "check" => read::<CheckArgs>(given, None),
+        "status" => read::<StatusArgs>(given, None),
+        "links" => read::<LinksArgs>(given, None),
         _ => None,
-    };
-    let message = match tool {
-        "search" => read::<SearchArgs>(given),
-        "get" => read::<GetArgs>(given),
-        "similar" => read::<SimilarArgs>(given),
-        "check" => read::<CheckArgs>(given),
-        "status" => read::<StatusArgs>(given),
-        "links" => read::<LinksArgs>(given),
-        _ => None,
-    }?;
-    Some(match (top, message.starts_with("`top`:")) {
-        (Some(max), true) => format!(
-            "`top`: takes a whole number from 1 to {max}; {}",
-            message.trim_start_matches("`top`: ")
-        ),
-        _ => message,
-    })
+    }
 }
 
 fn failure(message: String) -> CallToolResult {
