@@ -320,7 +320,8 @@ impl BrainTools {
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         if args.top == 0 || args.top > MCP_MAX_TOP {
             return failure(format!(
-                "`top`: takes a whole number from 1 to {MCP_MAX_TOP}, got {}",
+                "{}, got {}",
+                top_range(MCP_MAX_TOP as usize),
                 args.top
             ));
         }
@@ -392,8 +393,8 @@ impl BrainTools {
     async fn similar(&self, Parameters(args): Parameters<SimilarArgs>) -> CallToolResult {
         if args.top == 0 || args.top as usize > brain::similar::MAX_TOP {
             return failure(format!(
-                "`top`: takes a whole number from 1 to {}, got {}",
-                brain::similar::MAX_TOP,
+                "{}, got {}",
+                top_range(brain::similar::MAX_TOP),
                 args.top
             ));
         }
@@ -733,7 +734,7 @@ fn argument_error(
             .replace("expected a boolean", "expected true or false");
         Some(match (error.path().to_string().as_str(), top_max) {
             (".", _) => format!("bad arguments: {why}"),
-            ("top", Some(max)) => format!("`top`: takes a whole number from 1 to {max}; {why}"),
+            ("top", Some(max)) => format!("{}; {why}", top_range(max)),
             (path, _) => format!("`{path}`: {why}"),
         })
     }
@@ -746,6 +747,11 @@ fn argument_error(
         "links" => read::<LinksArgs>(given, None),
         _ => None,
     }
+}
+
+/// What a tool says of a `top` it cannot take: the range it takes.
+fn top_range(max: usize) -> String {
+    format!("`top`: takes a whole number from 1 to {max}")
 }
 
 fn failure(message: String) -> CallToolResult {
