@@ -85,8 +85,10 @@ impl Engine {
         // Finding what is pending scans every passage (at 100k notes, most of a pass that
         // embeds one edit), so it is asked once per window of batches, and counted apart
         // only when the first window is full.
-        let mut window =
-            vectors::pending(&conn, PENDING_WINDOW.min(max)).map_err(|e| index.err(e))?;
+        // What a sync writes from now on is embedded before the rest of the backlog.
+        let fresh_after = vectors::newest_chunk(&conn).map_err(|e| index.err(e))?;
+        let mut window = vectors::pending(&conn, PENDING_WINDOW.min(max), fresh_after)
+            .map_err(|e| index.err(e))?;
         let mut total = window.len() as u64;
         if window.len() == PENDING_WINDOW {
             total = vectors::pending_count(&conn).map_err(|e| index.err(e))?;
@@ -110,7 +112,7 @@ impl Engine {
                 window_notes = notes()?;
                 let want = PENDING_WINDOW.min(max - done as usize);
                 expected = version()?;
-                window = vectors::pending(&conn, want).map_err(|e| index.err(e))?;
+                window = vectors::pending(&conn, want, fresh_after).map_err(|e| index.err(e))?;
                 // A sync during the pass may have added passages (or removed some): counted
                 // again when the window is full, as at the start, so the status line's
                 // "N to embed" does not climb window by window after a large add.
@@ -444,6 +446,46 @@ mod tests {
             "{:?}",
             &totals[..PENDING_WINDOW / EMBED_BATCH + 3]
         );
+    }
+
+    /// A note saved during a backlog is embedded with the next batch: its passages,
+    /// however long, come before the shorter ones the backlog holds.
+    #[test]
+    fn a_note_saved_during_a_pass_is_embedded_before_the_backlog() {
+        use super::EMBED_BATCH;
+        let (_dir, root, engine) = engine("stand-in-hash-64");
+        for i in 0..3 * EMBED_BATCH {
+            std::fs::write(
+                root.join(format!("lore/n{i}.md")),
+                format!("# N{i}\n\nw{i}\n"),
+            )
+            .unwrap();
+        }
+        engine.sync().unwrap();
+        let long = "a much longer passage about forwarding ports over ssh ".repeat(20);
+        let mut saved = false;
+        let report = engine
+            .embed_pending_with(EMBED_BATCH, &mut |done, _| {
+                if done == 0 && !saved {
+                    saved = true;
+                    std::fs::write(root.join("lore/fresh.md"), format!("# Fresh\n\n{long}\n"))
+                        .unwrap();
+                    engine.sync().unwrap();
+                }
+                true
+            })
+            .unwrap();
+        assert_eq!(report.embedded, EMBED_BATCH as u64);
+        let conn = engine.index.conn().unwrap();
+        let embedded: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM chunks c JOIN notes n ON n.id = c.note_id
+                 JOIN vectors v ON v.hash = c.hash WHERE n.path = 'lore/fresh.md'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(embedded, 1, "the saved note waited for the backlog");
     }
 
     /// A search during a long embedding pass keeps the matrix it has (each batch moves the

@@ -46,14 +46,27 @@ pub fn claim_for_model(tx: &Transaction, model: &str, dim: usize) -> rusqlite::R
     Ok(current.is_some())
 }
 
-/// Distinct chunk texts without a vector, shortest first (so batches pad little).
-pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Pending>> {
+/// The newest passage row's id: passages written after it (by a sync during an embedding
+/// pass) are [`pending`]'s first.
+pub fn newest_chunk(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(id), 0) FROM chunks", [], |r| r.get(0))
+}
+
+/// Distinct chunk texts without a vector: those of passages written after row `fresh_after`
+/// first (a note saved during a long backlog is searchable by meaning after the batch in
+/// progress, not after the whole backlog), then shortest first (the most passages, and so
+/// the most notes, embedded soonest). Chunk ids only grow (`AUTOINCREMENT`).
+pub fn pending(
+    conn: &Connection,
+    limit: usize,
+    fresh_after: i64,
+) -> rusqlite::Result<Vec<Pending>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.hash, MIN(c.text) FROM chunks c
          WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
-         GROUP BY c.hash ORDER BY length(MIN(c.text)) LIMIT ?1",
+         GROUP BY c.hash ORDER BY MAX(c.id) > ?2 DESC, length(MIN(c.text)) LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit as i64], |r| {
+    let rows = stmt.query_map([limit as i64, fresh_after], |r| {
         Ok(Pending {
             hash: r.get(0)?,
             text: r.get(1)?,
