@@ -31,11 +31,16 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // warning is said, and the backend line agrees with it.
     let fell_back = std::sync::Arc::new(std::sync::Mutex::new(None));
     let seen = fell_back.clone();
+    let said = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+    let saying = said.clone();
     let socket = brain::service::socket_path(&config);
     let holder = brain::service::backend_holder(&config);
     let status = shim::answerer(config, &args.daemon)
         .on_fallback(move |e| {
             let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
+            if let Ok(mut saying) = saying.lock() {
+                *saying = Some(e.to_string());
+            }
             let busy = matches!(e, ServiceError::Remote(f) if f.code == ErrorCode::Busy);
             if let Ok(mut seen) = seen.lock() {
                 *seen = Some(if busy {
@@ -49,6 +54,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // Told not to ask a backend, this process still says whether one answers there (a
     // connection opened and closed: the backend reads no request from it).
     let fell_back = fell_back.lock().ok().and_then(|seen| *seen);
+    let said = said.lock().ok().and_then(|said| said.clone());
     let why = why_none(&status, !args.daemon.no_daemon, fell_back, socket, holder);
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
@@ -64,7 +70,7 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&with_state(&status, why))?
+            serde_json::to_string_pretty(&with_state(&status, why, said))?
         )?;
     } else {
         print::status_of(&mut out, &status, why)?;
@@ -107,10 +113,12 @@ pub(crate) fn why_none(
     }
 }
 
-/// `status --json` (and the MCP tool's `json`): the report, then `backend_state`.
+/// `status --json` (and the MCP tool's `json`): the report, then `backend_state`, and what
+/// a backend that was asked and not used said (`error`).
 pub(crate) fn with_state(
     status: &brain::service::StatusReport,
     why: print::NoBackend,
+    error: Option<String>,
 ) -> WithState<'_> {
     let backend_state = match (status.backend.is_some(), why) {
         (true, _) => "answered",
@@ -123,6 +131,7 @@ pub(crate) fn with_state(
     WithState {
         report: status,
         backend_state,
+        backend_error: error.filter(|_| status.backend.is_none()),
     }
 }
 
@@ -132,6 +141,10 @@ pub(crate) struct WithState<'a> {
     #[serde(flatten)]
     report: &'a brain::service::StatusReport,
     backend_state: &'static str,
+    /// Why a backend that was asked was not used (it did not answer, it embeds with another
+    /// model...), as the warning on stderr said it; `null` otherwise. The MCP server's
+    /// warnings go to its log, which the model never reads: this is where it learns why.
+    backend_error: Option<String>,
 }
 
 /// When a backend answered `status` and embeds with another model than `ours` (the

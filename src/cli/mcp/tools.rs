@@ -477,7 +477,7 @@ impl BrainTools {
                 let told = self.brain.left_alone_because();
                 let why = crate::cli::status::why_none(&status, asks, None, socket, holder);
                 if args.json {
-                    return json(&crate::cli::status::with_state(&status, why));
+                    return json(&crate::cli::status::with_state(&status, why, told));
                 }
                 let mut text = render::status(&status, why, told.as_deref());
                 if let Some(note) = crate::cli::status::model_mismatch(&status, &ours) {

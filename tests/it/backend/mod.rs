@@ -765,6 +765,13 @@ fn a_frozen_backend_is_given_up_on_after_the_quick_timeout() {
         status.stdout()
     );
     assert_eq!(status_json.json()["backend_state"], "not_answering");
+    assert!(
+        status_json.json()["backend_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no answer within")),
+        "{}",
+        status_json.stdout()
+    );
     let stderr = out.stderr();
     assert!(out.status.success(), "{stderr}");
     assert!(

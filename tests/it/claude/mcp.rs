@@ -798,7 +798,24 @@ async fn the_tools_are_answered_by_a_running_backend() {
         .await
         .unwrap();
     let status = text(&client.call_tool(call("status", json!({}))).await.unwrap());
+    let status_json = text(
+        &client
+            .call_tool(call("status", json!({"json": true})))
+            .await
+            .unwrap(),
+    );
     drop(serve);
+    let status_json: Value = serde_json::from_str(&status_json).expect("status json");
+    assert_eq!(
+        status_json["backend_state"], "not_answering",
+        "{status_json}"
+    );
+    assert!(
+        status_json["backend_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("nomic-embed-text-v1.5")),
+        "{status_json}"
+    );
     assert!(!status.contains("warning above"), "{status}");
     assert!(
         status.contains("backend:   not used (") && status.contains("nomic-embed-text-v1.5"),
