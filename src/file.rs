@@ -21,7 +21,6 @@ pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// one, never half of either (and a config file cut short would stop every command). A
 /// file being replaced keeps its mode; a new one gets `new_mode`, less the umask.
 pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
     // A link (a config kept in a dotfiles repository) is written where it leads: renamed
     // onto, the link would become a plain file and its target go stale.
     let resolved;
@@ -50,11 +49,61 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let tmp = temp_beside(path, dir, new_mode)?;
+    write_beside(path, dir, bytes, new_mode, Rename::Over).map_err(|failed| failed.error)
+}
+
+/// The step of [`write_beside`] that failed, so that a caller can say what to do at each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Making the temporary file in the folder.
+    Temp,
+    /// Writing it and flushing it to disk.
+    Write,
+    /// Renaming it to the file's name.
+    Rename,
+}
+
+/// A [`write_beside`] that failed, and where.
+#[derive(Debug)]
+pub(crate) struct WriteFailed {
+    pub step: Step,
+    pub error: std::io::Error,
+}
+
+/// Whether [`write_beside`] may rename over a file of that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rename {
+    /// Replace the file there (its mode kept).
+    Over,
+    /// Fail with `AlreadyExists` when a file of that name is there (made meanwhile).
+    NoClobber,
+}
+
+/// Writes `bytes` to `path` through a temporary file in `dir` (its folder), flushed, then
+/// renamed: a crash or a full disk leaves the old file or the new one. The one core under
+/// [`replace`] (settings, records) and the notes' writes (`kb::write_atomic`), which say
+/// each step's failure in their own words.
+pub(crate) fn write_beside(
+    path: &Path,
+    dir: &Path,
+    bytes: &[u8],
+    new_mode: u32,
+    rename: Rename,
+) -> Result<(), WriteFailed> {
+    use std::io::Write;
+    let at = |step| move |error| WriteFailed { step, error };
+    let tmp = temp_beside(path, dir, new_mode).map_err(at(Step::Temp))?;
+    // Through the file itself: NamedTempFile's own `Write` adds "at path" and the temp
+    // name to its errors, a file the person never sees (it is removed on the way out).
     let mut file = tmp.as_file();
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    file.write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .map_err(at(Step::Write))?;
+    let persisted = match rename {
+        Rename::Over => tmp.persist(path),
+        Rename::NoClobber => tmp.persist_noclobber(path),
+    };
+    persisted.map_err(|e| at(Step::Rename)(e.error))?;
     // The rename is durable once the folder's entry is on disk; failing that is no error
     // of the write (some file systems refuse to sync a folder).
     if let Ok(dir) = std::fs::File::open(dir) {

@@ -263,7 +263,6 @@ pub enum WriteMode<'a> {
 /// Writes `text` to `path` through a temp file in the same folder, renamed into place: a
 /// crash leaves the old file or the new one, never half of either.
 pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crate::Result<()> {
-    use std::io::Write;
     let refuse = |why: String| crate::Error::InvalidInput(format!("{}: {why}", path.display()));
     // A symlinked file (an INDEX.md kept elsewhere in the brain) is replaced where it
     // lives: a rename onto the link would put a plain file in its place and leave the
@@ -335,51 +334,42 @@ pub fn write_atomic(path: &std::path::Path, text: &str, mode: WriteMode) -> crat
         _ => path,
     };
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let rename = match mode {
+        WriteMode::CreateNew => crate::file::Rename::NoClobber,
+        WriteMode::Replace { .. } => crate::file::Rename::Over,
+    };
     // A note is as readable as any file the person makes (a new file's mode cut by the
     // umask, as any other's); a file being replaced keeps its own mode exactly.
-    let tmp = crate::file::temp_beside(path, dir, 0o666)
-        // The OS's words alone: tempfile's error adds the random name of a file that never
-        // came to be, which sends the person looking for it.
-        .map_err(|e| {
-            let said = e.to_string();
-            let plain = said.split(" at path \"").next().unwrap_or(&said);
-            // Said with the file it was for and what to do: the folder and the system's
-            // words alone left the person guessing what brain was writing.
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let todo = match e.kind() {
-                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-                    ": make the folder writable"
-                }
-                std::io::ErrorKind::StorageFull => ": free some disk space",
-                _ => "",
-            };
-            let told = format!("cannot write {name} in it: {plain}{todo}");
-            crate::Error::io(dir, std::io::Error::new(e.kind(), told))
-        })?;
-    // Through the file itself: NamedTempFile's own `Write` adds "at path" and the temp
-    // name to its errors, a file the person never sees (it is removed on the way out). The
-    // file named is the one being written.
-    let mut file = tmp.as_file();
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| match e.kind() {
-            // What to do, as when the temporary file could not be made at all.
-            std::io::ErrorKind::StorageFull => crate::Error::io(
+    crate::file::write_beside(path, dir, text.as_bytes(), 0o666, rename).map_err(|failed| {
+        use crate::file::Step;
+        let e = failed.error;
+        match failed.step {
+            Step::Temp => {
+                // The OS's words alone: tempfile's error adds the random name of a file
+                // that never came to be, which sends the person looking for it. Said with
+                // the file it was for and what to do: the folder and the system's words
+                // alone left the person guessing what brain was writing.
+                let said = e.to_string();
+                let plain = said.split(" at path \"").next().unwrap_or(&said);
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let todo = match e.kind() {
+                    std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::ReadOnlyFilesystem => ": make the folder writable",
+                    std::io::ErrorKind::StorageFull => ": free some disk space",
+                    _ => "",
+                };
+                let told = format!("cannot write {name} in it: {plain}{todo}");
+                crate::Error::io(dir, std::io::Error::new(e.kind(), told))
+            }
+            // What to do, as when the temporary file could not be made at all. The file
+            // named is the one being written.
+            Step::Write if e.kind() == std::io::ErrorKind::StorageFull => crate::Error::io(
                 path,
                 std::io::Error::new(e.kind(), format!("{e}: free some disk space")),
             ),
-            _ => crate::Error::io(path, e),
-        })?;
-    let persisted = match mode {
-        WriteMode::CreateNew => tmp.persist_noclobber(path),
-        WriteMode::Replace { .. } => tmp.persist(path),
-    };
-    persisted.map_err(|e| crate::Error::io(path, e.error))?;
-    // The new name is on disk once its folder is: `new` prints the path as saved.
-    if let Ok(dir) = std::fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+            Step::Write | Step::Rename => crate::Error::io(path, e),
+        }
+    })
 }
 
 #[cfg(test)]
