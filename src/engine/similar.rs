@@ -113,8 +113,13 @@ impl Engine {
             }
         };
         // As a search does: a note saved a moment ago is embedded first when it is a few
-        // passages, else the notice says results by meaning may miss it.
-        let mut semantic = self.semantic_ready(req.sync, &mut notices)?;
+        // passages, else the notice says results by meaning may miss it. A note of the
+        // brain is embedded first even when this request did not sync (a backend whose
+        // watcher synced it): judged before its passages are stored, it is judged one
+        // way, and the verdict changed a moment later (`duplicate of common/tar.md`, then
+        // `related to 24 notes`) where a process without a backend gave the second at once.
+        let inline = req.sync || exclude.is_some();
+        let mut semantic = self.semantic_ready(inline, &mut notices)?;
         let mut unreadable = false;
         // A draft mostly of tokens the model does not know (Chinese or Korean for MiniLM)
         // has passages that all look alike to it: any two such texts "align" near 1.0, so

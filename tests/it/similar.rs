@@ -707,6 +707,12 @@ fn the_backend_answers_about_a_note_written_a_moment_ago() {
         );
         let similar = b.ok(&["similar", &path, "--json"]).json();
         assert!(similar["verdict"].is_string(), "{similar}");
+        // Judged as a process without a backend judges it: its passages embedded first
+        // and scored both ways, not from its side alone until the backend embeds it.
+        assert!(
+            similar["rule"].as_str().unwrap().contains("both ways"),
+            "{similar}"
+        );
         let links = b.ok(&["links", &path, "--json"]).json();
         assert!(
             links.to_string().contains("lore/sqlite-busy-timeout"),
