@@ -130,6 +130,9 @@ impl Query {
                 chars.next();
                 continue;
             }
+            // The words as typed, for the exact-name check: a possessive taken off a term
+            // below is still part of a title (`Bob's Burgers`).
+            let mut as_typed = None;
             let (text, quoted, negate) = if c == '"' || (c == '-' && starts_phrase(&chars)) {
                 let negate = c == '-';
                 if negate {
@@ -149,8 +152,10 @@ impl Query {
                 q.unclosed_quote |= !closed && phrase.chars().any(char::is_alphanumeric);
                 (phrase, true, negate)
             } else {
-                let word: String =
+                let typed: String =
                     std::iter::from_fn(|| chars.next_if(|c| !c.is_whitespace())).collect();
+                let word = without_possessive(&typed);
+                as_typed = Some(typed);
                 match word.strip_prefix('-') {
                     Some(rest) if !is_flag(&word) => (rest.to_string(), false, true),
                     _ => (word, false, false),
@@ -176,7 +181,11 @@ impl Query {
                 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
             if !negate || maybe_flag {
                 let if_flag = negate.then(|| text.clone());
-                q.typed.extend(tokens(&text).map(|word| TypedWord {
+                let typed = match (&as_typed, negate) {
+                    (Some(word), false) => word.as_str(),
+                    _ => text.as_str(),
+                };
+                q.typed.extend(tokens(typed).map(|word| TypedWord {
                     word,
                     if_flag: if_flag.clone(),
                 }));
@@ -357,11 +366,21 @@ impl Query {
             .filter(|t| !t.prefix)
             .filter_map(|t| {
                 if t.quoted {
-                    return (t.text.split_whitespace().count() > 1 || is_identifier(&t.text))
-                        .then(|| t.text.trim().to_lowercase());
+                    // One quoted word holding punctuation (`"@reboot"`, `"c++"`,
+                    // `"self-signed"`) is wanted as written, as a phrase is.
+                    let text = t.text.trim();
+                    let punctuated = text.chars().any(|c| !c.is_alphanumeric())
+                        && text.chars().any(char::is_alphanumeric);
+                    return (text.split_whitespace().count() > 1
+                        || is_identifier(text)
+                        || punctuated)
+                        .then(|| text.to_lowercase());
                 }
                 if t.is_flag() {
                     return Some(t.text.to_lowercase());
+                }
+                if is_sigil_name(t.core()) {
+                    return Some(t.core().to_lowercase());
                 }
                 let word = t
                     .text
@@ -383,7 +402,9 @@ impl Query {
 /// Joined words (`a_b`, `a::b`, `a.b`, `a/b`), inner capitals (`NaiveDateTime`),
 /// hyphenated names with a capital or a digit (`Idempotency-Key`, `x86-64`), and codes
 /// where a letter runs into a digit (`64A010`, `sha256`, `ext4`, `k8s`); a number with
-/// its unit or ordinal (`100ms`, `2nd`, `4k`) is not a code.
+/// its unit or ordinal (`100ms`, `2nd`, `4k`) is not a code, nor is a size (`2x2`,
+/// `1920x1080`): "how much a 2x2 transform shrinks shapes" gave the notes that mention a
+/// 2x2 matrix in passing a literal's bonus over the note about determinants.
 fn is_identifier(word: &str) -> bool {
     let alnum = word.chars().filter(|c| c.is_alphanumeric()).count();
     let joined = word.contains(['_', ':', '/']) && alnum >= 2;
@@ -403,8 +424,42 @@ fn is_identifier(word: &str) -> bool {
     let code = word
         .chars()
         .zip(word.chars().skip(1))
-        .any(|(a, b)| a.is_alphabetic() && b.is_ascii_digit());
+        .any(|(a, b)| a.is_alphabetic() && b.is_ascii_digit())
+        && !is_size(word);
     joined || dotted || camel || hyphenated || code
+}
+
+/// `2x2`, `3x3x3`, `1920x1080`: numbers joined by `x`.
+fn is_size(word: &str) -> bool {
+    let mut parts = word.split(['x', 'X']);
+    parts.clone().count() >= 2
+        && parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// A name written with its sigil (`@reboot`, `$HOME`, `%s`, `#include`): the sigil is
+/// what tells it from the word, which the tokenizer cannot see (`reboot` is in every note
+/// that says "reboots"), so it is found literally, sigil and all.
+fn is_sigil_name(word: &str) -> bool {
+    let mut chars = word.chars();
+    matches!(chars.next(), Some('@' | '$' | '%' | '#'))
+        && chars
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || "_-.".contains(c))
+}
+
+/// `word` without an English possessive (`xclip's,` is `xclip,`): the apostrophe splits
+/// `xclip's` into the phrase `xclip s`, which no note about xclip holds unless it says
+/// "xclip's" too, so the word dropped out of the keyword search, with no notice.
+fn without_possessive(word: &str) -> String {
+    const CLOSE: &[char] = &[')', ']', '}', '>', '"', '`', ',', ';', ':', '.', '!', '?'];
+    let body = word.trim_end_matches(CLOSE);
+    let after = &word[body.len()..];
+    ["'s", "\u{2019}s", "'S", "\u{2019}S"]
+        .iter()
+        .find_map(|mark| body.strip_suffix(mark))
+        .filter(|stem| stem.chars().next_back().is_some_and(char::is_alphanumeric))
+        .map_or_else(|| word.to_string(), |stem| format!("{stem}{after}"))
 }
 
 /// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion.
@@ -710,6 +765,37 @@ mod tests {
                 "sha256",
             ]
         );
+    }
+
+    #[test]
+    fn sizes_are_not_codes_and_sigil_names_keep_their_sigil() {
+        let q = Query::parse("a 2x2 matrix on a 1920x1080 screen with 3x3x3 cubes on x86");
+        assert_eq!(q.literals(), vec!["x86"]);
+        let q = Query::parse("@reboot $HOME %s #include (@daily), \"@yearly\" \"c++\" \"plain\"");
+        assert_eq!(
+            q.literals(),
+            vec!["@reboot", "$home", "%s", "#include", "@daily", "@yearly", "c++"]
+        );
+        assert!(Query::parse("@reboot").only_literals());
+        assert!(!Query::parse("@ reboot").only_literals());
+    }
+
+    #[test]
+    fn a_possessive_is_searched_as_its_word() {
+        let q = Query::parse("xclip's clipboard, the kernel\u{2019}s swappiness git's. it's");
+        let terms: Vec<&str> = q.terms.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            terms,
+            ["xclip", "clipboard,", "kernel", "swappiness", "git."]
+        );
+        assert!(q.terms.iter().all(|t| !t.is_phrase()), "{q:?}");
+        // As typed for the exact-name check: `Bob's Burgers` is a title.
+        assert_eq!(
+            Query::parse("Bob's Burgers").words(),
+            ["bob", "s", "burgers"]
+        );
+        // Quoted, it is what was typed.
+        assert_eq!(Query::parse("\"xclip's\"").terms[0].text, "xclip's");
     }
 
     #[test]

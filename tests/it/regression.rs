@@ -49,6 +49,62 @@ fn a_flag_in_the_query_finds_its_note_instead_of_excluding_it() {
     assert_eq!(found, ["java.md"], "-legacy excludes the legacy note");
 }
 
+/// A fresh review over notes never tuned on: `@reboot` (quoted or not) was searched as
+/// the word `reboot`, and a note that says "reboots" came first; `xclip's clipboard`
+/// searched the phrase `xclip s`, which the xclip note does not hold; `2x2` in a question
+/// was an identifier, whose literal bonus lifted notes that mention a 2x2 matrix in passing.
+#[test]
+fn sigil_names_possessives_and_sizes_are_read_as_a_person_means_them() {
+    let b = Brain::new().model();
+    b.write(
+        "cron.md",
+        "# Cron\n\nRun a job at start-up with `@reboot /usr/local/bin/job` in the crontab.\n",
+    );
+    for (name, text) in [
+        ("systemd.md", "# Restart the machine\n\n`systemctl reboot` reboots the machine; reboot, reboot and reboot again.\n"),
+        ("fish.md", "# Universal variables\n\nThey persist across reboots and reboot after reboot.\n"),
+    ] {
+        b.write(name, text);
+    }
+    for query in ["@reboot", "\"@reboot\""] {
+        for mode in ["bm25", "hybrid"] {
+            let found = paths(&b.json(&["search", query, "--mode", mode]));
+            assert_eq!(
+                found.first().map(String::as_str),
+                Some("cron.md"),
+                "{query} {mode}: {found:?}"
+            );
+        }
+    }
+
+    b.write(
+        "xclip.md",
+        "# Xclip\n\nCopy a file to the clipboard with xclip -selection clipboard.\n",
+    );
+    b.write(
+        "less.md",
+        "# Less\n\nPage through a long clipboard dump, then the clipboard again.\n",
+    );
+    let found = paths(&b.json(&["search", "xclip's clipboard", "--mode", "bm25"]));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("xclip.md"),
+        "{found:?}"
+    );
+
+    let out = b.run(&[
+        "search",
+        "how a 2x2 transform scales the area of shapes",
+        "--explain",
+    ]);
+    assert!(out.status.success(), "{}", out.stderr());
+    assert!(
+        !out.stdout().contains("literal"),
+        "a size is no identifier:\n{}",
+        out.stdout()
+    );
+}
+
 /// A short dash word that reads as a word (`-herd`) is searched as a flag, as `-xzf` is,
 /// which is the opposite of what someone who meant "without herd" wanted, and nothing
 /// said so. It is said now, with how to exclude; a flag some note writes is not remarked.
