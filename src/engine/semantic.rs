@@ -136,7 +136,9 @@ impl Engine {
         let reader = self.index.read()?;
         let version = reader.vectors_version()?;
         if let Some(loaded) = &self.cache().matrix {
-            if loaded.usable_at(version, self.embedding_now())
+            // What this call embedded is what it wants to find (a note saved a moment ago,
+            // `similar` on it): a matrix kept through a pass would lack it.
+            if loaded.usable_at(version, self.embedding_now() && !embedded)
                 && loaded.matrix.dim() == embedder.dim()
             {
                 return Ok(Some((embedder, loaded.matrix.clone())));
