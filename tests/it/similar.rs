@@ -674,6 +674,31 @@ fn without_a_model_a_title_alone_makes_no_duplicate() {
     assert_eq!(verdict(&j), "duplicate", "{j}");
 }
 
+/// `--top` up to its limit is honoured in a brain that holds that many notes near the
+/// draft: the candidates by meaning were 30, so `--top 50` showed 36 to 46.
+#[test]
+fn top_fifty_shows_fifty_notes_when_the_brain_has_them() {
+    let b = Brain::new().model();
+    for i in 0..60 {
+        b.write(
+            &format!("lore/retry-{i:02}.md"),
+            format!("# Retry lesson {i}\n\nRetries need jitter and a backoff, case {i}.\n"),
+        );
+    }
+    b.ok(&["index"]);
+    let j = b
+        .ok(&[
+            "similar",
+            "--text",
+            "Retries without jitter pile up on the server at once.",
+            "--top",
+            "50",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["results"].as_array().unwrap().len(), 50, "{j}");
+}
+
 #[test]
 fn the_backend_answers_similar_like_the_cli() {
     let b = Brain::example().model();
