@@ -75,6 +75,18 @@ pub fn pending(
     rows.collect()
 }
 
+/// The lengths, in bytes, of the distinct chunk texts without a vector, in the order
+/// [`pending`] gives them to a pass that begins now (shortest first).
+pub fn pending_lengths(conn: &Connection) -> rusqlite::Result<Vec<u64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT length(CAST(MIN(c.text) AS BLOB)) AS n FROM chunks c
+         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
+         GROUP BY c.hash ORDER BY length(MIN(c.text))",
+    )?;
+    let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+    rows.map(|n| n.map(|n| n.max(0) as u64)).collect()
+}
+
 /// How many distinct chunk texts have no vector: the [`recorded`] count when there is one
 /// for the current version, else a scan of every passage.
 pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {
