@@ -128,11 +128,13 @@ fn is_time(s: &str) -> bool {
     }
 }
 
-/// The date a note's own text gives it: `updated`, else `created`, else a date leading its
-/// file name (`2026-10-01-standup.md`). `None` when it has none; the index then uses the
-/// file's modification day.
+/// The date a note's own text gives it: `updated`, else `created`, else `date` (what
+/// Jekyll, Hugo, Pelican and many Obsidian templates write: a thousand notes dated so were
+/// all dated the day they were copied), else a date leading its file name
+/// (`2026-10-01-standup.md`). `None` when it has none; the index then uses the file's
+/// modification day.
 pub fn note_date(fields: &Map<String, Value>, rel_path: &str) -> Option<Date> {
-    ["updated", "created"]
+    ["updated", "created", "date"]
         .iter()
         .find_map(|k| fields.get(*k).and_then(field_date))
         .or_else(|| {
@@ -188,6 +190,10 @@ mod tests {
         assert_eq!(note_date(&both, "lore/x.md"), Some(date(2026, 3, 4)));
         let created = fields(serde_json::json!({"created": "2025-01-02 09:00", "updated": "soon"}));
         assert_eq!(note_date(&created, "lore/x.md"), Some(date(2025, 1, 2)));
+        let jekyll = fields(serde_json::json!({"date": "2019-05-06 10:00:00 +0200"}));
+        assert_eq!(note_date(&jekyll, "lore/x.md"), Some(date(2019, 5, 6)));
+        let both = fields(serde_json::json!({"date": "2019-05-06", "created": "2020-01-01"}));
+        assert_eq!(note_date(&both, "lore/x.md"), Some(date(2020, 1, 1)));
         let none = Map::new();
         assert_eq!(
             note_date(&none, "journal/2026-10-01-standup.md"),

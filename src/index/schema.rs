@@ -196,6 +196,13 @@ const MIGRATIONS: &[&str] = &[
     UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
      WHERE id IN (SELECT note_id FROM links);
     "#,
+    // 14: a frontmatter `date` (Jekyll, Hugo, Obsidian templates) dates a note that has
+    // neither `updated` nor `created` (`date::note_date`). The notes that have one are read
+    // again by the next sync to date them so.
+    r#"
+    UPDATE notes SET sha256 = zeroblob(32), mtime_ns = -1
+     WHERE json_type(fields, '$.date') IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -502,6 +509,17 @@ mod tests {
         );
         let rows = stamps_after_migrating(&mut conn);
         assert_eq!(rows, [(1, -1), (2, -1), (3, 5), (4, 5), (5, -1)]);
+    }
+
+    #[test]
+    fn notes_with_a_date_field_are_read_again() {
+        let mut conn = notes_at(13, &[("a", "", "b"), ("c", "", "d"), ("e", "", "f")]);
+        conn.execute_batch(
+            "UPDATE notes SET fields = '{\"date\": \"2019-05-06\"}' WHERE id = 1;
+             UPDATE notes SET fields = '{\"created\": \"2019-05-06\"}' WHERE id = 2;",
+        )
+        .unwrap();
+        assert_eq!(stamps_after_migrating(&mut conn), [(1, -1), (2, 5), (3, 5)]);
     }
 
     #[test]

@@ -322,6 +322,11 @@ fn notes_carry_dates_and_since_and_before_filter_on_them() {
         "lore/old-retry-lesson.md",
         "---\ncreated: 2024-01-01\nupdated: 2024-02-03T10:00:00Z\n---\n# Old retry lesson\n\nRetry storms again.\n",
     );
+    // Jekyll's and Hugo's `date`, with its time and offset.
+    b.write(
+        "lore/jekyll-post.md",
+        "---\ndate: 2019-05-06 10:00:00 +0200\n---\n# A retry storm post\n\nRetry storms in 2019.\n",
+    );
     let all = b.json(&["search", "retry storm", "--mode", "bm25", "--top", "50"]);
     let date_of = |path: &str| -> String {
         all["results"]
@@ -344,6 +349,7 @@ fn notes_carry_dates_and_since_and_before_filter_on_them() {
         "2024-02-03",
         "updated wins over created"
     );
+    assert_eq!(date_of("lore/jekyll-post.md"), "2019-05-06", "its date");
 
     let since = paths(&b.json(&[
         "search",
@@ -369,7 +375,7 @@ fn notes_carry_dates_and_since_and_before_filter_on_them() {
         "--before",
         "2025-01-01",
     ]));
-    assert_eq!(before, ["lore/old-retry-lesson.md"]);
+    assert_eq!(before, ["lore/jekyll-post.md", "lore/old-retry-lesson.md"]);
     // A relative bound is relative to today: nothing of the example is dated in the future.
     let recent = paths(&b.json(&["search", "retry storm", "--mode", "bm25", "--since", "0d"]));
     assert!(
