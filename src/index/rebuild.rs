@@ -88,20 +88,14 @@ pub fn finish_interrupted(path: &Path) {
 
 /// Removes what a killed rebuild left beside the index at `path`: its half-made staging
 /// index, side files and mark (as large as the index; nothing else removes it until the
-/// next rebuild), and a complete [`rebuilt_path`] copy left by a kill between the swap's
-/// renames while the old index is still in place (the index in use is that one: the
-/// process that opened it first keeps it open, so the copy is not put in its place here,
-/// and is not used by anyone). The caller holds the lock that keeps rebuilds away
-/// ([`staging_path`] is a running rebuild's otherwise). Returns whether there was one.
+/// next rebuild). The caller holds the lock that keeps rebuilds away ([`staging_path`] is
+/// a running rebuild's otherwise). Returns whether there was one.
 pub fn remove_abandoned(path: &Path) -> Result<bool> {
     let there = abandoned(path);
     if there {
         let staging = staging_path(path);
         remove_with_sides(&staging)?;
         let _ = std::fs::remove_file(super::made_path(&staging));
-        if path.exists() {
-            remove_with_sides(&rebuilt_path(path))?;
-        }
         tracing::info!(path = %staging.display(), "removed what a killed rebuild left");
     }
     Ok(there)
@@ -115,7 +109,6 @@ pub fn abandoned(path: &Path) -> bool {
         .iter()
         .any(|side| with_suffix(&staging, side).exists())
         || super::made_path(&staging).exists()
-        || (rebuilt_path(path).exists() && path.exists())
 }
 
 /// Removes the index file at `path` and its `-wal` and `-shm` side files, those that are
