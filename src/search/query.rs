@@ -429,19 +429,23 @@ fn is_identifier(word: &str) -> bool {
     joined || dotted || camel || hyphenated || code
 }
 
-/// `2x2`, `3x3x3`, `1920x1080`: numbers joined by `x`.
+/// `2x2`, `3x3x3`, `1920x1080`: numbers joined by `x`. Not `0x80`, a hex constant, which
+/// is a name.
 fn is_size(word: &str) -> bool {
     let mut parts = word.split(['x', 'X']);
-    parts.clone().count() >= 2
+    !word.starts_with('0')
+        && parts.clone().count() >= 2
         && parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// A name written with its sigil (`@reboot`, `$HOME`, `%s`, `#include`): the sigil is
-/// what tells it from the word, which the tokenizer cannot see (`reboot` is in every note
-/// that says "reboots"), so it is found literally, sigil and all.
+/// A name written with its sigil (`@reboot`, `$HOME`, `%s`): the sigil is what tells it
+/// from the word, which the tokenizer cannot see (`reboot` is in every note that says
+/// "reboots"), so it is found literally, sigil and all. Not `#`: `#rust` is a tag, which a
+/// note's `tags` hold without it, so the notes tagged `rust` would have gone under one
+/// whose URL ends `#rust`.
 fn is_sigil_name(word: &str) -> bool {
     let mut chars = word.chars();
-    matches!(chars.next(), Some('@' | '$' | '%' | '#'))
+    matches!(chars.next(), Some('@' | '$' | '%'))
         && chars
             .next()
             .is_some_and(|c| c.is_alphanumeric() || c == '_')
@@ -458,7 +462,12 @@ fn without_possessive(word: &str) -> String {
     ["'s", "\u{2019}s", "'S", "\u{2019}S"]
         .iter()
         .find_map(|mark| body.strip_suffix(mark))
-        .filter(|stem| stem.chars().next_back().is_some_and(char::is_alphanumeric))
+        // `C#'s`, `C++'s` too.
+        .filter(|stem| {
+            stem.chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '#' || c == '+')
+        })
         .map_or_else(|| word.to_string(), |stem| format!("{stem}{after}"))
 }
 
@@ -769,12 +778,13 @@ mod tests {
 
     #[test]
     fn sizes_are_not_codes_and_sigil_names_keep_their_sigil() {
-        let q = Query::parse("a 2x2 matrix on a 1920x1080 screen with 3x3x3 cubes on x86");
-        assert_eq!(q.literals(), vec!["x86"]);
-        let q = Query::parse("@reboot $HOME %s #include (@daily), \"@yearly\" \"c++\" \"plain\"");
+        let q =
+            Query::parse("a 2x2 matrix on a 1920x1080 screen with 3x3x3 cubes on x86, int 0x80");
+        assert_eq!(q.literals(), vec!["x86", "0x80"]);
+        let q = Query::parse("@reboot $HOME %s #rust (@daily), \"@yearly\" \"c++\" \"plain\"");
         assert_eq!(
             q.literals(),
-            vec!["@reboot", "$home", "%s", "#include", "@daily", "@yearly", "c++"]
+            vec!["@reboot", "$home", "%s", "@daily", "@yearly", "c++"]
         );
         assert!(Query::parse("@reboot").only_literals());
         assert!(!Query::parse("@ reboot").only_literals());
@@ -782,11 +792,11 @@ mod tests {
 
     #[test]
     fn a_possessive_is_searched_as_its_word() {
-        let q = Query::parse("xclip's clipboard, the kernel\u{2019}s swappiness git's. it's");
+        let q = Query::parse("xclip's clipboard, the kernel\u{2019}s swappiness git's. it's C#'s");
         let terms: Vec<&str> = q.terms.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(
             terms,
-            ["xclip", "clipboard,", "kernel", "swappiness", "git."]
+            ["xclip", "clipboard,", "kernel", "swappiness", "git.", "C#"]
         );
         assert!(q.terms.iter().all(|t| !t.is_phrase()), "{q:?}");
         // As typed for the exact-name check: `Bob's Burgers` is a title.

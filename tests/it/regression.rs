@@ -92,6 +92,14 @@ fn sigil_names_possessives_and_sizes_are_read_as_a_person_means_them() {
         "{found:?}"
     );
 
+    b.write(
+        "matrices.md",
+        "# Matrices\n\nA 2x2 matrix has four entries, a 3x3 one nine.\n",
+    );
+    b.write(
+        "determinant.md",
+        "# Determinant\n\nHow much a linear map scales the area of shapes.\n",
+    );
     let out = b.run(&[
         "search",
         "how a 2x2 transform scales the area of shapes",
