@@ -41,6 +41,16 @@ impl Loaded {
     }
 }
 
+/// What [`Engine::waiting`] found.
+struct Waiting {
+    /// Passages without a vector of the model.
+    pending: u64,
+    /// Whether the stored vectors are the model's.
+    current: bool,
+    /// Whether the pending passages were embedded just now.
+    embedded: bool,
+}
+
 /// How long a search keeps the matrix it has while this engine embeds (see
 /// [`Loaded::usable_at`]).
 const STALE_WHILE_EMBEDDING: Duration = Duration::from_secs(10);
@@ -68,18 +78,20 @@ impl Engine {
         Ok(Some(self.cache().embedder.get_or_insert(loaded).clone()))
     }
 
-    /// The model and the current vector matrix, or `None` (with a notice saying why) when
-    /// semantic search cannot run. With `inline`, a few pending passages are embedded first.
-    pub(super) fn semantic_ready(
-        &self,
-        inline: bool,
-        notices: &mut Vec<String>,
-    ) -> Result<Option<SemanticReady>> {
-        let Some(embedder) = self.embedder()? else {
-            notices.push(NO_MODEL_NOTICE.to_string());
-            return Ok(None);
-        };
-        let (mut pending, current, none_stored) = {
+    /// Embeds the passages waiting for a vector when they are [`INLINE_EMBED_MAX`] or
+    /// fewer (a note saved a moment ago), as a search that synced does: what a backend
+    /// does for a note a client named and it synced itself. True when it embedded.
+    pub fn embed_few(&self) -> Result<bool> {
+        match self.embedder()? {
+            Some(embedder) => Ok(self.waiting(embedder.as_ref(), true)?.embedded),
+            None => Ok(false),
+        }
+    }
+
+    /// The passages waiting for `embedder`'s vectors and whether the stored vectors are its;
+    /// with `inline`, when they are few, they are embedded first.
+    fn waiting(&self, embedder: &dyn Embedder, inline: bool) -> Result<Waiting> {
+        let (pending, current, none_stored) = {
             let reader = self.index.read()?;
             let stored = reader.stored_model()?;
             let current = stored
@@ -91,20 +103,54 @@ impl Engine {
             };
             (pending, current, stored.is_none())
         };
+        let mut waiting = Waiting {
+            pending,
+            current,
+            embedded: false,
+        };
         // Never another model's vectors replaced on the way: a search run with other
         // settings than the backend's (or another process's) would delete the vectors
         // that one searches with. Switching models is `brain index`'s, asked for.
         let may_embed = current || none_stored;
-        let mut embedded = false;
         if inline && may_embed && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
             match self.embed_pending() {
-                Ok(report) => (pending, embedded) = (report.pending, true),
+                Ok(report) => (waiting.pending, waiting.embedded) = (report.pending, true),
                 // A read-only data dir or a full disk: the answer comes from the vectors
                 // there are (the sync before said why the index is behind).
                 Err(e) if e.is_unwritable() => {}
                 Err(e) => return Err(e),
             }
         }
+        Ok(waiting)
+    }
+
+    /// The model and the current vector matrix, or `None` (with a notice saying why) when
+    /// semantic search cannot run. With `inline`, a few pending passages are embedded first.
+    pub(super) fn semantic_ready(
+        &self,
+        inline: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<SemanticReady>> {
+        self.semantic_ready_as(inline, false, notices)
+    }
+
+    /// [`Engine::semantic_ready`]; with `fresh`, never a matrix kept through this engine's
+    /// embedding pass (which lacks the passages stored since).
+    pub(super) fn semantic_ready_as(
+        &self,
+        inline: bool,
+        fresh: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<SemanticReady>> {
+        let Some(embedder) = self.embedder()? else {
+            notices.push(NO_MODEL_NOTICE.to_string());
+            return Ok(None);
+        };
+        let Waiting {
+            pending,
+            current,
+            embedded,
+        } = self.waiting(embedder.as_ref(), inline)?;
         if !embedded && !current && pending > 0 {
             notices.push(format!(
                 "semantic search off: {} not embedded with {} yet; run 'brain index'",
@@ -138,7 +184,7 @@ impl Engine {
         if let Some(loaded) = &self.cache().matrix {
             // What this call embedded is what it wants to find (a note saved a moment ago,
             // `similar` on it): a matrix kept through a pass would lack it.
-            if loaded.usable_at(version, self.embedding_now() && !embedded)
+            if loaded.usable_at(version, self.embedding_now() && !embedded && !fresh)
                 && loaded.matrix.dim() == embedder.dim()
             {
                 return Ok(Some((embedder, loaded.matrix.clone())));

@@ -113,13 +113,19 @@ impl Engine {
             }
         };
         // As a search does: a note saved a moment ago is embedded first when it is a few
-        // passages, else the notice says results by meaning may miss it. A note of the
-        // brain is embedded first even when this request did not sync (a backend whose
-        // watcher synced it): judged before its passages are stored, it is judged one
-        // way, and the verdict changed a moment later (`duplicate of common/tar.md`, then
-        // `related to 24 notes`) where a process without a backend gave the second at once.
-        let inline = req.sync || exclude.is_some();
-        let mut semantic = self.semantic_ready(inline, &mut notices)?;
+        // passages, else the notice says results by meaning may miss it.
+        let mut semantic = self.semantic_ready(req.sync, &mut notices)?;
+        // A note whose passages the matrix lacks while this engine embeds (a backend: it
+        // keeps its matrix through its pass) may have them stored by now, by the pass or
+        // by the backend's request handler (`embed_few`): judged without them, it is
+        // judged one way, and its verdict changed a moment later (`duplicate of
+        // common/tar.md`, then `related to 24 notes`) where a process without a backend
+        // gave the second at once.
+        if let (Some(id), Some((_, matrix))) = (exclude, &semantic) {
+            if matrix.rows_of_note(id).is_empty() && self.embedding_now() {
+                semantic = self.semantic_ready_as(false, true, &mut Vec::new())?;
+            }
+        }
         let mut unreadable = false;
         // A draft mostly of tokens the model does not know (Chinese or Korean for MiniLM)
         // has passages that all look alike to it: any two such texts "align" near 1.0, so

@@ -184,6 +184,9 @@ impl Handler {
                     self.flush();
                     if let Source::Path(path) = &req.source {
                         self.sync_one(path).map_err(fault)?;
+                        // And embedded first, as a process without a backend embeds it: a
+                        // note judged before its passages are stored is judged one way.
+                        self.engine.embed_few().map_err(fault)?;
                     }
                 }
                 let synced = req.sync;
