@@ -65,14 +65,20 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     let mut said = started;
     // Read once the pass has counted something to embed (one scan of the passages, as
     // that count is): a brain with nothing to embed does not pay for it.
-    let mut work: Option<Work> = None;
+    // The clock for the rate starts then too: the model's load and that scan are not
+    // embedding, and counted in, the first estimates ran long.
+    let mut work: Option<(Work, Instant)> = None;
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         if work.is_none() && total > 0 && (logged || !args.json) {
-            work = Some(Work::new(engine.pending_lengths().unwrap_or_default()));
+            // Unread (a busy index), every passage counts alike: the rate in passages.
+            let lengths = engine
+                .pending_lengths()
+                .unwrap_or_else(|_| vec![1; total as usize]);
+            work = Some((Work::new(lengths), Instant::now()));
         }
         let left = work
             .as_ref()
-            .and_then(|w| w.time_left(done, total, started.elapsed()));
+            .and_then(|(w, from)| w.time_left(done, total, from.elapsed()));
         if logged && said.elapsed() >= PROGRESS_EVERY && done < total {
             said = Instant::now();
             eprintln!("{}", progress_line(done, total, started.elapsed(), left));
