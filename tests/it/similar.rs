@@ -674,6 +674,31 @@ fn without_a_model_a_title_alone_makes_no_duplicate() {
     assert_eq!(verdict(&j), "duplicate", "{j}");
 }
 
+/// `--no-sync` answers from the index as it stands and writes nothing: a note synced but
+/// not embedded yet stays so (the note's passages were embedded first whatever the flag).
+#[test]
+fn similar_on_a_note_with_no_sync_embeds_nothing() {
+    let b = Brain::example().model();
+    b.ok(&["index"]);
+    b.write(
+        "lore/fresh-lesson.md",
+        "# Fresh lesson\n\nRetries need jitter or they stampede the database.\n",
+    );
+    // `check` syncs every note (it exits 1: the example holds a broken link on purpose).
+    b.run(&["check"]);
+    let pending = |b: &Brain| b.ok(&["status", "--json"]).json()["pending_chunks"].clone();
+    let before = pending(&b);
+    assert!(
+        before.as_u64().unwrap() > 0,
+        "synced, not embedded: {before}"
+    );
+    b.ok(&["similar", "lore/fresh-lesson.md", "--no-sync", "--json"]);
+    assert_eq!(pending(&b), before);
+    // Without the flag, it is embedded first, as a search's sync does.
+    let j = b.ok(&["similar", "lore/fresh-lesson.md", "--json"]).json();
+    assert_eq!(pending(&b), 0, "{j}");
+}
+
 /// `--top` up to its limit is honoured in a brain that holds that many notes near the
 /// draft: the candidates by meaning were 30, so `--top 50` showed 36 to 46.
 #[test]
