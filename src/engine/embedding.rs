@@ -222,7 +222,7 @@ impl Passes {
     }
 
     /// A pass begins: counted until the returned guard drops, however the pass ends.
-    fn begin(&self) -> Pass<'_> {
+    pub(super) fn begin(&self) -> Pass<'_> {
         *self.lock_left() = None;
         self.running.fetch_add(1, Ordering::Relaxed);
         Pass(self)
@@ -240,7 +240,7 @@ impl Passes {
 }
 
 /// An embedding pass in progress (see [`Passes::begin`]).
-struct Pass<'a>(&'a Passes);
+pub(super) struct Pass<'a>(&'a Passes);
 
 impl Drop for Pass<'_> {
     fn drop(&mut self) {

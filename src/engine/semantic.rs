@@ -113,7 +113,9 @@ impl Engine {
         // that one searches with. Switching models is `brain index`'s, asked for.
         let may_embed = current || none_stored;
         if inline && may_embed && pending > 0 && pending as usize <= INLINE_EMBED_MAX {
-            match self.embed_pending() {
+            // At most the few it counted: while the backend's pass runs, the count is the
+            // pass's as of its last batch, and a `git pull` since may have added thousands.
+            match self.embed_pending_with(INLINE_EMBED_MAX, &mut |_, _| true) {
                 Ok(report) => (waiting.pending, waiting.embedded) = (report.pending, true),
                 // A read-only data dir or a full disk: the answer comes from the vectors
                 // there are (the sync before said why the index is behind).

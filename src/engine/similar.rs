@@ -115,15 +115,25 @@ impl Engine {
         // As a search does: a note saved a moment ago is embedded first when it is a few
         // passages, else the notice says results by meaning may miss it.
         let mut semantic = self.semantic_ready(req.sync, &mut notices)?;
-        // A note whose passages the matrix lacks while this engine embeds (a backend: it
-        // keeps its matrix through its pass) may have them stored by now, by the pass or
-        // by the backend's request handler (`embed_few`): judged without them, it is
-        // judged one way, and its verdict changed a moment later (`duplicate of
-        // common/tar.md`, then `related to 24 notes`) where a process without a backend
-        // gave the second at once.
+        // While this engine embeds (a backend: it keeps its matrix through its pass), the
+        // note's passages in the matrix may not be those stored now, by the pass or by the
+        // backend's request handler (`embed_few`): judged without them it is judged one
+        // way, and its verdict changed a moment later (`duplicate of common/tar.md`, then
+        // `related to 24 notes`) where a process without a backend gave the second at
+        // once; judged on an edit's old passages, it is judged on text it no longer holds.
+        // A note with no vector in either is left as it is (a fresh matrix would not hold
+        // it either: a first index's pass would reload for nothing).
         if let (Some(id), Some((_, matrix))) = (exclude, &semantic) {
-            if matrix.rows_of_note(id).is_empty() && self.embedding_now() {
-                semantic = self.semantic_ready_as(false, true, &mut Vec::new())?;
+            if self.embedding_now() {
+                let mut held: Vec<i64> = matrix
+                    .rows_of_note(id)
+                    .into_iter()
+                    .map(|row| matrix.chunk_ids()[row])
+                    .collect();
+                held.sort_unstable();
+                if held != self.index.read()?.embedded_chunks(id)? {
+                    semantic = self.semantic_ready_as(false, true, &mut Vec::new())?;
+                }
             }
         }
         let mut unreadable = false;
@@ -302,4 +312,63 @@ fn draft_vectors(
         .into_iter()
         .filter(|v| v.len() == embedder.dim())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::similar::{SimilarRequest, SimilarResponse, Source};
+    use crate::{Config, Engine};
+
+    fn similar(engine: &Engine, path: &str) -> SimilarResponse {
+        engine
+            .similar(&SimilarRequest {
+                source: Source::Path(path.into()),
+                top: 5,
+                explain: true,
+                sync: false,
+            })
+            .unwrap()
+    }
+
+    /// A backend keeps its matrix through its embedding pass; a note edited and embedded
+    /// meanwhile is not in the kept matrix, and was judged one way from it (the verdict
+    /// changed once the matrix was reloaded). It is judged as a fresh process judges it.
+    #[test]
+    fn a_note_edited_during_a_pass_is_judged_on_its_stored_passages() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("brain");
+        std::fs::create_dir_all(root.join("lore")).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(root.join(name), text).unwrap();
+        write(
+            "lore/a.md",
+            "# Tar\n\nExtract a tar archive with xzf and list it with tzf.\n",
+        );
+        write(
+            "lore/b.md",
+            "# Tar again\n\nExtract a tar archive with xzf, then list it.\n",
+        );
+        write(
+            "lore/c.md",
+            "# Ports\n\nForward a port over ssh with -L and a jump host.\n",
+        );
+        let mut config = Config::for_root(&root, dir.path().join("data"));
+        config.model = "stand-in-hash-64".into();
+        let engine = Engine::open(config.clone()).unwrap();
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+        similar(&engine, "lore/b.md");
+
+        // A pass runs (as the backend's does) while the note is edited and embedded.
+        let _pass = engine.passes.begin();
+        write(
+            "lore/b.md",
+            "# Ports again\n\nForward a port over ssh with -L, through a jump host.\n",
+        );
+        engine.sync().unwrap();
+        engine.embed_pending().unwrap();
+        let warm = similar(&engine, "lore/b.md");
+        let fresh = similar(&Engine::open(config).unwrap(), "lore/b.md");
+        assert_eq!(warm.results, fresh.results);
+        assert_eq!(warm.results[0].path, "lore/c.md", "{warm:?}");
+    }
 }

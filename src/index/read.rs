@@ -480,6 +480,11 @@ impl<'a> Reader<'a> {
         vectors::passage_rows(&self.conn).map_err(|e| self.err(e))
     }
 
+    /// The passages of note `note_id` that have a vector, in id order.
+    pub fn embedded_chunks(&self, note_id: i64) -> Result<Vec<i64>> {
+        vectors::embedded_chunks(&self.conn, note_id).map_err(|e| self.err(e))
+    }
+
     /// The exact f32 vectors of `chunk_ids`, by chunk id (passages without one are absent).
     pub fn vectors_of(
         &self,

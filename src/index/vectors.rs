@@ -87,6 +87,16 @@ pub fn pending_lengths(conn: &Connection) -> rusqlite::Result<Vec<u64>> {
     rows.map(|n| n.map(|n| n.max(0) as u64)).collect()
 }
 
+/// The passages (`chunks.id`) of note `note_id` that have a vector, in id order.
+pub fn embedded_chunks(conn: &Connection, note_id: i64) -> rusqlite::Result<Vec<i64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id FROM chunks c WHERE c.note_id = ?1
+           AND EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash) ORDER BY c.id",
+    )?;
+    let rows = stmt.query_map([note_id], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// How many distinct chunk texts have no vector: the [`recorded`] count when there is one
 /// for the current version, else a scan of every passage.
 pub fn pending_count(conn: &Connection) -> rusqlite::Result<u64> {

@@ -186,7 +186,10 @@ impl Handler {
                         self.sync_one(path).map_err(fault)?;
                         // And embedded first, as a process without a backend embeds it: a
                         // note judged before its passages are stored is judged one way.
-                        self.engine.embed_few().map_err(fault)?;
+                        // Failing that, it is judged so, which is still an answer.
+                        if let Err(e) = self.engine.embed_few() {
+                            tracing::warn!(error = %e, "a note named by similar not embedded first");
+                        }
                     }
                 }
                 let synced = req.sync;
