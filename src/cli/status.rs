@@ -31,30 +31,24 @@ pub fn run(config: Config, args: StatusArgs) -> Result<ExitCode> {
     // warning is said, and the backend line agrees with it.
     let fell_back = std::sync::Arc::new(std::sync::Mutex::new(None));
     let seen = fell_back.clone();
-    let said = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
-    let saying = said.clone();
     let socket = brain::service::socket_path(&config);
     let holder = brain::service::backend_holder(&config);
     let status = shim::answerer(config, &args.daemon)
         .on_fallback(move |e| {
             let _ = writeln!(io::stderr(), "warning: {e}; working in-process");
-            if let Ok(mut saying) = saying.lock() {
-                *saying = Some(e.to_string());
-            }
             let busy = matches!(e, ServiceError::Remote(f) if f.code == ErrorCode::Busy);
+            let why = match busy {
+                true => print::NoBackend::Busy,
+                false => print::NoBackend::Silent,
+            };
             if let Ok(mut seen) = seen.lock() {
-                *seen = Some(if busy {
-                    print::NoBackend::Busy
-                } else {
-                    print::NoBackend::Silent
-                });
+                *seen = Some((why, e.to_string()));
             }
         })
         .status()?;
     // Told not to ask a backend, this process still says whether one answers there (a
     // connection opened and closed: the backend reads no request from it).
-    let fell_back = fell_back.lock().ok().and_then(|seen| *seen);
-    let said = said.lock().ok().and_then(|said| said.clone());
+    let (fell_back, said) = fell_back.lock().ok().and_then(|seen| seen.clone()).unzip();
     let why = why_none(&status, !args.daemon.no_daemon, fell_back, socket, holder);
     // A backend describes itself: say when it serves other settings than this command's,
     // whose searches then run in-process (with a notice of their own).
