@@ -10,6 +10,10 @@
 /// The longest `-abcd` cluster read as a flag; `-legacy` excludes.
 pub const FLAG_CLUSTER: usize = 4;
 
+/// Sentence punctuation that may close a word (`conflicts),`), the apostrophe aside: it
+/// also closes a possessive, which [`without_possessive`] reads.
+const CLOSING: &[char] = &[')', ']', '}', '>', '"', '`', ',', ';', ':', '.', '!', '?'];
+
 /// One searchable unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Term {
@@ -47,10 +51,8 @@ impl Term {
     /// does a flag's dash.
     pub fn core(&self) -> &str {
         const OPEN: &[char] = &['(', '[', '{', '<', '\'', '"', '`'];
-        const CLOSE: &[char] = &[
-            ')', ']', '}', '>', '\'', '"', '`', ',', ';', ':', '.', '!', '?',
-        ];
-        match self.text.trim_start_matches(OPEN).trim_end_matches(CLOSE) {
+        let close = |c: char| CLOSING.contains(&c) || c == '\'';
+        match self.text.trim_start_matches(OPEN).trim_end_matches(close) {
             "" => &self.text,
             core => core,
         }
@@ -456,8 +458,7 @@ fn is_sigil_name(word: &str) -> bool {
 /// `xclip's` into the phrase `xclip s`, which no note about xclip holds unless it says
 /// "xclip's" too, so the word dropped out of the keyword search, with no notice.
 fn without_possessive(word: &str) -> String {
-    const CLOSE: &[char] = &[')', ']', '}', '>', '"', '`', ',', ';', ':', '.', '!', '?'];
-    let body = word.trim_end_matches(CLOSE);
+    let body = word.trim_end_matches(CLOSING);
     let after = &word[body.len()..];
     ["'s", "\u{2019}s", "'S", "\u{2019}S"]
         .iter()
