@@ -52,6 +52,20 @@ pub fn newest_chunk(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("SELECT COALESCE(MAX(id), 0) FROM chunks", [], |r| r.get(0))
 }
 
+/// The passages whose text has no vector yet: one definition for every query of them.
+macro_rules! without_vector {
+    () => {
+        "FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)"
+    };
+}
+
+/// The order a pass takes pending texts in, after any written since it began.
+macro_rules! shortest_first {
+    () => {
+        "length(MIN(c.text))"
+    };
+}
+
 /// Distinct chunk texts without a vector: those of passages written after row `fresh_after`
 /// first (a note saved during a long backlog is searchable by meaning after the batch in
 /// progress, not after the whole backlog), then shortest first (the most passages, and so
@@ -61,11 +75,13 @@ pub fn pending(
     limit: usize,
     fresh_after: i64,
 ) -> rusqlite::Result<Vec<Pending>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT c.hash, MIN(c.text) FROM chunks c
-         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
-         GROUP BY c.hash ORDER BY MAX(c.id) > ?2 DESC, length(MIN(c.text)) LIMIT ?1",
-    )?;
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT c.hash, MIN(c.text) ",
+        without_vector!(),
+        " GROUP BY c.hash ORDER BY MAX(c.id) > ?2 DESC, ",
+        shortest_first!(),
+        " LIMIT ?1"
+    ))?;
     let rows = stmt.query_map([limit as i64, fresh_after], |r| {
         Ok(Pending {
             hash: r.get(0)?,
@@ -78,11 +94,12 @@ pub fn pending(
 /// The lengths, in bytes, of the distinct chunk texts without a vector, in the order
 /// [`pending`] gives them to a pass that begins now (shortest first).
 pub fn pending_lengths(conn: &Connection) -> rusqlite::Result<Vec<u64>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT length(CAST(MIN(c.text) AS BLOB)) AS n FROM chunks c
-         WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)
-         GROUP BY c.hash ORDER BY length(MIN(c.text))",
-    )?;
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT length(CAST(MIN(c.text) AS BLOB)) ",
+        without_vector!(),
+        " GROUP BY c.hash ORDER BY ",
+        shortest_first!()
+    ))?;
     let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
     rows.map(|n| n.map(|n| n.max(0) as u64)).collect()
 }
@@ -116,7 +133,7 @@ pub fn count_pending(conn: &Connection) -> rusqlite::Result<(i64, u64)> {
 /// Counts the distinct chunk texts without a vector, always by a scan.
 pub fn scan_pending(conn: &Connection) -> rusqlite::Result<u64> {
     conn.query_row(
-        "SELECT COUNT(DISTINCT c.hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)",
+        concat!("SELECT COUNT(DISTINCT c.hash) ", without_vector!()),
         [],
         |r| r.get::<_, i64>(0),
     )
