@@ -198,7 +198,11 @@ impl Handler {
                 reply
             }
             Op::Links { path, sync } => {
+                // The answer depends on other notes too (a note linking here saved a moment
+                // ago, a target just renamed): the watcher's events up to now are synced
+                // first, as for a search, then the named note, as for `similar`.
                 if sync && self.live.is_fresh() {
+                    self.flush();
                     self.sync_one(&path).map_err(fault)?;
                     return local::answer(&self.engine, Op::Links { path, sync: false })
                         .map_err(fault);

@@ -755,6 +755,11 @@ fn the_backend_answers_about_a_note_written_a_moment_ago() {
                  # Just written {i}\n\nSee [[lore/sqlite-busy-timeout]] before retrying.\n"
             ),
         );
+        // The note it links to lists it among the notes linking there at once: a links
+        // answer depends on other notes than the one named (it was missing for 0.3 s).
+        let target = "lore/sqlite-busy-timeout.md";
+        let incoming = b.ok(&["links", target, "--json"]).json()["incoming"].to_string();
+        assert!(incoming.contains(&path), "{incoming}");
         let similar = b.ok(&["similar", &path, "--json"]).json();
         assert!(similar["verdict"].is_string(), "{similar}");
         // Judged as a process without a backend judges it: its passages embedded first
