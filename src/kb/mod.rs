@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use check::{CheckReport, Problem, ProblemKind};
-pub use create::create_brain;
+pub use create::{create_brain, unfinished};
 pub use index_md::IndexFile;
 pub use links::{Link, Resolution, Resolver};
 pub use new::NewEntry;

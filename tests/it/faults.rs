@@ -665,6 +665,43 @@ fn a_full_disk_under_the_index_fails_in_one_line_and_the_next_run_recovers() {
     assert_eq!(b.json(&["status", "--no-daemon"])["notes"], NOTES as u64);
 }
 
+/// An install a full disk stopped is finished by the next one: the half-made brain (an
+/// empty `lore/`) once looked like the user's own folder, so every later install left it
+/// without its types and `install --check` called it ok.
+#[test]
+fn an_install_a_full_disk_stopped_is_finished_by_the_next() {
+    let b = Brain::new();
+    let Some(_disk) = Tmpfs::mount(&b.root, "size=64k") else {
+        return;
+    };
+    let filler = b.root.join(".filler");
+    let _ = std::fs::write(&filler, vec![0u8; 128 << 10]);
+    let r = b.run(&["install"]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("free some disk space"),
+        "{}",
+        r.stderr()
+    );
+    let check = b.run(&["install", "--check"]);
+    assert!(check.stdout().contains("incomplete"), "{}", check.stdout());
+    assert_eq!(check.code(), 1);
+
+    std::fs::remove_file(&filler).unwrap();
+    let r = b.ok(&["install"]);
+    assert!(r.stdout().contains("created"), "{}", r.stdout());
+    for kind in ["lore", "idea", "job", "followup", "research-link"] {
+        assert!(b.root.join(kind).join("SCHEMA.md").is_file(), "{kind}");
+    }
+    let check = b.run(&["install", "--check"]).stdout();
+    assert!(!check.contains("incomplete"), "{check}");
+    b.ok(&["new", "idea", "Anything at all"]);
+    // Once a note is there the folder is the user's: no install adds to it.
+    std::fs::remove_file(b.root.join("job/SCHEMA.md")).unwrap();
+    assert!(b.ok(&["install"]).stdout().contains("exists"));
+    assert!(!b.root.join("job/SCHEMA.md").exists());
+}
+
 /// The backend's sync fails while the disk under the index is full; once there is room
 /// again it tries again by itself, and what was saved meanwhile becomes searchable without
 /// another save to wake it. A search meanwhile answers from the index.

@@ -247,9 +247,10 @@ fn install_skill(s: &mut Setup, out: &mut impl Write, force: bool) -> Result<()>
 
 fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
     let root = s.config.root.clone();
-    // A folder made by hand (`mkdir ~/.brain`, an empty clone) gets the default types
-    // like a missing one; a folder that holds anything else is the user's, left alone.
-    if root.is_dir() && !holds_only_dotfiles(&root) {
+    // A folder made by hand (`mkdir ~/.brain`, an empty clone), or one an install could
+    // not finish (a full disk), gets the default types like a missing one; a folder that
+    // holds anything else is the user's, left alone.
+    if root.is_dir() && brain::kb::unfinished(&root).is_empty() {
         return Ok(line(out, "brain", "exists", root.display().to_string())?);
     }
     if root.exists() && !root.is_dir() {
@@ -279,16 +280,6 @@ fn install_root(s: &mut Setup, out: &mut impl Write) -> Result<()> {
         ),
     )?;
     Ok(())
-}
-
-/// Whether `dir` holds nothing but hidden entries (`.git`, `.DS_Store`); an unreadable
-/// folder counts as holding something, so it is never written into.
-fn holds_only_dotfiles(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries
-            .map(|e| e.map(|e| e.file_name().to_string_lossy().starts_with('.')))
-            .all(|hidden| hidden.unwrap_or(false))
-    })
 }
 
 fn install_config(s: &mut Setup, out: &mut impl Write) -> Result<()> {
@@ -656,7 +647,19 @@ fn check(s: &mut Setup, out: &mut impl Write, want_autostart: bool) -> Result<()
     }
     let root = s.config.root.display().to_string();
     let unusable = refuse_unusable_root(&s.config.root).err();
+    let unfinished: Vec<String> = brain::kb::unfinished(&s.config.root)
+        .iter()
+        .map(|f| format!("{f}/"))
+        .collect();
     match std::fs::metadata(&s.config.root) {
+        // One made by hand, or an install that could not finish: install completes it.
+        Ok(m) if m.is_dir() && !unfinished.is_empty() => fail(
+            s,
+            out,
+            "brain",
+            "incomplete",
+            format!("{root}: lacks {}: 'brain install' makes them", unfinished.join(" ")),
+        )?,
         Ok(m) if m.is_dir() => line(out, "brain", "ok", &root)?,
         // Something else in its place: install refuses it too, so no promise to create it.
         Ok(_) => fail(
