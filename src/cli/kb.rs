@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use brain::kb::{self, CheckReport, LinksReport, ProblemKind};
-use brain::service::capture;
+use brain::service::capture::{self, Unseen};
 use brain::Config;
 
 use super::args::{CheckArgs, IndexMdArgs, LinksArgs, NewArgs};
@@ -94,12 +94,18 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             shown(&done.entry.kind)
         )?;
     }
-    if done.excluded {
-        writeln!(
-            err,
-            "warning: {} is excluded from the index (exclude in the config, .gitignore, .ignore or .brainignore): brain will not find it",
-            shown(&done.entry.path)
-        )?;
+    let unseen = done.unseen.as_ref().map(|u| match u {
+        Unseen::Excluded => format!(
+            "{} is excluded from the index (exclude in the config, .gitignore, .ignore or .brainignore): brain will not find it",
+            done.entry.path
+        ),
+        Unseen::HeldBack(why) => format!(
+            "{} is not in the index until this is fixed: {why}",
+            done.entry.path
+        ),
+    });
+    if let Some(unseen) = &unseen {
+        writeln!(err, "warning: {}", shown(unseen))?;
     }
     let mut out = io::stdout().lock();
     if args.json {
@@ -121,7 +127,7 @@ pub fn new(config: Config, args: NewArgs) -> Result<ExitCode> {
             })
             .collect();
         written["to_link"] = to_link.into();
-        let notices: Vec<&str> = [&done.behind, &done.unsynced]
+        let notices: Vec<&str> = [&done.behind, &unseen, &done.unsynced]
             .into_iter()
             .flatten()
             .map(String::as_str)
@@ -214,28 +220,60 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     // A type whose INDEX.md cannot be written (a read-only folder) does not keep the others
     // from theirs: each failure is its own line, and the exit status says one failed.
     let mut failed: Vec<brain::Error> = Vec::new();
-    // Two INDEX.md linked to one file would overwrite each other on every run.
-    let mut written: HashMap<PathBuf, &str> = HashMap::new();
+    // Two INDEX.md linked to one file would overwrite each other on every run. Where the
+    // file is one type's own (no link on its way), that type writes it and the links to it
+    // are refused, whichever type's name sorts first.
+    let real_of = |f: &brain::kb::IndexFile| {
+        let path = root.join(&f.path);
+        std::fs::canonicalize(&path).ok().or_else(|| {
+            // A file not there yet is where it will be made, through a link too: a link
+            // to another type's INDEX.md not made yet leads where that one will be.
+            let to = match std::fs::read_link(&path) {
+                Ok(to) => path.parent()?.join(to),
+                Err(_) => path,
+            };
+            let dir = std::fs::canonicalize(to.parent()?).ok()?;
+            Some(dir.join(to.file_name()?))
+        })
+    };
+    let reals: Vec<Option<PathBuf>> = files.iter().map(real_of).collect();
+    let own_root = std::fs::canonicalize(&root).ok();
+    let mut owners: HashMap<&PathBuf, Vec<(&str, bool)>> = HashMap::new();
+    for (f, real) in files.iter().zip(&reals) {
+        if let Some(real) = real {
+            let own = own_root.as_ref().is_some_and(|r| r.join(&f.path) == *real);
+            owners.entry(real).or_default().push((&f.path, own));
+        }
+    }
     // An entry the index skips is missing from the list: said, as `brain index` says it.
     for f in &files {
         for w in &f.skipped {
             eprintln!("warning: {}; not in {}", shown(w), f.path);
         }
     }
-    for f in &files {
+    for (f, real) in files.iter().zip(&reals) {
         let changed = f.changed();
-        // A file not there yet is where it will be made.
         let path = root.join(&f.path);
-        let real = std::fs::canonicalize(&path).ok().or_else(|| {
-            let dir = std::fs::canonicalize(path.parent()?).ok()?;
-            Some(dir.join(path.file_name()?))
-        });
-        let shared = real.and_then(|real| written.insert(real, &f.path));
+        let sharing = real
+            .as_ref()
+            .and_then(|r| owners.get(r))
+            .map_or(&[][..], |o| &o[..]);
+        let shared = match sharing {
+            [_] | [] => None,
+            _ => match sharing.iter().find(|(_, own)| *own) {
+                Some(&(owner, _)) if owner == f.path => None,
+                Some(&(owner, _)) => Some(format!("{owner}, that type's own")),
+                None => sharing
+                    .iter()
+                    .find(|(other, _)| *other != f.path)
+                    .map(|(other, _)| format!("the same file as {other}")),
+            },
+        };
         let refused = |why: String| Err(brain::Error::InvalidInput(format!("{}: {why}", f.path)));
         let outcome = match (shared, args.write) {
             (_, false) => Ok(()),
-            (Some(first), true) => refused(format!(
-                "leads to the same file as {first}, which is that type's INDEX.md: each type needs one of its own; remove the link"
+            (Some(whose), true) => refused(format!(
+                "leads to {whose}: each type needs an INDEX.md of its own; remove the link"
             )),
             (None, true) => match kb::index_md::case_twin(&root, &f.path) {
                 Some(twin) => refused(format!(

@@ -298,7 +298,22 @@ pub fn write(planned: &Planned) -> Result<()> {
             planned.entry.path
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        // A file (or a link to nowhere) where a folder is to be made: the input's clash, as
+        // for a note there already, not an error of the system (`File exists (os error 17)`).
+        let blocker = dir
+            .ancestors()
+            .take_while(|d| d.starts_with(&planned.brain) && *d != planned.brain)
+            .find(|d| d.symlink_metadata().is_ok_and(|m| !m.is_dir()));
+        match blocker.and_then(|b| b.strip_prefix(&planned.brain).ok()) {
+            Some(rel) => Error::InvalidInput(format!(
+                "{}: {} is there and is not a folder: move it away, or choose another title",
+                planned.entry.path,
+                rel.display()
+            )),
+            None => Error::io(dir, e),
+        }
+    })?;
     super::write_atomic(&planned.file, &planned.text, super::WriteMode::CreateNew).map_err(|e| {
         match e {
             // Another `brain new` of the same title won the race since the plan was checked:
@@ -400,6 +415,27 @@ mod tests {
         }
         let schemas = Schemas::load(dir.path()).unwrap();
         (dir, schemas)
+    }
+
+    #[test]
+    fn a_file_where_the_entry_folder_goes_is_a_clash_not_a_system_error() {
+        let (dir, schemas) = brain();
+        std::fs::write(dir.path().join("lore/barfile"), "x").unwrap();
+        std::os::unix::fs::symlink("nowhere", dir.path().join("lore/outlink")).unwrap();
+        for (title, blocker) in [("barfile", "lore/barfile"), ("Outlink", "lore/outlink")] {
+            let p = plan(dir.path(), &schemas, "lore", title, true, date(2026, 12, 1)).unwrap();
+            let e = write(&p).unwrap_err();
+            assert!(matches!(e, Error::InvalidInput(_)), "{e:?}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("{blocker} is there and is not a folder")),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(dir.path().join("lore/barfile")).unwrap(),
+            b"x"
+        );
     }
 
     #[test]

@@ -27,6 +27,17 @@ const CANDIDATES: usize = 10;
 /// Related notes listed to link from a new entry.
 const RELATED_LISTED: usize = 3;
 
+/// Why no sync finds a written entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unseen {
+    /// Written where the index does not look (a folder excluded in the config, by
+    /// `.gitignore`, `.ignore` or `.brainignore`): brain will not find it.
+    Excluded,
+    /// Written into a folder every sync holds back until it is fixed (an ignore file brain
+    /// cannot trust, a folder it may not enter): the walk's line saying why.
+    HeldBack(String),
+}
+
 /// What a capture did.
 #[derive(Debug, Clone)]
 pub struct Captured {
@@ -39,9 +50,8 @@ pub struct Captured {
     pub duplicates: Vec<SimilarHit>,
     /// Notes about the same thing, to link from the new entry.
     pub related: Vec<SimilarHit>,
-    /// True when the entry was written where the index does not look (a folder excluded in
-    /// the config, by `.gitignore`, `.ignore` or `.brainignore`): brain will not find it.
-    pub excluded: bool,
+    /// Why no sync will find the written entry, if none will.
+    pub unseen: Option<Unseen>,
     /// Why the check for duplicates was of the index as it was (it could not be synced: a
     /// read-only data dir): a note written since may be one it did not see.
     pub behind: Option<String>,
@@ -110,18 +120,34 @@ pub fn capture(
         return Err(new::taken_error(&taken).into());
     }
     let written = duplicates.is_empty() || force;
-    let mut excluded = false;
+    let mut unseen = None;
     let mut unsynced = None;
     if written {
         new::write(&planned)?;
         // The walk's own rules, on the one path: whether any sync will ever see it.
         let scope = crate::index::walk::Scope::new([planned.entry.path.as_str()]);
         // A folder held back (an ignore file brain cannot trust) is not an exclusion: the
-        // walk's warning says why, and the entry is found once it is fixed.
-        excluded = crate::index::walk::walk_scoped(brain.config(), &scope).is_ok_and(|w| {
-            w.files.iter().all(|f| f.rel != planned.entry.path)
-                && !crate::index::walk::under_any(&w.unreadable, &planned.entry.path)
-        });
+        // entry is found once it is fixed, and the walk's line says what to fix (only
+        // `brain index` printed it, and a search after the write blamed a typo).
+        unseen = match crate::index::walk::walk_scoped(brain.config(), &scope) {
+            Ok(w) if w.files.iter().any(|f| f.rel == planned.entry.path) => None,
+            Ok(w) => match w.unreadable.iter().find(|d| {
+                crate::index::walk::under_any(std::slice::from_ref(d), &planned.entry.path)
+            }) {
+                Some(dir) => {
+                    let named = match dir.is_empty() {
+                        true => "the brain folder".to_string(),
+                        false => format!("{dir}/"),
+                    };
+                    let why = w.warnings.iter().find(|l| l.starts_with(&named));
+                    Some(Unseen::HeldBack(
+                        why.or(w.warnings.first()).cloned().unwrap_or(named),
+                    ))
+                }
+                None => Some(Unseen::Excluded),
+            },
+            Err(_) => None,
+        };
         // Written is what was asked; a brain that cannot sync the entry now still finds it
         // when its watcher or the next sync gets to it.
         if let Err(e) = brain.saved(&planned.entry.path) {
@@ -137,7 +163,7 @@ pub fn capture(
         written,
         duplicates,
         related,
-        excluded,
+        unseen,
         behind,
         unsynced,
     })

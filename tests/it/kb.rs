@@ -758,9 +758,38 @@ fn new_says_when_it_writes_where_the_index_does_not_look() {
         "{}",
         r.stderr()
     );
+    let j = b.json(&["new", "scratch", "Another half"]);
+    assert!(
+        j["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("scratch/another-half.md is excluded")),
+        "{j}"
+    );
     let r = b.run(&["new", "idea", "A whole idea"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(!r.stderr().contains("excluded"), "{}", r.stderr());
+
+    // An ignore file brain cannot trust holds its folder back from every sync: the entry
+    // is written, and the line says what to fix (a search then blamed a typo).
+    std::fs::remove_file(b.root.join(".brainignore")).unwrap();
+    let fifo = std::ffi::CString::new(
+        b.root
+            .join("idea/.gitignore")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let r = b.run(&["new", "idea", "Held back idea"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(b.root.join("idea/held-back-idea.md").is_file());
+    assert!(
+        r.stderr().contains(
+            "warning: idea/held-back-idea.md is not in the index until this is fixed: idea/.gitignore"
+        ),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
@@ -833,8 +862,9 @@ fn index_md_writes_no_file_but_an_index_through_a_link() {
         schema
     );
 
-    // Two types' INDEX.md linked to one file: the first type's is written, the other
-    // refused (each run overwrote the other's, and check never settled).
+    // Two types' INDEX.md linked to one file: the type whose file it is writes it, the
+    // link is refused (each run overwrote the other's, and check never settled), here
+    // with the file not made yet.
     std::fs::remove_file(b.root.join("idea/INDEX.md")).unwrap();
     std::fs::remove_file(b.root.join("lore/INDEX.md")).unwrap();
     std::os::unix::fs::symlink("../idea/INDEX.md", b.root.join("lore/INDEX.md")).unwrap();
@@ -842,13 +872,35 @@ fn index_md_writes_no_file_but_an_index_through_a_link() {
     assert_eq!(r.code(), 1, "{}", r.stderr());
     assert!(
         r.stderr()
-            .contains("lore/INDEX.md: leads to the same file as idea/INDEX.md"),
+            .contains("lore/INDEX.md: leads to idea/INDEX.md, that type's own"),
         "{}",
         r.stderr()
     );
     assert!(std::fs::read_to_string(b.root.join("idea/INDEX.md"))
         .unwrap()
         .starts_with("# idea"));
+    // The other way round, the type whose name sorts first holds the link: the file is
+    // still its own type's, the link refused (the link's type wrote over it).
+    std::fs::remove_file(b.root.join("lore/INDEX.md")).unwrap();
+    b.ok(&["index-md", "--write"]);
+    std::fs::remove_file(b.root.join("idea/INDEX.md")).unwrap();
+    std::os::unix::fs::symlink("../lore/INDEX.md", b.root.join("idea/INDEX.md")).unwrap();
+    let r = b.run(&["index-md", "--write"]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("idea/INDEX.md: leads to lore/INDEX.md, that type's own"),
+        "{}",
+        r.stderr()
+    );
+    assert!(
+        !r.stdout().contains("wrote idea/INDEX.md"),
+        "{}",
+        r.stdout()
+    );
+    assert!(std::fs::read_to_string(b.root.join("lore/INDEX.md"))
+        .unwrap()
+        .starts_with("# lore"));
 }
 
 #[test]
