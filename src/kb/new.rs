@@ -63,6 +63,8 @@ pub fn plan(
     folder: bool,
     today: Date,
 ) -> Result<Planned> {
+    // The type as a shell completes a folder's name (`lore/`) is that type.
+    let kind = kind.strip_suffix('/').unwrap_or(kind);
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     if title.is_empty() {
         return Err(Error::InvalidInput(
@@ -76,6 +78,13 @@ pub fn plan(
         return Err(Error::InvalidInput(
             "the title holds control characters (an escape sequence, or a mark that turns text right to left?): type it as plain text"
                 .into(),
+        ));
+    }
+    // The title is the entry's heading and its line in INDEX.md: `[[x]]` there is a link,
+    // to nowhere as often as not, and `brain check` failed the note it had just written.
+    if title.contains("[[") || title.contains("]]") {
+        return Err(Error::InvalidInput(
+            "the title holds [[ or ]], which would make it a link in the entry's heading and in INDEX.md: write the words without the brackets, and link from the body".into(),
         ));
     }
     // Types are matched without case, as `--type` filters are (`IDEA` is `idea`); the
@@ -679,6 +688,10 @@ mod tests {
             ),
             "{err}"
         );
+        // The type as a shell completes its folder is that type; `lore//` is not.
+        let p = plan(dir.path(), &schemas, "lore/", "Tab completed", false, today).unwrap();
+        assert_eq!(p.entry.path, "lore/tab-completed.md");
+        assert!(plan(dir.path(), &schemas, "lore//", "x", false, today).is_err());
         // Two folders differing only in case: the type asked for could be either.
         // (A file system that ignores case, as macOS's does by default, holds one of them.)
         std::fs::create_dir(dir.path().join("Notes")).unwrap();
@@ -696,6 +709,7 @@ mod tests {
             ("   ", "the title is empty"),
             ("a\x1bb\x07c", "control characters"),
             ("notes\u{202E}dm.exe", "control characters"),
+            ("[[link]] in title", "holds [[ or ]]"),
             // The type folder's own files, on a file system without case.
             (
                 "Index",
