@@ -185,6 +185,8 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
         }
         match p.line {
             Some(line) => writeln!(out, "  {}:{line}: {}", shown(&p.path), shown(&p.message))?,
+            // The brain folder's own problem (an ignore file it cannot trust) has no path.
+            None if p.path.is_empty() => writeln!(out, "  {}", shown(&p.message))?,
             None => writeln!(out, "  {}: {}", shown(&p.path), shown(&p.message))?,
         }
     }

@@ -790,6 +790,20 @@ fn new_says_when_it_writes_where_the_index_does_not_look() {
         "{}",
         r.stderr()
     );
+    // The brain folder's own: check names no path for it (it printed `  : the brain...`).
+    let fifo = std::ffi::CString::new(
+        b.root
+            .join(".brainignore")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let check = b.run(&["check"]).stdout();
+    assert!(
+        check.contains("\n  the brain folder's .brainignore is not a regular file"),
+        "{check}"
+    );
 }
 
 #[test]
