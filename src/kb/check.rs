@@ -158,6 +158,7 @@ pub fn check(
     }
 
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
+    let mut headings = super::headings::Headings::new(root);
     // Keyed in lower case: `Retry-Budget.md` and `retry-budget.md` are one file on macOS,
     // and a link to either is ambiguous on Linux.
     let mut slugs: HashMap<(&str, String), Vec<&str>> = HashMap::new();
@@ -186,7 +187,21 @@ pub fn check(
         }
         for l in &e.links {
             match resolver.resolve(&l.target) {
-                Resolution::Note { .. } | Resolution::Unindexed { .. } => {}
+                Resolution::Note { path } => {
+                    if let Some(why) = l
+                        .heading
+                        .as_deref()
+                        .and_then(|h| headings.missing(&path, h))
+                    {
+                        push(
+                            ProblemKind::BrokenLink,
+                            &e.path,
+                            Some(l.line),
+                            format!("[[{}]]: {why}", l.written()),
+                        );
+                    }
+                }
+                Resolution::Unindexed { .. } => {}
                 Resolution::Short { path } => push(
                     ProblemKind::ShortLink,
                     &e.path,

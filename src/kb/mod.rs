@@ -5,12 +5,14 @@
 //! ([`create`]).
 //!
 //! Everything here works on an [`Entry`] list the engine reads from the index in one
-//! transaction, so an audit of thousands of notes reads no note file; only `brain new`,
+//! transaction, so an audit of thousands of notes reads no note file but those a link's
+//! `#heading` names ([`headings`]); only `brain new`,
 //! `brain index-md --write` and a new brain's schemas are written, each file through a temp
 //! file renamed into place.
 
 pub mod check;
 pub mod create;
+pub mod headings;
 pub mod index_md;
 pub mod links;
 pub mod new;
@@ -146,6 +148,7 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
     // resolves to a note (`among_notes`), and a stat per broken link of the brain would
     // find nothing.
     let resolver = Resolver::new(entries.iter().map(|e| e.path.as_str())).on_disk(root);
+    let mut headings = headings::Headings::new(root);
     let linked = match resolver.among_notes(path) {
         Ok(Resolution::Note { path }) => Some(path),
         _ => None,
@@ -167,7 +170,14 @@ pub fn links_of(root: &std::path::Path, entries: &[Entry], path: &str) -> Option
         .iter()
         .map(|l| {
             let (path, state, why) = match resolver.resolve(&l.target) {
-                Resolution::Note { path } => (Some(path), "ok", None),
+                Resolution::Note { path } => {
+                    let gone = l
+                        .heading
+                        .as_deref()
+                        .and_then(|h| headings.missing(&path, h));
+                    let state = if gone.is_some() { "broken" } else { "ok" };
+                    (Some(path), state, gone)
+                }
                 Resolution::Short { path } => {
                     let why = format!("write it as [[{}]]", l.canonical_for(&path));
                     (Some(path), "short", Some(why))

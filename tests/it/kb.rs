@@ -578,8 +578,13 @@ fn a_link_to_a_heading_keeps_it_in_what_links_and_check_print() {
     b.write(
         "idea/heading-links.md",
         "---\ntitle: Heading links\n---\nSee [[retry-jitter-thundering-herd#Fix|the fix]] \
-         and [[lore/gone#Part two]].\n",
+         and [[lore/gone#Part two]].\n\n[[lore/retry-jitter-thundering-herd#full JITTER]] \
+         [[lore/retry-jitter-thundering-herd#Half jitter]]\n",
     );
+    // A heading the note does not have (renamed, mistyped) is a broken link; one written
+    // without its case is found, as editors find it.
+    let no_heading = "[[lore/retry-jitter-thundering-herd#Half jitter]]: \
+                      lore/retry-jitter-thundering-herd.md has no heading \"Half jitter\"";
     let short = "[[retry-jitter-thundering-herd#Fix]]: write \
                  [[lore/retry-jitter-thundering-herd#Fix]]";
     let broken = "[[lore/gone#Part two]]: no note lore/gone.md";
@@ -588,6 +593,8 @@ fn a_link_to_a_heading_keeps_it_in_what_links_and_check_print() {
         let out = r.stdout();
         assert!(out.contains(short), "{out}");
         assert!(out.contains(broken), "{out}");
+        assert!(out.contains(no_heading), "{out}");
+        assert!(!out.contains("full JITTER"), "{out}");
     };
     check(&b);
     let links = b.json(&["links", "idea/heading-links.md"]);
@@ -596,6 +603,12 @@ fn a_link_to_a_heading_keeps_it_in_what_links_and_check_print() {
     assert_eq!(
         links["outgoing"][0]["why"],
         "write it as [[lore/retry-jitter-thundering-herd#Fix]]"
+    );
+    assert_eq!(links["outgoing"][2]["state"], "ok", "{links}");
+    assert_eq!(links["outgoing"][3]["state"], "broken", "{links}");
+    assert_eq!(
+        links["outgoing"][3]["path"], "lore/retry-jitter-thundering-herd.md",
+        "{links}"
     );
     let text = b.run(&["links", "idea/heading-links.md"]).stdout();
     assert!(text.contains("[[lore/gone#Part two]]  broken"), "{text}");
