@@ -69,6 +69,26 @@ impl NoteRef {
         Ok(note)
     }
 
+    /// [`NoteRef::parse`], where `spec` may also name the note as a link does
+    /// ([`link_form`]): `[[lore/x]]` is the note, and `#The fix` the lines of that
+    /// heading's section (the heading, up to the next of its level or above).
+    pub fn parse_at(root: &Path, spec: &str) -> Result<NoteRef> {
+        let Some((name, heading)) = link_form(root, spec) else {
+            return NoteRef::parse(spec);
+        };
+        if name.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "{spec}: name the note before the heading, as a link does: lore/x#Heading"
+            )));
+        }
+        let mut note = NoteRef::parse(name)?;
+        if let Some(heading) = heading {
+            let (line, count) = section(root, &note.path, heading)?;
+            (note.line, note.count) = (Some(line), Some(count));
+        }
+        Ok(note)
+    }
+
     /// Refuses line 0 and a count of 0 (`spec` names the request in the message): also
     /// for a reference that came whole over the socket, not through [`NoteRef::parse`].
     pub fn check(&self, spec: &str) -> Result<()> {
@@ -101,6 +121,51 @@ pub struct Passage {
     pub total_lines: u32,
     /// The lines shown, joined by `\n`.
     pub text: String,
+}
+
+/// A note named as a link writes it: `[[lore/x]]` or `[[lore/x#The fix|see the fix]]`
+/// copied whole, or `lore/x#The fix` where no file is named so (`C#.md` is a file): the
+/// name and the heading. `None` for any other spec.
+pub fn link_form<'a>(root: &Path, spec: &'a str) -> Option<(&'a str, Option<&'a str>)> {
+    let spec = spec.trim();
+    let bracketed = spec.strip_prefix("[[").and_then(|s| s.strip_suffix("]]"));
+    // A label (`|see the fix`) is the link's text, not its name.
+    let inner = bracketed.map(|b| b.split('|').next().unwrap_or(b));
+    let a_file = || root.join(spec).symlink_metadata().is_ok() || Path::new(spec).exists();
+    match (inner, spec.split_once('#')) {
+        (Some(inner), _) => Some(match inner.split_once('#') {
+            Some((name, heading)) => (name.trim(), Some(heading.trim())),
+            None => (inner.trim(), None),
+        }),
+        (None, Some((name, heading))) if !a_file() => Some((name, Some(heading.trim()))),
+        _ => None,
+    }
+    .map(|(name, heading)| (name, heading.filter(|h| !h.is_empty())))
+}
+
+/// The lines of the section `heading` names in the note `rel`: `(first line, count)`.
+fn section(root: &Path, rel: &str, heading: &str) -> Result<(u32, u32)> {
+    let real = resolve(root, rel)?;
+    let headings = crate::kb::headings::read_headings(&real).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{rel}: cannot be read for its headings (too large, or unreadable): give a :LINE instead"
+        ))
+    })?;
+    let Some(h) = crate::kb::headings::named(&headings, heading) else {
+        let held: Vec<&str> = headings.iter().map(|h| h.text.as_str()).collect();
+        return Err(Error::InvalidInput(format!(
+            "{rel} has no heading \"{heading}\": its headings are {}",
+            match held.is_empty() {
+                true => "none".to_string(),
+                false => held.join(", "),
+            }
+        )));
+    };
+    let next = headings
+        .iter()
+        .find(|o| o.line > h.last_line && o.level <= h.level)
+        .map(|o| o.line);
+    Ok((h.line, next.map_or(u32::MAX - h.line, |n| n - h.line)))
 }
 
 /// The longest note path looked up.
@@ -157,6 +222,8 @@ pub fn without_line<'a>(root: &Path, path: &'a str) -> Option<&'a str> {
 /// quote; only one that leads out of the brain is refused. A name typed in the other
 /// Unicode form than the file's (`café`) is the file's.
 pub fn note_rel(root: &Path, path: &str) -> Result<String> {
+    // `[[lore/x#Fix]]`, copied from a note: the note.
+    let path = link_form(root, path).map_or(path, |(name, _)| name);
     // `lore/x.md:37` or `lore/x.md:37:5`, copied from a hit: the note, unless a file is
     // really named so.
     let path = without_line(root, path).unwrap_or(path);
@@ -407,6 +474,45 @@ mod tests {
             err.to_string().starts_with("a.md: a symlink loop ("),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_note_named_as_a_link_is_read_and_its_heading_is_its_section() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("lore")).unwrap();
+        std::fs::write(
+            root.path().join("lore/x.md"),
+            "# X\n\nintro\n\n## The fix\n\nfix\n\n### Detail\n\nmore\n\n## After\n\nend\n",
+        )
+        .unwrap();
+        std::fs::write(root.path().join("C#.md"), "sharp\n").unwrap();
+        let lines = |spec: &str| {
+            let note = NoteRef::parse_at(root.path(), spec)?;
+            let p = read(root.path(), &note)?;
+            Ok::<_, Error>((p.path, p.start_line, p.end_line))
+        };
+        let lines = |spec: &str| lines(spec).map_err(|e| e.to_string());
+        let x = |a, b| Ok(("lore/x.md".to_string(), a, b));
+        assert_eq!(lines("[[lore/x]]"), x(1, 15));
+        // The section runs to the next heading of its level, over deeper ones.
+        assert_eq!(lines("[[lore/x#The fix|see the fix]]"), x(5, 12));
+        assert_eq!(lines("lore/x#the FIX"), x(5, 12));
+        assert_eq!(lines("lore/x#after"), x(13, 15));
+        assert_eq!(lines("lore/x.md#Detail"), x(9, 12));
+        // A file named with `#` is that file.
+        assert_eq!(lines("C#.md"), Ok(("C#.md".to_string(), 1, 1)));
+        let err = lines("[[lore/x#Nope]]").unwrap_err();
+        assert!(
+            err.contains(
+                "lore/x has no heading \"Nope\": its headings are X, The fix, Detail, After"
+            ),
+            "{err}"
+        );
+        assert!(lines("#Nope")
+            .unwrap_err()
+            .to_string()
+            .contains("name the note"));
+        assert_eq!(link_form(root.path(), "lore/x.md"), None);
     }
 
     #[test]

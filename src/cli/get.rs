@@ -12,7 +12,7 @@ use super::paint::Paint;
 
 /// Runs `brain get`.
 pub fn run(config: Config, args: GetArgs, paint: Paint) -> Result<ExitCode> {
-    let mut note = NoteRef::parse(&args.spec)?;
+    let mut note = NoteRef::parse_at(&config.root, &args.spec)?;
     // It must still lie inside the brain (`passage::read` refuses one outside).
     if let Some(here) = in_this_folder(&config.root, &note.path) {
         note.path = here.to_string_lossy().into_owned();

@@ -118,6 +118,9 @@ fn source(config: &Config, args: &SimilarArgs) -> Result<Source> {
             Ok(Source::Text(check_draft(&bytes, max)?.to_string()))
         }
         (Some(arg), None) => {
+            // `[[lore/x]]`, copied from a note: the note it names.
+            let arg =
+                brain::passage::link_form(&config.root, arg).map_or(arg.as_str(), |(name, _)| name);
             // A hit copied whole (`lore/x.md:12`, as similar and search print them): the
             // note, unless a file is named so.
             let arg = brain::passage::without_line(&config.root, arg)

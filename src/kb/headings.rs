@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::note::Heading;
+
 /// A note larger than this is not read for its headings (no verdict, as for an unreadable
 /// one): the index skips files past `max_file_mb` anyway.
 const MAX_BYTES: u64 = 16 << 20;
@@ -12,7 +14,7 @@ const MAX_BYTES: u64 = 16 << 20;
 /// The headings of the notes links name, read from their files once each.
 pub struct Headings<'a> {
     root: &'a Path,
-    read: HashMap<String, Option<Vec<String>>>,
+    read: HashMap<String, Option<Vec<Heading>>>,
 }
 
 impl<'a> Headings<'a> {
@@ -39,24 +41,31 @@ impl<'a> Headings<'a> {
             .entry(path.to_string())
             .or_insert_with(|| read_headings(&root.join(path)))
             .as_ref()?;
-        let (words, slug) = (words(wanted), slug(wanted));
-        if held
-            .iter()
-            .any(|h| words == self::words(h) || slug == self::slug(h))
-        {
-            return None;
+        match named(held, heading) {
+            Some(_) => None,
+            None => Some(format!("{path} has no heading \"{wanted}\"")),
         }
-        Some(format!("{path} has no heading \"{wanted}\""))
     }
 }
 
-fn read_headings(file: &Path) -> Option<Vec<String>> {
+/// The heading of `headings` a link's `#part` names: as written, without case or runs of
+/// spaces, or as a web anchor spells it; Obsidian's nested `#Setup#Linux` names the last.
+pub fn named<'h>(headings: &'h [Heading], part: &str) -> Option<&'h Heading> {
+    let wanted = part.rsplit('#').next().unwrap_or(part).trim();
+    let (words, slug) = (words(wanted), slug(wanted));
+    headings
+        .iter()
+        .find(|h| words == self::words(&h.text) || slug == self::slug(&h.text))
+}
+
+/// The headings of the note at `file`; `None` when it cannot be read or is too large.
+pub fn read_headings(file: &Path) -> Option<Vec<Heading>> {
     if std::fs::metadata(file).ok()?.len() > MAX_BYTES {
         return None;
     }
     let bytes = std::fs::read(file).ok()?;
     let (note, _) = crate::note::parse("x.md", &bytes);
-    Some(note.headings.into_iter().map(|h| h.text).collect())
+    Some(note.headings)
 }
 
 /// The heading as words: case and runs of spaces aside (Obsidian finds `#the  Fix`).

@@ -570,6 +570,39 @@ fn get_reads_a_dot_slash_path_from_the_current_folder_first() {
     assert!(from_sub("../o.md").stdout().contains("root note"));
 }
 
+/// A link copied whole from a note reads its note, and a heading in it that section;
+/// `links` and `similar` take it too (each said "no such note").
+#[test]
+fn get_links_and_similar_take_a_note_as_a_link_writes_it() {
+    let b = Brain::example();
+    let j = b.json(&[
+        "get",
+        "[[lore/retry-jitter-thundering-herd#Full jitter|the fix]]",
+    ]);
+    assert_eq!(j["start_line"], 19, "{j}");
+    assert!(
+        j["text"].as_str().unwrap().starts_with("## Full jitter"),
+        "{j}"
+    );
+    assert!(
+        !j["text"].as_str().unwrap().contains("## Other things"),
+        "{j}"
+    );
+    let r = b.run(&["get", "lore/retry-jitter-thundering-herd#Half jitter"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("has no heading \"Half jitter\""),
+        "{}",
+        r.stderr()
+    );
+    let links = b.json(&["links", "[[lore/retry-jitter-thundering-herd]]"]);
+    assert_eq!(
+        links["path"], "lore/retry-jitter-thundering-herd.md",
+        "{links}"
+    );
+    b.ok(&["similar", "[[lore/retry-jitter-thundering-herd]]"]);
+}
+
 #[test]
 fn io_errors_say_their_cause_once() {
     let b = Brain::example();

@@ -7,6 +7,7 @@
 //! `isError: true` and one line saying what to change: the assistant can read and correct
 //! it, whereas a JSON-RPC error would be shown to it as an opaque failure.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use brain::passage::NoteRef;
@@ -355,7 +356,7 @@ impl BrainTools {
         annotations(title = "Read a note", read_only_hint = true, open_world_hint = false)
     )]
     async fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        let note = match note_ref(&args) {
+        let note = match note_ref(&self.brain.config().root, &args) {
             Ok(note) => note,
             Err(message) => return failure(message),
         };
@@ -649,12 +650,12 @@ fn cap(
 /// `get`'s arguments as a [`NoteRef`]; a whole note is its first [`WHOLE_NOTE_LINES`]. A
 /// path written `PATH:LINE[:COUNT]`, as `brain get` takes it, is understood too when
 /// `line` and `count` are absent.
-fn note_ref(args: &GetArgs) -> Result<NoteRef, String> {
+fn note_ref(root: &Path, args: &GetArgs) -> Result<NoteRef, String> {
     if args.path.trim().is_empty() {
         return Err("path is empty: pass a search hit's path".into());
     }
     if args.line.is_none() && args.count.is_none() {
-        let mut note = NoteRef::parse(&args.path).map_err(|e| e.to_string())?;
+        let mut note = NoteRef::parse_at(root, &args.path).map_err(|e| e.to_string())?;
         if note.line.is_none() {
             note.line = Some(1);
             note.count = Some(WHOLE_NOTE_LINES);
@@ -838,17 +839,17 @@ mod tests {
             count: None,
             json: false,
         };
-        let note = note_ref(&args("a.md")).unwrap();
+        let note = note_ref(Path::new("/nonexistent"), &args("a.md")).unwrap();
         assert_eq!((note.line, note.count), (Some(1), Some(WHOLE_NOTE_LINES)));
         // A line asked for in the path is kept as `brain get` reads it.
-        let note = note_ref(&args("a.md:7")).unwrap();
+        let note = note_ref(Path::new("/nonexistent"), &args("a.md:7")).unwrap();
         assert_eq!((note.line, note.count), (Some(7), None));
         // A line in the path and `line` too: said as such, not as a missing note.
         let both = GetArgs {
             line: Some(1),
             ..args("a.md:13")
         };
-        let err = note_ref(&both).unwrap_err();
+        let err = note_ref(Path::new("/nonexistent"), &both).unwrap_err();
         assert!(
             err.contains("already holds a line") && err.contains("the path a.md with line"),
             "{err}"
