@@ -543,8 +543,24 @@ pub fn expand_tilde(path: &Path) -> PathBuf {
     }
 }
 
+/// `path` made absolute. A `..` in it is resolved as `cd` resolves it, up to the last one
+/// (`--dir ..` from `notes/lore` is `notes`, which every path brain prints then starts
+/// with, not `notes/lore/..`); what follows stays as written, so a brain folder that is a
+/// symlink is still the link.
 fn absolute(path: &Path) -> Result<PathBuf> {
-    std::path::absolute(path).map_err(|e| Error::io(path, e))
+    let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+    let parts: Vec<_> = path.components().collect();
+    let Some(last) = parts
+        .iter()
+        .rposition(|c| matches!(c, std::path::Component::ParentDir))
+    else {
+        return Ok(path);
+    };
+    let head: PathBuf = parts[..=last].iter().collect();
+    Ok(match std::fs::canonicalize(&head) {
+        Ok(real) => parts[last + 1..].iter().fold(real, |p, c| p.join(c)),
+        Err(_) => path,
+    })
 }
 
 /// Counts of anything keyed by name, sorted for stable output.
@@ -581,6 +597,26 @@ mod tests {
     fn file_config_rejects_unknown_keys_with_their_name() {
         let err = toml::from_str::<FileConfig>("rot = '/x'").unwrap_err();
         assert!(err.message().contains("rot"), "{}", err.message());
+    }
+
+    #[test]
+    fn a_dot_dot_is_resolved_and_a_linked_folder_after_it_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(real.join("notes/lore")).unwrap();
+        std::os::unix::fs::symlink(real.join("notes"), real.join("link")).unwrap();
+        assert_eq!(
+            absolute(&real.join("notes/lore/..")).unwrap(),
+            real.join("notes")
+        );
+        assert_eq!(
+            absolute(&real.join("notes/lore/../../link")).unwrap(),
+            real.join("link")
+        );
+        assert_eq!(absolute(&real.join("link")).unwrap(), real.join("link"));
+        // Not there: as written.
+        let gone = real.join("gone/../x");
+        assert_eq!(absolute(&gone).unwrap(), gone);
     }
 
     #[test]
