@@ -176,17 +176,22 @@ pub(crate) fn temp_beside(
     dir: &Path,
     new_mode: u32,
 ) -> std::io::Result<tempfile::NamedTempFile> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     sweep_stale_temps(dir, is_brain_temp);
-    let kept = std::fs::metadata(path)
-        .ok()
-        .map(|m| m.permissions().mode() & 0o7777);
+    let old = std::fs::metadata(path).ok();
+    let kept = old.as_ref().map(|m| m.permissions().mode() & 0o7777);
     let tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .rand_bytes(TEMP_LETTERS)
         .suffix(TEMP_SUFFIX)
         .permissions(std::fs::Permissions::from_mode(kept.unwrap_or(new_mode)))
         .tempfile_in(dir)?;
+    if let Some(old) = &old {
+        // Its owner too, where this process may give it (root, or the owner already): a
+        // root `brain index-md --write` left the person's INDEX.md root's. Before the mode,
+        // which a change of owner may clear (set-id bits).
+        let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(old.uid()), Some(old.gid()));
+    }
     if let Some(mode) = kept {
         // Past the umask, which cut the mode the temporary file was made with.
         tmp.as_file()
@@ -246,6 +251,14 @@ mod tests {
             (std::fs::read(&path).unwrap(), mode(&path)),
             (b"again".to_vec(), 0o640)
         );
+        // Replaced by root (the tests' user here), a person's file stays theirs.
+        if unsafe { libc::geteuid() } == 0 {
+            use std::os::unix::fs::MetadataExt;
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            replace(&path, b"theirs", 0o600).unwrap();
+            let m = std::fs::metadata(&path).unwrap();
+            assert_eq!((m.uid(), m.gid(), mode(&path)), (65534, 65534, 0o640));
+        }
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "{names:?}");
         // A temporary file a killed write left goes once it is old; a young one stays.
