@@ -305,12 +305,15 @@ pub fn check(
         match e.fields.get("type") {
             // In NFC: a folder named by an older macOS tool (NFD) and a type typed on a
             // keyboard are one name ("café is not café" otherwise).
-            Some(serde_json::Value::String(t)) if nfc(t) != nfc(folder) => push(
-                ProblemKind::WrongType,
-                &e.path,
-                Some(line_of("type")),
-                format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
-            ),
+            // An empty one is a missing required field, said once as that.
+            Some(serde_json::Value::String(t)) if !t.trim().is_empty() && nfc(t) != nfc(folder) => {
+                push(
+                    ProblemKind::WrongType,
+                    &e.path,
+                    Some(line_of("type")),
+                    format!("type: {t}, but it sits in {folder}/ (move it, or fix its type)"),
+                )
+            }
             Some(serde_json::Value::String(_) | serde_json::Value::Null) | None => {}
             // A list or a number: the note is filed by its folder, which the value may not
             // say; one type name makes that explicit.
@@ -806,6 +809,7 @@ mod tests {
             entry("lore/number.md", with(serde_json::json!(5)), None),
             entry("lore/fine.md", with(serde_json::json!("lore")), None),
             entry("lore/other.md", with(serde_json::json!("idea")), None),
+            entry("lore/empty.md", with(serde_json::json!("")), None),
         ];
         let today = Date::constant(2026, 6, 1);
         let report = check("/b".as_ref(), &lore(), &entries, &[], &[], today);
@@ -825,5 +829,9 @@ mod tests {
         assert!(kinds(&report, "lore/other.md")[0]
             .1
             .starts_with("type: idea, but"));
+        // An empty type is a missing field, said once ("type: , but it sits in" read garbled).
+        let empty = kinds(&report, "lore/empty.md");
+        assert_eq!(empty.len(), 1, "{empty:?}");
+        assert_eq!(empty[0].0, ProblemKind::MissingField);
     }
 }
