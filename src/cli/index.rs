@@ -117,6 +117,13 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         if embedded.embedded > 0 {
             print::embed_line(&mut out, &embedded)?;
         }
+        if embedded.by_other > 0 {
+            writeln!(
+                out,
+                "{} by another brain process (a backend, or another brain index), waited for",
+                print::counted(embedded.by_other, "passage embedded", "passages embedded"),
+            )?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -26,6 +26,10 @@ pub struct EmbedReport {
     pub embedded: u64,
     /// Passages still without a vector (0 when done; all of them when no model is installed).
     pub pending: u64,
+    /// Passages another process's pass embedded while this one waited for it (see
+    /// `index::pass_lock`); they are not in `embedded`.
+    #[serde(default)]
+    pub by_other: u64,
     /// True when vectors of another model were cleared first.
     pub reembedded_all: bool,
     /// Wall time in milliseconds.
@@ -72,9 +76,33 @@ impl Engine {
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
+        // A whole pass waits for another process's (the backend's, another `brain
+        // index`), following its progress, then takes over what it leaves; a pass of a few
+        // passages (a note just saved, embedded before a search) never waits on one.
+        let mut by_other = 0;
+        let _lock = match max == usize::MAX {
+            true => match self.wait_for_other_pass(&conn, progress)? {
+                Waited::Took(lock, other) => {
+                    by_other = other;
+                    lock
+                }
+                Waited::Stopped(pending) => {
+                    return Ok(EmbedReport {
+                        model: Some(embedder.name().to_string()),
+                        pending,
+                        reembedded_all,
+                        by_other: 0,
+                        took_ms: started.elapsed().as_millis() as u64,
+                        ..Default::default()
+                    })
+                }
+            },
+            false => None,
+        };
         if vectors::recorded(&conn).map_err(|e| index.err(e))? == Some(0) {
             return Ok(EmbedReport {
                 model: Some(embedder.name().to_string()),
+                by_other,
                 took_ms: started.elapsed().as_millis() as u64,
                 ..Default::default()
             });
@@ -180,10 +208,56 @@ impl Engine {
             model: Some(embedder.name().to_string()),
             embedded: done,
             pending,
+            by_other,
             reembedded_all,
             took_ms: started.elapsed().as_millis() as u64,
         })
     }
+
+    /// The pass lock, once no other process's pass holds it; meanwhile `progress` is told
+    /// how far the other pass is, as `(done, total)` of the passages pending when this one
+    /// began to wait, and returning `false` stops the wait.
+    fn wait_for_other_pass(
+        &self,
+        conn: &rusqlite::Connection,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Waited> {
+        let index = &self.index;
+        let mut first: Option<u64> = None;
+        loop {
+            match crate::index::pass_lock::try_take(index.path()) {
+                crate::index::pass_lock::Taken::Held(lock) => {
+                    let left = match first {
+                        Some(_) => vectors::pending_count(conn).map_err(|e| index.err(e))?,
+                        None => 0,
+                    };
+                    let by_other = first.map_or(0, |f| f.saturating_sub(left));
+                    return Ok(Waited::Took(Some(lock), by_other));
+                }
+                crate::index::pass_lock::Taken::Unavailable => return Ok(Waited::Took(None, 0)),
+                crate::index::pass_lock::Taken::Busy => {}
+            }
+            // Counting scans every passage: once a second, not a tight loop.
+            let left = vectors::pending_count(conn).map_err(|e| index.err(e))?;
+            let total = *first.get_or_insert(left);
+            self.passes.counted(left);
+            if !progress(total.saturating_sub(left), total) {
+                return Ok(Waited::Stopped(left));
+            }
+            std::thread::sleep(OTHER_PASS_POLL);
+        }
+    }
+}
+
+/// How often a pass waiting for another process's looks again.
+const OTHER_PASS_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How [`Engine::wait_for_other_pass`] ended.
+enum Waited {
+    /// With the lock (`None` where none can be had), and what the other pass embedded.
+    Took(Option<crate::index::pass_lock::PassLock>, u64),
+    /// Told to stop, with this many passages still pending.
+    Stopped(u64),
 }
 
 impl Engine {

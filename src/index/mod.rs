@@ -8,6 +8,7 @@ mod filter;
 pub(crate) mod fts_text;
 pub(crate) mod journal;
 mod lengths_file;
+pub(crate) mod pass_lock;
 mod read;
 pub(crate) mod rebuild;
 pub(crate) mod recall;

@@ -393,19 +393,21 @@ fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
 /// Issue #17: two `brain index` at once (each waits for the other's batches: SQLite's busy
 /// timeout), and `brain index` while the backend embeds. Both finish, nothing is lost, and
 /// searches in between are answered from the last committed state.
+/// `brain index --json` started, its output piped.
+fn spawn_in(b: &Brain) -> std::process::Child {
+    b.command()
+        .args(["index", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     let b = bulk();
     let index = b.config().index_path();
-    let spawn = || {
-        b.command()
-            .args(["index", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (first, second) = (spawn(), spawn());
+    let (first, second) = (spawn_in(&b), spawn_in(&b));
     let mut added = 0;
     for child in [first, second] {
         let out = child.wait_with_output().unwrap();
@@ -418,6 +420,35 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     assert_eq!(added, NOTES as u64);
     assert_intact(&index, "after two indexes at once");
     assert_complete(&b, &mut Rng::new());
+
+    // Two passes with a model, over one backlog: the second waits for the first and
+    // takes over what it leaves, so each passage is embedded once (each embedded all of
+    // them, taking twice as long).
+    let b = Brain::new().model();
+    for i in 0..120 {
+        b.write(
+            &format!("lore/n{i:03}.md"),
+            format!(
+                "# Lesson {i}\n\nword w{i:05}: {}\n",
+                "queues and caches ".repeat(30)
+            ),
+        );
+    }
+    // Synced, not embedded: more than a search embeds before it answers.
+    b.ok(&["search", "queues", "--mode", "bm25"]);
+    assert_eq!(b.status()["pending_chunks"], 120);
+    let (first, second) = (spawn_in(&b), spawn_in(&b));
+    let (mut embedded, mut by_other) = (0, 0);
+    for child in [first, second] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", crate::harness::describe(&out));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        embedded += j["embed"]["embedded"].as_u64().unwrap();
+        by_other += j["embed"]["by_other"].as_u64().unwrap();
+    }
+    assert_eq!(embedded, 120, "each passage embedded once");
+    assert!(by_other <= 120, "{by_other}");
+    assert_eq!(b.status()["pending_chunks"], 0);
 
     let b = Brain::new().model();
     for i in 0..120 {
