@@ -393,6 +393,18 @@ fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
 /// Issue #17: two `brain index` at once (each waits for the other's batches: SQLite's busy
 /// timeout), and `brain index` while the backend embeds. Both finish, nothing is lost, and
 /// searches in between are answered from the last committed state.
+/// A brain with the model and 120 lessons, each with its own word and `filler` 30 times.
+fn lessons(filler: &str) -> Brain {
+    let b = Brain::new().model();
+    for i in 0..120 {
+        b.write(
+            &format!("lore/n{i:03}.md"),
+            format!("# Lesson {i}\n\nword w{i:05}: {}\n", filler.repeat(30)),
+        );
+    }
+    b
+}
+
 /// `brain index --json` started, its output piped.
 fn spawn_in(b: &Brain) -> std::process::Child {
     b.command()
@@ -424,16 +436,7 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     // Two passes with a model, over one backlog: the second waits for the first and
     // takes over what it leaves, so each passage is embedded once (each embedded all of
     // them, taking twice as long).
-    let b = Brain::new().model();
-    for i in 0..120 {
-        b.write(
-            &format!("lore/n{i:03}.md"),
-            format!(
-                "# Lesson {i}\n\nword w{i:05}: {}\n",
-                "queues and caches ".repeat(30)
-            ),
-        );
-    }
+    let b = lessons("queues and caches ");
     // Synced, not embedded: more than a search embeds before it answers.
     b.ok(&["search", "queues", "--mode", "bm25"]);
     assert_eq!(b.status()["pending_chunks"], 120);
@@ -450,16 +453,7 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     assert!(by_other <= 120, "{by_other}");
     assert_eq!(b.status()["pending_chunks"], 0);
 
-    let b = Brain::new().model();
-    for i in 0..120 {
-        b.write(
-            &format!("lore/n{i:03}.md"),
-            format!(
-                "# Lesson {i}\n\nword w{i:05}: {}\n",
-                "jitter for retries ".repeat(30)
-            ),
-        );
-    }
+    let b = lessons("jitter for retries ");
     let _server = b.serve(&[]);
     // The backend is embedding its first sync's passages; the CLI embeds the same ones.
     let r = b.ok(&["index"]);
