@@ -51,7 +51,7 @@ pub mod usage;
 
 pub use config::Config;
 pub use engine::{
-    EmbedReport, Engine, JournalState, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE,
+    Backlog, EmbedReport, Engine, JournalState, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE,
 };
 pub use error::{Error, Result};
 pub use index::{RecallTotals, Salvage, SyncOptions, SyncReport, SyncSummary};

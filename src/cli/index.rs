@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use brain::{Config, Engine, Salvage};
+use brain::{Backlog, Config, Engine, Salvage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::args::IndexArgs;
@@ -67,14 +67,14 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     // that count is): a brain with nothing to embed does not pay for it.
     // The clock for the rate starts then too: the model's load and that scan are not
     // embedding, and counted in, the first estimates ran long.
-    let mut work: Option<(Work, Instant)> = None;
+    let mut work: Option<(Backlog, Instant)> = None;
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         if work.is_none() && total > 0 && (logged || !args.json) {
             // Unread (a busy index), every passage counts alike: the rate in passages.
             let lengths = engine
                 .pending_lengths()
                 .unwrap_or_else(|_| vec![1; total as usize]);
-            work = Some((Work::new(lengths), Instant::now()));
+            work = Some((Backlog::new(lengths), Instant::now()));
         }
         let left = work
             .as_ref()
@@ -131,7 +131,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
 /// How often a line of progress is written when stderr is no terminal.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 
-/// `embedding: 1200/12312 passages, 11/s, about 17 min left`, the time left as [`Work`]
+/// `embedding: 1200/12312 passages, 11/s, about 17 min left`, the time left as [`Backlog`]
 /// estimates it.
 fn progress_line(done: u64, total: u64, took: Duration, left: Option<Duration>) -> String {
     let rate = done as f64 / took.as_secs_f64().max(1e-3);
@@ -147,43 +147,6 @@ fn time_left(left: Duration) -> String {
     match left.as_secs_f64() {
         s if s < 90.0 => format!("about {:.0} s left", s.max(1.0)),
         s => format!("about {:.0} min left", s / 60.0),
-    }
-}
-
-/// What a pass has to embed, passage by passage in its order, as running sums of their
-/// lengths: the time left is the bytes left at the rate in bytes so far. A pass takes the
-/// shortest passages first, so a rate in passages said a third to a half of the time
-/// really left (about 45 s with 300 s to go, on 6,010 passages).
-struct Work {
-    /// `sums[i]`: the bytes of the first `i` passages.
-    sums: Vec<u64>,
-}
-
-impl Work {
-    fn new(lengths: Vec<u64>) -> Work {
-        let mut sums = Vec::with_capacity(lengths.len() + 1);
-        sums.push(0);
-        let mut sum = 0;
-        for n in lengths {
-            sum += n;
-            sums.push(sum);
-        }
-        Work { sums }
-    }
-
-    /// The time left after `done` of `total` passages in `took`; `None` before any is done.
-    /// Passages the pass counted beyond those read at its start (a sync meanwhile) are
-    /// taken to be as long as the average.
-    fn time_left(&self, done: u64, total: u64, took: Duration) -> Option<Duration> {
-        let known = (self.sums.len() - 1) as u64;
-        let done_bytes = self.sums[done.min(known) as usize];
-        if done == 0 || done_bytes == 0 {
-            return None;
-        }
-        let all = self.sums[known as usize];
-        let average = all / known.max(1);
-        let left = all.saturating_sub(done_bytes) + total.saturating_sub(known) * average;
-        Some(took.mul_f64(left as f64 / done_bytes as f64))
     }
 }
 
@@ -228,9 +191,9 @@ mod tests {
 
     #[test]
     fn a_progress_line_says_how_far_how_fast_and_how_long_still() {
-        let even = Work::new(vec![10; 12312]);
+        let even = Backlog::new(vec![10; 12312]);
         let left =
-            |w: &Work, done, total, secs| w.time_left(done, total, Duration::from_secs(secs));
+            |w: &Backlog, done, total, secs| w.time_left(done, total, Duration::from_secs(secs));
         assert_eq!(
             progress_line(
                 1200,
@@ -240,7 +203,7 @@ mod tests {
             ),
             "embedding: 1200/12312 passages, 11/s, about 17 min left"
         );
-        let even = Work::new(vec![10; 100]);
+        let even = Backlog::new(vec![10; 100]);
         assert_eq!(
             progress_line(90, 100, Duration::from_secs(30), left(&even, 90, 100, 30)),
             "embedding: 90/100 passages, 3/s, about 3 s left"
@@ -249,23 +212,5 @@ mod tests {
             progress_line(0, 100, Duration::from_secs(30), left(&even, 0, 100, 30)),
             "embedding: 0/100 passages, 0/s, time left not known yet"
         );
-    }
-
-    /// Shortest first: half the passages done in 10 s is a tenth of the bytes when the
-    /// second half is nine times as long, so 90 s are left, not 10.
-    #[test]
-    fn the_time_left_counts_the_longer_passages_still_to_come() {
-        let mut lengths = vec![10; 50];
-        lengths.extend(vec![90; 50]);
-        let work = Work::new(lengths);
-        let secs = |done, total| {
-            work.time_left(done, total, Duration::from_secs(10))
-                .map(|d| d.as_secs())
-        };
-        assert_eq!(secs(50, 100), Some(90));
-        assert_eq!(secs(0, 100), None);
-        // Ten passages more than were read at the start, at the average length (50).
-        assert_eq!(secs(50, 110), Some(100));
-        assert_eq!(secs(100, 100), Some(0));
     }
 }

@@ -508,17 +508,28 @@ pub fn embed_loop(
         if !woke || stop.load(Ordering::Relaxed) {
             break;
         }
-        let started = Instant::now();
         let mut told: Option<Instant> = None;
+        // The time left as `brain index` says it, from the bytes left (a rate in passages
+        // said a third of it): read once the pass has counted some, its clock started then.
+        let mut backlog: Option<(crate::Backlog, Instant)> = None;
         let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
             live.pending_chunks
                 .store(total.saturating_sub(done), Ordering::Relaxed);
+            if backlog.is_none() && total > 0 {
+                let lengths = engine
+                    .pending_lengths()
+                    .unwrap_or_else(|_| vec![1; total as usize]);
+                backlog = Some((crate::Backlog::new(lengths), Instant::now()));
+            }
             if told.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) && done < total {
                 told = Some(Instant::now());
+                let left = backlog
+                    .as_ref()
+                    .and_then(|(b, from)| b.time_left(done, total, from.elapsed()));
                 let _ = events.send(BackendEvent::Embedding {
                     done,
                     total,
-                    eta_secs: super::state::eta_secs(done, total, started.elapsed()),
+                    eta_secs: left.map(|d| d.as_secs_f64().ceil() as u64),
                 });
             }
             !stop.load(Ordering::Relaxed)

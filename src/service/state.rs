@@ -246,27 +246,3 @@ impl Live {
         }
     }
 }
-
-/// Seconds left for `total - done` items at the rate of `done` items in `elapsed`; `None`
-/// before anything is done or the first second has passed (no rate to trust yet).
-pub fn eta_secs(done: u64, total: u64, elapsed: std::time::Duration) -> Option<u64> {
-    let secs = elapsed.as_secs_f64();
-    if done == 0 || secs < 1.0 {
-        return None;
-    }
-    Some((total.saturating_sub(done) as f64 * secs / done as f64).ceil() as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn eta_is_the_rest_at_the_rate_so_far() {
-        assert_eq!(eta_secs(100, 400, Duration::from_secs(10)), Some(30));
-        assert_eq!(eta_secs(400, 400, Duration::from_secs(10)), Some(0));
-        assert_eq!(eta_secs(0, 400, Duration::from_secs(10)), None);
-        assert_eq!(eta_secs(5, 400, Duration::from_millis(200)), None);
-    }
-}
