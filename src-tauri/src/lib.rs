@@ -138,7 +138,14 @@ fn try_run() -> anyhow::Result<()> {
     let config =
         brain::Config::load(Default::default()).context("could not read brain's settings")?;
     let filter = || {
-        tracing_subscriber::EnvFilter::try_from_env("BRAIN_LOG").unwrap_or_else(|_| "info".into())
+        let level = std::env::var("BRAIN_LOG").unwrap_or_default();
+        let level = if level.trim().is_empty() {
+            "info"
+        } else {
+            level.as_str()
+        };
+        tracing_subscriber::EnvFilter::try_new(brain::service::log_filter(level))
+            .unwrap_or_else(|_| brain::service::log_filter("info").into())
     };
     let path = log_file(&config);
     let file = path

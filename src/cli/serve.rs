@@ -25,7 +25,7 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
         "" => "info",
         level => level,
     };
-    let filter = EnvFilter::try_new(level).map_err(|e| {
+    let filter = EnvFilter::try_new(brain::service::log_filter(level)).map_err(|e| {
         brain::Error::InvalidInput(format!("--log-level {:?}: {e}", args.log_level))
     })?;
     // Below a tenth of a second every client is cut off mid-request; past a day is no

@@ -11,6 +11,17 @@ pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
 /// Rotated files kept.
 pub const KEEP: u32 = 3;
 
+/// The log filter for a level asked for: at `info` (the backend's default), the file
+/// watcher's own `info` lines are left out (one `rm -rf` of three folders wrote 273
+/// "unable to remove watch descriptor" lines, most of the log); any other level or filter
+/// is as given.
+pub fn log_filter(level: &str) -> String {
+    match level.trim() {
+        "info" => "info,notify=warn".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// An append-only log file that rotates itself by size.
 #[derive(Debug)]
 pub struct RotatingLog {
@@ -92,6 +103,13 @@ impl Write for RotatingLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_watchers_info_lines_are_left_out_only_at_info() {
+        assert_eq!(log_filter("info"), "info,notify=warn");
+        assert_eq!(log_filter("debug"), "debug");
+        assert_eq!(log_filter("brain=debug"), "brain=debug");
+    }
 
     #[test]
     fn rotates_by_size_and_keeps_a_few() {

@@ -50,7 +50,7 @@ pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::ServiceError;
 pub use location::{runtime_dir, socket_path};
 pub use lock::backend_holder;
-pub use logfile::RotatingLog;
+pub use logfile::{log_filter, RotatingLog};
 pub use protocol::StatusReport;
 pub use rebuild::{clear_abandoned, rebuild, BackendLock, Rebuilt};
 pub use state::{BackendEvent, BackendStatus, Fallback, WatcherState};
