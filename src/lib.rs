@@ -51,7 +51,8 @@ pub mod usage;
 
 pub use config::Config;
 pub use engine::{
-    Backlog, EmbedReport, Engine, JournalState, Sketches, Status, INLINE_EMBED_MAX, NO_MODEL_NOTICE,
+    Backlog, EmbedReport, Engine, Eta, JournalState, Sketches, Status, INLINE_EMBED_MAX,
+    NO_MODEL_NOTICE,
 };
 pub use error::{Error, Result};
 pub use index::{RecallTotals, Salvage, SyncOptions, SyncReport, SyncSummary};

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use brain::{Backlog, Config, Engine, Salvage};
+use brain::{Config, Engine, Eta, Salvage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::args::IndexArgs;
@@ -67,18 +67,20 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     // that count is): a brain with nothing to embed does not pay for it.
     // The clock for the rate starts then too: the model's load and that scan are not
     // embedding, and counted in, the first estimates ran long.
-    let mut work: Option<(Backlog, Instant)> = None;
+    let mut eta = Eta::default();
+    // Said once, when the pass waits for another process's (whose progress it then shows).
+    const WAITING: &str = "another brain process is embedding these; waiting for it";
+    let mut said_waiting = false;
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
-        if work.is_none() && total > 0 && (logged || !args.json) {
-            // Unread (a busy index), every passage counts alike: the rate in passages.
-            let lengths = engine
-                .pending_lengths()
-                .unwrap_or_else(|_| vec![1; total as usize]);
-            work = Some((Backlog::new(lengths), Instant::now()));
+        let left = match logged || !args.json {
+            true => eta.update(&engine, done, total),
+            false => None,
+        };
+        let waiting = engine.waiting_for_other_pass();
+        if logged && waiting && !said_waiting {
+            eprintln!("{WAITING}");
         }
-        let left = work
-            .as_ref()
-            .and_then(|(w, from)| w.time_left(done, total, from.elapsed()));
+        said_waiting |= waiting;
         if logged && said.elapsed() >= PROGRESS_EVERY && done < total {
             said = Instant::now();
             eprintln!("{}", progress_line(done, total, started.elapsed(), left));
@@ -88,7 +90,10 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(250));
         }
-        bar.set_message(left.map(time_left).unwrap_or_default());
+        match waiting {
+            true => bar.set_message(WAITING),
+            false => bar.set_message(left.map(time_left).unwrap_or_default()),
+        }
         bar.set_length(total);
         bar.set_position(done);
         true
@@ -131,7 +136,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
 /// How often a line of progress is written when stderr is no terminal.
 const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 
-/// `embedding: 1200/12312 passages, 11/s, about 17 min left`, the time left as [`Backlog`]
+/// `embedding: 1200/12312 passages, 11/s, about 17 min left`, the time left as [`Eta`]
 /// estimates it.
 fn progress_line(done: u64, total: u64, took: Duration, left: Option<Duration>) -> String {
     let rate = done as f64 / took.as_secs_f64().max(1e-3);
@@ -188,6 +193,7 @@ fn rebuild_line(out: &mut impl Write, s: &Salvage) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brain::Backlog;
 
     #[test]
     fn a_progress_line_says_how_far_how_fast_and_how_long_still() {

@@ -73,12 +73,12 @@ impl Engine {
             });
         };
         let _pass = self.passes.begin();
-        let reembedded_all =
-            index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         let conn = index.conn()?;
         // A whole pass waits for another process's (the backend's, another `brain
         // index`), following its progress, then takes over what it leaves; a pass of a few
-        // passages (a note just saved, embedded before a search) never waits on one.
+        // passages (a note just saved, embedded before a search) never waits on one. The
+        // wait comes before the model is claimed: a `brain index` with another model would
+        // clear the vectors while the other pass went on storing its own model's.
         let mut by_other = 0;
         let _lock = match max == usize::MAX {
             true => match self.wait_for_other_pass(&conn, progress)? {
@@ -90,8 +90,6 @@ impl Engine {
                     return Ok(EmbedReport {
                         model: Some(embedder.name().to_string()),
                         pending,
-                        reembedded_all,
-                        by_other: 0,
                         took_ms: started.elapsed().as_millis() as u64,
                         ..Default::default()
                     })
@@ -99,6 +97,8 @@ impl Engine {
             },
             false => None,
         };
+        let reembedded_all =
+            index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         if vectors::recorded(&conn).map_err(|e| index.err(e))? == Some(0) {
             return Ok(EmbedReport {
                 model: Some(embedder.name().to_string()),
@@ -224,6 +224,7 @@ impl Engine {
     ) -> Result<Waited> {
         let index = &self.index;
         let mut first: Option<u64> = None;
+        let _waiting = self.passes.wait();
         loop {
             match crate::index::pass_lock::try_take(index.path()) {
                 crate::index::pass_lock::Taken::Held(lock) => {
@@ -237,7 +238,8 @@ impl Engine {
                 crate::index::pass_lock::Taken::Unavailable => return Ok(Waited::Took(None, 0)),
                 crate::index::pass_lock::Taken::Busy => {}
             }
-            // Counting scans every passage: once a second, not a tight loop.
+            // Counting scans every passage (the other pass's stores keep the count from
+            // being recorded): once a second, not a tight loop.
             let left = vectors::pending_count(conn).map_err(|e| index.err(e))?;
             let total = *first.get_or_insert(left);
             self.passes.counted(left);
@@ -250,7 +252,7 @@ impl Engine {
 }
 
 /// How often a pass waiting for another process's looks again.
-const OTHER_PASS_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+const OTHER_PASS_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How [`Engine::wait_for_other_pass`] ended.
 enum Waited {
@@ -261,6 +263,13 @@ enum Waited {
 }
 
 impl Engine {
+    /// Whether an embedding pass of this engine waits for another process's (`brain index`
+    /// while the backend embeds): the progress it reports is that one's, whose pace is
+    /// not this one's to estimate from.
+    pub fn waiting_for_other_pass(&self) -> bool {
+        self.passes.waiting()
+    }
+
     /// The lengths in bytes of the passages waiting for a vector, in the order a pass that
     /// begins now embeds them: what `brain index` estimates the time left from, as a pass
     /// takes the shortest first and a rate in passages said a third of the time left.
@@ -274,6 +283,8 @@ impl Engine {
 #[derive(Default)]
 pub(super) struct Passes {
     running: AtomicUsize,
+    /// Passes of this engine waiting for another process's (see `index::pass_lock`).
+    waiting: AtomicUsize,
     /// Passages the latest pass has still to embed, as of its last batch; `None` until it
     /// has counted its work.
     left: Mutex<Option<u64>>,
@@ -295,6 +306,18 @@ impl Passes {
         }
     }
 
+    /// Whether a pass of this engine waits for another process's: the progress it reports
+    /// meanwhile is that one's.
+    pub(super) fn waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+
+    /// A pass begins to wait for another process's, until the returned guard drops.
+    fn wait(&self) -> Waiting<'_> {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(self)
+    }
+
     /// A pass begins: counted until the returned guard drops, however the pass ends.
     pub(super) fn begin(&self) -> Pass<'_> {
         *self.lock_left() = None;
@@ -310,6 +333,15 @@ impl Passes {
     fn lock_left(&self) -> MutexGuard<'_, Option<u64>> {
         // A number stays a number: a panic elsewhere cannot leave it half written.
         self.left.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A pass waiting for another process's (see [`Passes::wait`]).
+struct Waiting<'a>(&'a Passes);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -27,7 +27,7 @@ use crate::search::{self, Found, Fusion, Mode, SearchRequest, SearchResponse, Se
 pub use embedding::EmbedReport;
 use semantic::SemanticCache;
 pub use status::{JournalState, Status};
-pub use time_left::Backlog;
+pub use time_left::{Backlog, Eta};
 
 /// A search that syncs first also embeds up to this many new passages on the spot (a few
 /// edited notes); more than that is `brain index`'s job, or the backend's.

@@ -1,6 +1,44 @@
 //! How long an embedding pass has still to go.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use super::Engine;
+
+/// A pass of at most this many passages is estimated from its count alone: reading the
+/// lengths scans every pending passage, a second scan for a pass that embeds one saved
+/// note, and its few seconds need no better.
+const READ_LENGTHS_FROM: u64 = 256;
+
+/// The time left of an embedding pass as its progress comes (`brain index`'s bar and
+/// line, the backend's status line the app shows): from the bytes left ([`Backlog`]),
+/// read once the pass has counted its work and timed from then. While the pass waits for
+/// another process's, none: that pace is not this one's, and its own backlog is read when
+/// its own work begins.
+#[derive(Default)]
+pub struct Eta {
+    backlog: Option<(Backlog, Instant)>,
+}
+
+impl Eta {
+    /// After `done` of `total` passages of `engine`'s pass: the time left, once known.
+    pub fn update(&mut self, engine: &Engine, done: u64, total: u64) -> Option<Duration> {
+        if engine.waiting_for_other_pass() {
+            self.backlog = None;
+            return None;
+        }
+        if self.backlog.is_none() && total > 0 {
+            // Unread (a busy index), every passage counts alike: the rate in passages.
+            let even = || vec![1; total as usize];
+            let lengths = match total > READ_LENGTHS_FROM {
+                true => engine.pending_lengths().unwrap_or_else(|_| even()),
+                false => even(),
+            };
+            self.backlog = Some((Backlog::new(lengths), Instant::now()));
+        }
+        let (backlog, from) = self.backlog.as_ref()?;
+        backlog.time_left(done, total, from.elapsed())
+    }
+}
 
 /// What a pass has to embed, passage by passage in its order, as running sums of their
 /// lengths: the time left is the bytes left at the rate in bytes so far (`brain index`'s

@@ -28,12 +28,15 @@ pub enum Taken {
 /// Takes the pass lock of the index at `index` without waiting.
 pub fn try_take(index: &Path) -> Taken {
     let path = index.with_file_name("embedding.lock");
-    let Ok(file) = OpenOptions::new()
+    // Read-only where it cannot be written (made by `sudo brain index`): `flock` takes
+    // either, and the lock went off for that user without a word.
+    let opened = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-    else {
+        .or_else(|_| File::open(&path));
+    let Ok(file) = opened else {
         return Taken::Unavailable;
     };
     // SAFETY: flock on a file descriptor this function owns, open for its whole call.

@@ -510,22 +510,14 @@ pub fn embed_loop(
         }
         let mut told: Option<Instant> = None;
         // The time left as `brain index` says it, from the bytes left (a rate in passages
-        // said a third of it): read once the pass has counted some, its clock started then.
-        let mut backlog: Option<(crate::Backlog, Instant)> = None;
+        // said a third of it).
+        let mut eta = crate::Eta::default();
         let outcome = engine.embed_pending_with(usize::MAX, &mut |done, total| {
             live.pending_chunks
                 .store(total.saturating_sub(done), Ordering::Relaxed);
-            if backlog.is_none() && total > 0 {
-                let lengths = engine
-                    .pending_lengths()
-                    .unwrap_or_else(|_| vec![1; total as usize]);
-                backlog = Some((crate::Backlog::new(lengths), Instant::now()));
-            }
+            let left = eta.update(&engine, done, total);
             if told.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) && done < total {
                 told = Some(Instant::now());
-                let left = backlog
-                    .as_ref()
-                    .and_then(|(b, from)| b.time_left(done, total, from.elapsed()));
                 let _ = events.send(BackendEvent::Embedding {
                     done,
                     total,
@@ -541,9 +533,12 @@ pub fn embed_loop(
                 // over once a pass works.
                 live.set_embed_error(None);
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
-                if report.embedded > 0 {
+                // Also after a pass that waited for another process's and found it all
+                // done: its progress events had the app's status line say "embedding".
+                if report.embedded > 0 || report.by_other > 0 {
                     tracing::info!(
                         embedded = report.embedded,
+                        by_other = report.by_other,
                         pending = report.pending,
                         "embedded"
                     );

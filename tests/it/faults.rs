@@ -433,14 +433,29 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     assert_intact(&index, "after two indexes at once");
     assert_complete(&b, &mut Rng::new());
 
-    // Two passes with a model, over one backlog: the second waits for the first and
-    // takes over what it leaves, so each passage is embedded once (each embedded all of
-    // them, taking twice as long).
+    // Two passes with a model, over one backlog, while another holds the pass lock (as a
+    // backend embedding would): neither embeds meanwhile; then one embeds every passage
+    // and the other, waiting on, finds them done (each embedded all of them, taking twice
+    // as long).
     let b = lessons("queues and caches ");
     // Synced, not embedded: more than a search embeds before it answers.
     b.ok(&["search", "queues", "--mode", "bm25"]);
     assert_eq!(b.status()["pending_chunks"], 120);
+    let lock = b.config().index_path().with_file_name("embedding.lock");
+    let held = std::fs::File::create(&lock).unwrap();
+    // SAFETY: flock on a descriptor held open until the drop below.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
+        0
+    );
     let (first, second) = (spawn_in(&b), spawn_in(&b));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        b.status()["pending_chunks"],
+        120,
+        "nothing embedded while another pass holds the lock"
+    );
+    drop(held);
     let (mut embedded, mut by_other) = (0, 0);
     for child in [first, second] {
         let out = child.wait_with_output().unwrap();
@@ -449,8 +464,11 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
         embedded += j["embed"]["embedded"].as_u64().unwrap();
         by_other += j["embed"]["by_other"].as_u64().unwrap();
     }
-    assert_eq!(embedded, 120, "each passage embedded once");
-    assert!(by_other <= 120, "{by_other}");
+    assert_eq!(
+        (embedded, by_other),
+        (120, 120),
+        "each passage embedded once"
+    );
     assert_eq!(b.status()["pending_chunks"], 0);
 
     let b = lessons("jitter for retries ");
