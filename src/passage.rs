@@ -124,14 +124,20 @@ pub struct Passage {
 }
 
 /// A note named as a link writes it: `[[lore/x]]` or `[[lore/x#The fix|see the fix]]`
-/// copied whole, or `lore/x#The fix` where no file is named so (`C#.md` is a file): the
-/// name and the heading. `None` for any other spec.
+/// copied whole, or `lore/x#The fix` where the whole names no note (`lang/C#.md:12`,
+/// `lang/C#` are the note `lang/C#.md`): the name and the heading. `None` for any other
+/// spec.
 pub fn link_form<'a>(root: &Path, spec: &'a str) -> Option<(&'a str, Option<&'a str>)> {
     let spec = spec.trim();
     let bracketed = spec.strip_prefix("[[").and_then(|s| s.strip_suffix("]]"));
     // A label (`|see the fix`) is the link's text, not its name.
     let inner = bracketed.map(|b| b.split('|').next().unwrap_or(b));
-    let a_file = || root.join(spec).symlink_metadata().is_ok() || Path::new(spec).exists();
+    // As every command reads a note named: a hit's `path:LINE`, a link's name, a file of
+    // the current folder.
+    let a_file = || {
+        let path = without_line(root, spec).unwrap_or(spec);
+        Path::new(path).exists() || resolve(root, path).is_ok()
+    };
     match (inner, spec.split_once('#')) {
         (Some(inner), _) => Some(match inner.split_once('#') {
             Some((name, heading)) => (name.trim(), Some(heading.trim())),
@@ -151,8 +157,22 @@ fn section(root: &Path, rel: &str, heading: &str) -> Result<(u32, u32)> {
             "{rel}: cannot be read for its headings (too large, or unreadable): give a :LINE instead"
         ))
     })?;
+    if heading.starts_with('^') {
+        return Err(Error::InvalidInput(format!(
+            "{rel}#{heading}: a block reference, which brain does not read: give the note alone, or its :LINE"
+        )));
+    }
     let Some(h) = crate::kb::headings::named(&headings, heading) else {
-        let held: Vec<&str> = headings.iter().map(|h| h.text.as_str()).collect();
+        const LISTED: usize = 20;
+        let mut held: Vec<&str> = headings
+            .iter()
+            .take(LISTED)
+            .map(|h| h.text.as_str())
+            .collect();
+        let more = format!("and {} more", headings.len().saturating_sub(LISTED));
+        if headings.len() > LISTED {
+            held.push(&more);
+        }
         return Err(Error::InvalidInput(format!(
             "{rel} has no heading \"{heading}\": its headings are {}",
             match held.is_empty() {
@@ -499,8 +519,17 @@ mod tests {
         assert_eq!(lines("lore/x#the FIX"), x(5, 12));
         assert_eq!(lines("lore/x#after"), x(13, 15));
         assert_eq!(lines("lore/x.md#Detail"), x(9, 12));
-        // A file named with `#` is that file.
-        assert_eq!(lines("C#.md"), Ok(("C#.md".to_string(), 1, 1)));
+        // A note named with `#` is that note, as a hit or a link names it, even beside
+        // the note named by what comes before its `#`.
+        std::fs::write(root.path().join("C.md"), "c\n").unwrap();
+        for spec in ["C#.md", "C#.md:1", "C#"] {
+            assert_eq!(lines(spec), Ok(("C#.md".to_string(), 1, 1)), "{spec}");
+        }
+        // In a link, as in a note, `#` begins the heading: `[[C#]]` is C.
+        assert_eq!(lines("[[C#]]"), Ok(("C.md".to_string(), 1, 1)));
+        assert!(lines("lore/x#^block1")
+            .unwrap_err()
+            .contains("a block reference"));
         let err = lines("[[lore/x#Nope]]").unwrap_err();
         assert!(
             err.contains(

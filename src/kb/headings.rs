@@ -53,9 +53,10 @@ impl<'a> Headings<'a> {
 pub fn named<'h>(headings: &'h [Heading], part: &str) -> Option<&'h Heading> {
     let wanted = part.rsplit('#').next().unwrap_or(part).trim();
     let (words, slug) = (words(wanted), slug(wanted));
-    headings
-        .iter()
-        .find(|h| words == self::words(&h.text) || slug == self::slug(&h.text))
+    // An empty slug (a heading of emoji or punctuation alone) names no heading by itself.
+    headings.iter().find(|h| {
+        words == self::words(&h.text) || (!slug.is_empty() && slug == self::slug(&h.text))
+    })
 }
 
 /// The headings of the note at `file`; `None` when it cannot be read or is too large.
@@ -119,6 +120,10 @@ mod tests {
             h.missing("lore/x.md", "No such heading"),
             Some("lore/x.md has no heading \"No such heading\"".to_string())
         );
+        // Emoji alone match only as written.
+        std::fs::write(dir.path().join("lore/e.md"), "# E\n\n## 🚀\n").unwrap();
+        assert_eq!(h.missing("lore/e.md", "🚀"), None);
+        assert!(h.missing("lore/e.md", "🎉").is_some());
         // A heading inside a code fence is code.
         assert!(h.missing("lore/x.md", "not a heading").is_some());
         // What cannot be read gets no verdict.

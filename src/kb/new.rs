@@ -310,10 +310,13 @@ pub fn write(planned: &Planned) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
         // A file (or a link to nowhere) where a folder is to be made: the input's clash, as
         // for a note there already, not an error of the system (`File exists (os error 17)`).
+        // A link to a folder is a folder; any other error is said as it is.
+        use std::io::ErrorKind::{AlreadyExists, NotADirectory};
+        let clash = matches!(e.kind(), AlreadyExists | NotADirectory);
         let blocker = dir
             .ancestors()
-            .take_while(|d| d.starts_with(&planned.brain) && *d != planned.brain)
-            .find(|d| d.symlink_metadata().is_ok_and(|m| !m.is_dir()));
+            .take_while(|d| clash && d.starts_with(&planned.brain) && *d != planned.brain)
+            .find(|d| d.symlink_metadata().is_ok() && !d.is_dir());
         match blocker.and_then(|b| b.strip_prefix(&planned.brain).ok()) {
             Some(rel) => Error::InvalidInput(format!(
                 "{}: {} is there and is not a folder: move it away, or choose another title",

@@ -17,7 +17,7 @@ pub const KEEP: u32 = 3;
 /// is as given.
 pub fn log_filter(level: &str) -> String {
     match level.trim() {
-        "info" => "info,notify=warn".to_string(),
+        info if info.eq_ignore_ascii_case("info") => "info,notify=warn".to_string(),
         other => other.to_string(),
     }
 }
@@ -107,6 +107,7 @@ mod tests {
     #[test]
     fn the_watchers_info_lines_are_left_out_only_at_info() {
         assert_eq!(log_filter("info"), "info,notify=warn");
+        assert_eq!(log_filter("INFO"), "info,notify=warn");
         assert_eq!(log_filter("debug"), "debug");
         assert_eq!(log_filter("brain=debug"), "brain=debug");
     }

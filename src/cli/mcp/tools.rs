@@ -275,8 +275,9 @@ matching passage with matched words in «marks». Read more of a hit with `get`.
 
 const GET: &str = "Read a note from the user's brain with line numbers: pass a search hit's \
 path and line to see the passage around it, add count for a longer stretch, or omit line \
-for the whole note (up to 400 lines; the answer says how to read on). Only notes inside the \
-brain folder can be read.";
+for the whole note (up to 400 lines; the answer says how to read on). A link copied from a \
+note names its note too: [[lore/x]], and [[lore/x#Heading]] for that heading's section. Only \
+notes inside the brain folder can be read.";
 
 const STATUS: &str = "What the user's brain holds: its folder, notes per type, when the index \
 last synced, and whether semantic search (the embedding model) is installed.";
@@ -683,8 +684,19 @@ fn note_ref(root: &Path, args: &GetArgs) -> Result<NoteRef, String> {
     if args.count == Some(0) {
         return Err("count must be at least 1".into());
     }
+    // `[[lore/x]]` names its note here too; a heading is lines of its own.
+    let path = match brain::passage::link_form(root, &args.path) {
+        Some((_, Some(heading))) => {
+            return Err(format!(
+                "path {} names the heading {heading}, and line (or count) is given too: pass the path alone for that heading's lines, or the note with line and count",
+                args.path
+            ))
+        }
+        Some((name, None)) => name.to_string(),
+        None => args.path.clone(),
+    };
     Ok(NoteRef {
-        path: args.path.clone(),
+        path,
         line: Some(args.line.unwrap_or(1)),
         count: args.count,
     })
