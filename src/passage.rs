@@ -136,7 +136,11 @@ pub fn link_form<'a>(root: &Path, spec: &'a str) -> Option<(&'a str, Option<&'a 
     // the current folder.
     let a_file = || {
         let path = without_line(root, spec).unwrap_or(spec);
-        Path::new(path).exists() || resolve(root, path).is_ok()
+        // There, whatever it is (a folder, a picture, a path out of the brain): refused as
+        // it is, not read as another note's heading.
+        root.join(path).symlink_metadata().is_ok()
+            || Path::new(path).exists()
+            || resolve(root, path).is_ok()
     };
     match (inner, spec.split_once('#')) {
         (Some(inner), _) => Some(match inner.split_once('#') {
@@ -525,6 +529,13 @@ mod tests {
         for spec in ["C#.md", "C#.md:1", "C#"] {
             assert_eq!(lines(spec), Ok(("C#.md".to_string(), 1, 1)), "{spec}");
         }
+        // A folder or another file named with `#` is refused as it is.
+        std::fs::create_dir(root.path().join("D#")).unwrap();
+        std::fs::write(root.path().join("D.md"), "d\n").unwrap();
+        std::fs::write(root.path().join("E#.png"), "png").unwrap();
+        std::fs::write(root.path().join("E.md"), "e\n").unwrap();
+        assert!(lines("D#").is_err());
+        assert!(lines("E#.png").unwrap_err().contains("not a markdown note"));
         // In a link, as in a note, `#` begins the heading: `[[C#]]` is C.
         assert_eq!(lines("[[C#]]"), Ok(("C.md".to_string(), 1, 1)));
         assert!(lines("lore/x#^block1")

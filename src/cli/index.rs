@@ -61,26 +61,30 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     // Not at a terminal (a log, CI, `nohup`), the bar is not drawn: a line now and then
     // says how far it is instead of minutes of silence (a 9 MB note took 19 minutes).
     let logged = !args.json && !io::stderr().is_terminal();
-    let started = Instant::now();
+    // The rate's clock; started again when this pass's own work begins after a wait.
+    let mut started = Instant::now();
     let mut said = started;
-    // Read once the pass has counted something to embed (one scan of the passages, as
-    // that count is): a brain with nothing to embed does not pay for it.
-    // The clock for the rate starts then too: the model's load and that scan are not
-    // embedding, and counted in, the first estimates ran long.
+    // The time left (its backlog read once the pass has counted its work, timed from
+    // then): a brain with nothing to embed does not pay for the read.
     let mut eta = Eta::default();
-    // Said once, when the pass waits for another process's (whose progress it then shows).
+    // Said once, when the pass waits for another process's (whose progress it then
+    // shows), to a log or a pipe also with --json: a script sees why nothing moves.
     const WAITING: &str = "another brain process is embedding these; waiting for it";
-    let mut said_waiting = false;
+    let (mut said_waiting, mut was_waiting) = (false, false);
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         let left = match logged || !args.json {
             true => eta.update(&engine, done, total),
             false => None,
         };
         let waiting = engine.waiting_for_other_pass();
-        if logged && waiting && !said_waiting {
+        if waiting && !said_waiting && !io::stderr().is_terminal() {
             eprintln!("{WAITING}");
         }
         said_waiting |= waiting;
+        if was_waiting && !waiting {
+            started = Instant::now();
+        }
+        was_waiting = waiting;
         if logged && said.elapsed() >= PROGRESS_EVERY && done < total {
             said = Instant::now();
             eprintln!("{}", progress_line(done, total, started.elapsed(), left));

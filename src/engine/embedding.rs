@@ -48,7 +48,9 @@ impl Engine {
     /// `(0, total)` once the pending passages are counted (a status read before the first
     /// batch is done says how many wait), then `(done, total)` after every committed batch;
     /// returning `false` from `progress` stops there (what a backend that is shutting down
-    /// does).
+    /// does). A whole pass (`max` unbounded) that finds another process's pass running
+    /// first reports that one's progress, once a second, while it waits for it
+    /// ([`Engine::waiting_for_other_pass`] says so), then its own from `(0, total)` again.
     pub fn embed_pending_with(
         &self,
         max: usize,
@@ -99,6 +101,10 @@ impl Engine {
         };
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
+        if reembedded_all {
+            // What the other pass embedded was another model's, cleared by the claim.
+            by_other = 0;
+        }
         if vectors::recorded(&conn).map_err(|e| index.err(e))? == Some(0) {
             return Ok(EmbedReport {
                 model: Some(embedder.name().to_string()),
@@ -233,6 +239,8 @@ impl Engine {
                         None => 0,
                     };
                     let by_other = first.map_or(0, |f| f.saturating_sub(left));
+                    // The other pass's count is not this one's, which counts its own next.
+                    self.passes.uncounted();
                     return Ok(Waited::Took(Some(lock), by_other));
                 }
                 crate::index::pass_lock::Taken::Unavailable => return Ok(Waited::Took(None, 0)),
@@ -328,6 +336,11 @@ impl Passes {
     /// The pass in progress has `left` passages still to embed.
     fn counted(&self, left: u64) {
         *self.lock_left() = Some(left);
+    }
+
+    /// The pass in progress has not counted its own work yet.
+    fn uncounted(&self) {
+        *self.lock_left() = None;
     }
 
     fn lock_left(&self) -> MutexGuard<'_, Option<u64>> {

@@ -533,9 +533,9 @@ pub fn embed_loop(
                 // over once a pass works.
                 live.set_embed_error(None);
                 live.pending_chunks.store(report.pending, Ordering::Relaxed);
-                // Also after a pass that waited for another process's and found it all
-                // done: its progress events had the app's status line say "embedding".
-                if report.embedded > 0 || report.by_other > 0 {
+                // Also after a pass that only waited for another process's: its progress
+                // events had the app's status line say "embedding".
+                if report.embedded > 0 || report.by_other > 0 || told.is_some() {
                     tracing::info!(
                         embedded = report.embedded,
                         by_other = report.by_other,

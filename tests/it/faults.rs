@@ -390,9 +390,6 @@ fn kill_9_while_the_backend_embeds_and_answers_never_damages_the_index() {
     );
 }
 
-/// Issue #17: two `brain index` at once (each waits for the other's batches: SQLite's busy
-/// timeout), and `brain index` while the backend embeds. Both finish, nothing is lost, and
-/// searches in between are answered from the last committed state.
 /// A brain with the model and 120 lessons, each with its own word and `filler` 30 times.
 fn lessons(filler: &str) -> Brain {
     let b = Brain::new().model();
@@ -415,6 +412,9 @@ fn spawn_in(b: &Brain) -> std::process::Child {
         .unwrap()
 }
 
+/// Issue #17: two `brain index` at once (each waits for the other's batches: SQLite's busy
+/// timeout), and `brain index` while the backend embeds. Both finish, nothing is lost, and
+/// searches in between are answered from the last committed state.
 #[test]
 fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     let b = bulk();
@@ -434,9 +434,9 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
     assert_complete(&b, &mut Rng::new());
 
     // Two passes with a model, over one backlog, while another holds the pass lock (as a
-    // backend embedding would): neither embeds meanwhile; then one embeds every passage
-    // and the other, waiting on, finds them done (each embedded all of them, taking twice
-    // as long).
+    // backend embedding would): both wait and neither embeds meanwhile; then one embeds
+    // every passage and the other, waiting on, finds them done (before the lock, each
+    // embedded all of them, taking twice as long).
     let b = lessons("queues and caches ");
     // Synced, not embedded: more than a search embeds before it answers.
     b.ok(&["search", "queues", "--mode", "bm25"]);
@@ -448,8 +448,22 @@ fn two_indexes_at_once_and_an_index_while_the_backend_embeds_both_finish() {
         unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
         0
     );
-    let (first, second) = (spawn_in(&b), spawn_in(&b));
-    std::thread::sleep(Duration::from_secs(3));
+    // Each says it waits (its stderr a file: no terminal), once its model is loaded.
+    let logs = [b.path("first.err"), b.path("second.err")];
+    let [first, second] = logs.clone().map(|log| {
+        b.command()
+            .args(["index", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    });
+    eventually(Duration::from_secs(120), || {
+        let said = |log: &PathBuf| std::fs::read_to_string(log).unwrap_or_default();
+        logs.iter()
+            .all(|log| said(log).contains("waiting for it"))
+            .then_some(())
+    });
     assert_eq!(
         b.status()["pending_chunks"],
         120,

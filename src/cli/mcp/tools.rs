@@ -180,8 +180,9 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
-    /// The note's path as search results give it (relative to the brain folder), or an
-    /// absolute path inside the brain folder.
+    /// The note's path as search results give it (relative to the brain folder), an
+    /// absolute path inside the brain folder, or a link copied from a note: `[[lore/x]]`,
+    /// and `[[lore/x#Heading]]` for that heading's section.
     pub path: String,
     /// 1-based line to show, e.g. a search hit's line. Without `count`: 20 lines, starting
     /// 5 before it (more near the note's end, so that as many show). Without `line`: the
