@@ -12,7 +12,16 @@ use super::paint::Paint;
 
 /// Runs `brain get`.
 pub fn run(config: Config, args: GetArgs, paint: Paint) -> Result<ExitCode> {
-    let mut note = NoteRef::parse_at(&config.root, &args.spec)?;
+    // `x.md#Fix` from a folder inside the brain is this folder's `x.md`, as `x.md` is; a
+    // link (`[[x]]`) is named from the brain folder, as in a note.
+    let here = match passage::link_form(&config.root, &args.spec) {
+        Some((name, Some(heading))) if !args.spec.trim_start().starts_with("[[") => {
+            in_this_folder(&config.root, name)
+                .and_then(|p| p.to_str().map(|p| format!("{p}#{heading}")))
+        }
+        _ => None,
+    };
+    let mut note = NoteRef::parse_at(&config.root, here.as_deref().unwrap_or(&args.spec))?;
     // It must still lie inside the brain (`passage::read` refuses one outside).
     if let Some(here) = in_this_folder(&config.root, &note.path) {
         note.path = here.to_string_lossy().into_owned();

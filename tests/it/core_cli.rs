@@ -595,6 +595,19 @@ fn get_links_and_similar_take_a_note_as_a_link_writes_it() {
         "{}",
         r.stderr()
     );
+    // From the note's own folder, as `get x.md` reads it there.
+    let out = b
+        .command()
+        .current_dir(b.root.join("lore"))
+        .args([
+            "get",
+            "retry-jitter-thundering-herd.md#Full jitter",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["start_line"], 19, "{j}");
     let links = b.json(&["links", "[[lore/retry-jitter-thundering-herd]]"]);
     assert_eq!(
         links["path"], "lore/retry-jitter-thundering-herd.md",
