@@ -71,6 +71,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     // shows), to a log or a pipe also with --json: a script sees why nothing moves.
     const WAITING: &str = "another brain process is embedding these; waiting for it";
     let (mut said_waiting, mut was_waiting) = (false, false);
+    let mut stall = Stall::new(Instant::now());
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         let left = match logged || !args.json {
             true => eta.update(&engine, done, total),
@@ -81,6 +82,18 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
             eprintln!("{WAITING}");
         }
         said_waiting |= waiting;
+        if waiting && stall.update(done, Instant::now()) {
+            let who = match engine.other_pass_holder() {
+                Some(pid) => format!("process {pid}"),
+                None => "its process unknown".to_string(),
+            };
+            bar.suspend(|| {
+                eprintln!(
+                    "warning: the pass this one waits for ({who}) has not moved for {} s: if it hangs, stop it (brain status names a backend), and this one goes on",
+                    STALLED_AFTER.as_secs()
+                )
+            });
+        }
         if was_waiting && !waiting {
             started = Instant::now();
         }
@@ -135,6 +148,38 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long the pass waited for may show no progress before `brain index` says so.
+const STALLED_AFTER: Duration = Duration::from_secs(60);
+
+/// Whether another process's pass, waited for, has not moved for [`STALLED_AFTER`]: a
+/// hung backend holds its lock for good, and `brain index` showed the same numbers forever.
+struct Stall {
+    done: u64,
+    since: Instant,
+    said: bool,
+}
+
+impl Stall {
+    fn new(now: Instant) -> Stall {
+        Stall {
+            done: 0,
+            since: now,
+            said: false,
+        }
+    }
+
+    /// The other pass has done `done` at `now`: true once, when it has stood still that long.
+    fn update(&mut self, done: u64, now: Instant) -> bool {
+        if done != self.done {
+            (self.done, self.since) = (done, now);
+            return false;
+        }
+        let stalled = !self.said && now.duration_since(self.since) >= STALLED_AFTER;
+        self.said |= stalled;
+        stalled
+    }
 }
 
 /// How often a line of progress is written when stderr is no terminal.
@@ -198,6 +243,19 @@ fn rebuild_line(out: &mut impl Write, s: &Salvage) -> io::Result<()> {
 mod tests {
     use super::*;
     use brain::Backlog;
+
+    #[test]
+    fn a_pass_waited_for_that_stands_still_a_minute_is_said_once() {
+        let t0 = Instant::now();
+        let at = |secs| t0 + Duration::from_secs(secs);
+        let mut stall = Stall::new(t0);
+        assert!(!stall.update(0, at(59)));
+        // Moving, the minute starts again.
+        assert!(!stall.update(10, at(59)));
+        assert!(!stall.update(10, at(118)));
+        assert!(stall.update(10, at(119)));
+        assert!(!stall.update(10, at(300)), "said once");
+    }
 
     #[test]
     fn a_progress_line_says_how_far_how_fast_and_how_long_still() {

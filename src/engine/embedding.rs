@@ -32,7 +32,7 @@ pub struct EmbedReport {
     pub by_other: u64,
     /// True when vectors of another model were cleared first.
     pub reembedded_all: bool,
-    /// Wall time in milliseconds.
+    /// Wall time in milliseconds, after any wait for another process's pass.
     pub took_ms: u64,
 }
 
@@ -99,6 +99,9 @@ impl Engine {
             },
             false => None,
         };
+        // Its own time from here: the rate `brain index` prints is of this pass's work (a
+        // minute's wait read as "2/s").
+        let started = Instant::now();
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
         if reembedded_all {
@@ -276,6 +279,11 @@ impl Engine {
     /// not this one's to estimate from.
     pub fn waiting_for_other_pass(&self) -> bool {
         self.passes.waiting()
+    }
+
+    /// The process whose embedding pass this engine's waits for, as it wrote its pid.
+    pub fn other_pass_holder(&self) -> Option<u32> {
+        crate::index::pass_lock::holder(self.index.path())
     }
 
     /// The lengths in bytes of the passages waiting for a vector, in the order a pass that

@@ -5,8 +5,9 @@
 //! drops the lock when its process dies, however it dies.
 
 use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A held pass lock; released when dropped (the file is closed).
 #[derive(Debug)]
@@ -25,9 +26,24 @@ pub enum Taken {
     Unavailable,
 }
 
+/// The lock file of the index at `index`.
+fn lock_path(index: &Path) -> PathBuf {
+    index.with_file_name("embedding.lock")
+}
+
+/// The process that holds (or last held) the pass lock of the index at `index`, as it
+/// wrote its pid there; `None` when none did.
+pub fn holder(index: &Path) -> Option<u32> {
+    std::fs::read_to_string(lock_path(index))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Takes the pass lock of the index at `index` without waiting.
 pub fn try_take(index: &Path) -> Taken {
-    let path = index.with_file_name("embedding.lock");
+    let path = lock_path(index);
     // Read-only where it cannot be written (made by `sudo brain index`): `flock` takes
     // either, and the lock went off for that user without a word.
     let opened = OpenOptions::new()
@@ -42,6 +58,12 @@ pub fn try_take(index: &Path) -> Taken {
     // SAFETY: flock on a file descriptor this function owns, open for its whole call.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc == 0 {
+        // Who holds it, for a pass that waits on it to name (a file opened read-only
+        // takes no pid: the last holder's stays, which `holder` then names).
+        let mut file = file;
+        if file.set_len(0).is_ok() {
+            let _ = write!(file, "{}", std::process::id());
+        }
         return Taken::Held(PassLock { _file: file });
     }
     match std::io::Error::last_os_error().raw_os_error() {
@@ -60,6 +82,7 @@ mod tests {
         let index = dir.path().join("brain.sqlite");
         let first = try_take(&index);
         assert!(matches!(first, Taken::Held(_)), "{first:?}");
+        assert_eq!(holder(&index), Some(std::process::id()));
         // Another open of the file (as another process makes) is refused, not waited on.
         assert!(matches!(try_take(&index), Taken::Busy));
         drop(first);
