@@ -3,7 +3,7 @@
 //! forever nor read it until memory runs out. And replacing a file whole or not at all.
 //! Below every other module: it imports none.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The bytes of the regular file at `path` (a symlink followed), at most `max` of them,
 /// opened so that a pipe cannot block: the file is opened non-blocking and checked as
@@ -14,6 +14,16 @@ pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Where `path` leads: the file it names, links followed; for a link to a file not made
+/// yet, that file as the link names it (from the link's folder). An error when it is
+/// neither there nor a link.
+pub fn leads_to(path: &Path) -> std::io::Result<PathBuf> {
+    std::fs::canonicalize(path).or_else(|e| match std::fs::read_link(path) {
+        Ok(target) => Ok(path.parent().unwrap_or(Path::new("")).join(target)),
+        Err(_) => Err(e),
+    })
 }
 
 /// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, flushed
@@ -27,13 +37,7 @@ pub fn replace(path: &Path, bytes: &[u8], new_mode: u32) -> std::io::Result<()> 
     let path = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             // A link to a file not made yet is made there, as a write in place made it.
-            resolved = match std::fs::canonicalize(path) {
-                Ok(real) => real,
-                Err(_) => {
-                    let target = std::fs::read_link(path)?;
-                    path.parent().unwrap_or(Path::new("")).join(target)
-                }
-            };
+            resolved = leads_to(path)?;
             resolved.as_path()
         }
         _ => path,

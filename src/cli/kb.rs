@@ -226,17 +226,12 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     // file is one type's own (no link on its way), that type writes it and the links to it
     // are refused, whichever type's name sorts first.
     let real_of = |f: &brain::kb::IndexFile| {
+        // A file not there yet is where it will be made, through a link too: a link to
+        // another type's INDEX.md not made yet leads where that one will be.
         let path = root.join(&f.path);
-        std::fs::canonicalize(&path).ok().or_else(|| {
-            // A file not there yet is where it will be made, through a link too: a link
-            // to another type's INDEX.md not made yet leads where that one will be.
-            let to = match std::fs::read_link(&path) {
-                Ok(to) => path.parent()?.join(to),
-                Err(_) => path,
-            };
-            let dir = std::fs::canonicalize(to.parent()?).ok()?;
-            Some(dir.join(to.file_name()?))
-        })
+        let to = brain::file::leads_to(&path).unwrap_or(path);
+        let dir = std::fs::canonicalize(to.parent()?).ok()?;
+        Some(dir.join(to.file_name()?))
     };
     let reals: Vec<Option<PathBuf>> = files.iter().map(real_of).collect();
     let own_root = std::fs::canonicalize(&root).ok();
