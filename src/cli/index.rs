@@ -60,17 +60,18 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
     let bar = embed_bar();
     // Not at a terminal (a log, CI, `nohup`), the bar is not drawn: a line now and then
     // says how far it is instead of minutes of silence (a 9 MB note took 19 minutes).
-    let logged = !args.json && !io::stderr().is_terminal();
+    let to_terminal = io::stderr().is_terminal();
+    let logged = !args.json && !to_terminal;
     // The rate's clock; started again when this pass's own work begins after a wait.
     let mut started = Instant::now();
     let mut said = started;
     // The time left (its backlog read once the pass has counted its work, timed from
     // then): a brain with nothing to embed does not pay for the read.
     let mut eta = Eta::default();
-    // Said once, when the pass waits for another process's (whose progress it then
+    // Said when the pass begins to wait for another process's (whose progress it then
     // shows), to a log or a pipe also with --json: a script sees why nothing moves.
     const WAITING: &str = "another brain process is embedding these; waiting for it";
-    let (mut said_waiting, mut was_waiting) = (false, false);
+    let mut was_waiting = false;
     let mut stall = Stall::new(Instant::now());
     let embedded = engine.embed_pending_with(usize::MAX, &mut |done, total| {
         let left = match logged || !args.json {
@@ -78,10 +79,9 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
             false => None,
         };
         let waiting = engine.waiting_for_other_pass();
-        if waiting && !said_waiting && !io::stderr().is_terminal() {
+        if waiting && !was_waiting && !to_terminal {
             eprintln!("{WAITING}");
         }
-        said_waiting |= waiting;
         if waiting && stall.update(done, Instant::now()) {
             let who = match engine.other_pass_holder() {
                 Some(pid) => format!("process {pid}"),
