@@ -84,6 +84,26 @@ fn ignore_file_problem(dir: &Path) -> Option<String> {
     None
 }
 
+impl Walk {
+    /// Why the note `rel` was not read, when a folder over it was held back (an ignore
+    /// file brain cannot trust, a folder it may not enter): the walk's line for that
+    /// folder. `None` when no such folder holds it.
+    pub fn why_held_back(&self, rel: &str) -> Option<String> {
+        let dir = self.unreadable.iter().find(|dir| covers(dir, rel))?;
+        let named = folder_named(dir);
+        let why = self.warnings.iter().find(|l| l.starts_with(&named));
+        Some(why.or(self.warnings.first()).cloned().unwrap_or(named))
+    }
+}
+
+/// A folder as the walk's lines name it: `lore/`, or the brain folder itself for `""`.
+fn folder_named(dir: &str) -> String {
+    match dir.is_empty() {
+        true => "the brain folder".to_string(),
+        false => format!("{dir}/"),
+    }
+}
+
 /// Whether `rel` lies in one of the `unreadable` folders of a [`Walk`].
 pub fn under_any(unreadable: &[String], rel: &str) -> bool {
     unreadable.iter().any(|dir| covers(dir, rel))
@@ -374,10 +394,7 @@ pub fn walk_scoped(config: &Config, scope: &Scope) -> Result<Walk> {
                     Seen::File(file) => out.files.push(file),
                     Seen::Warning(warning) => out.warnings.push(warning),
                     Seen::Unsearchable(dir) => {
-                        let named = match dir.is_empty() {
-                            true => "the brain folder".to_string(),
-                            false => format!("{dir}/"),
-                        };
+                        let named = folder_named(&dir);
                         out.warnings.push(format!(
                             "{named}: not read: permission denied (it can be listed, not entered); its notes are kept as last indexed"
                         ));

@@ -131,21 +131,10 @@ pub fn capture(
         // `brain index` printed it, and a search after the write blamed a typo).
         unseen = match crate::index::walk::walk_scoped(brain.config(), &scope) {
             Ok(w) if w.files.iter().any(|f| f.rel == planned.entry.path) => None,
-            Ok(w) => match w.unreadable.iter().find(|d| {
-                crate::index::walk::under_any(std::slice::from_ref(d), &planned.entry.path)
-            }) {
-                Some(dir) => {
-                    let named = match dir.is_empty() {
-                        true => "the brain folder".to_string(),
-                        false => format!("{dir}/"),
-                    };
-                    let why = w.warnings.iter().find(|l| l.starts_with(&named));
-                    Some(Unseen::HeldBack(
-                        why.or(w.warnings.first()).cloned().unwrap_or(named),
-                    ))
-                }
-                None => Some(Unseen::Excluded),
-            },
+            Ok(w) => Some(
+                w.why_held_back(&planned.entry.path)
+                    .map_or(Unseen::Excluded, Unseen::HeldBack),
+            ),
             Err(_) => None,
         };
         // Written is what was asked; a brain that cannot sync the entry now still finds it
