@@ -40,7 +40,7 @@ fn make(root: &Path, created: &mut Vec<PathBuf>) -> Result<()> {
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             created.push(dir.clone());
         }
-        if let Some((_, schema)) = super::schema::DEFAULTS.iter().find(|(k, _)| k == kind) {
+        if let Some(schema) = super::schema::default_for(kind) {
             let file = dir.join(super::schema::SCHEMA_FILE);
             match super::write_atomic(&file, schema, super::WriteMode::CreateNew) {
                 // Another process making the brain at the same moment (the app's first
@@ -82,12 +82,12 @@ pub fn unfinished(root: &Path) -> Vec<&'static str> {
 /// holds something, so it is never written into.
 fn is_blank(root: &Path) -> bool {
     let untouched = |dir: &Path, kind: &str| {
-        let schema = super::schema::DEFAULTS.iter().find(|(k, _)| *k == kind);
+        let schema = super::schema::default_for(kind);
         std::fs::read_dir(dir).is_ok_and(|entries| {
             entries.into_iter().all(|e| {
                 e.is_ok_and(|e| {
                     e.file_name() == super::schema::SCHEMA_FILE
-                        && schema.is_some_and(|(_, text)| {
+                        && schema.is_some_and(|text| {
                             std::fs::read(e.path()).is_ok_and(|held| held == text.as_bytes())
                         })
                 })

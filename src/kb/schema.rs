@@ -403,6 +403,14 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("research-link", include_str!("defaults/research-link.md")),
 ];
 
+/// The default `SCHEMA.md` of type `kind`, if it is one of [`DEFAULTS`].
+pub fn default_for(kind: &str) -> Option<&'static str> {
+    DEFAULTS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, text)| *text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
