@@ -87,6 +87,16 @@ pub enum Error {
     /// The embedding model failed while running.
     #[error("embedding failed: {0}")]
     Embed(String),
+    /// Another process re-embedded the index with another model while this backend ran:
+    /// its own passes would clear those vectors and embed everything again with its model,
+    /// and the other process's next pass would clear them back.
+    #[error("the index's vectors are {stored}'s now (another brain process re-embedded it) and this backend embeds with {own}: restart the backend ('brain serve', or quit and reopen the app) to use {stored}, or run 'brain index' with {own} to switch back")]
+    ModelSwitched {
+        /// The model the index's vectors are now.
+        stored: String,
+        /// The model this backend embeds with.
+        own: String,
+    },
 }
 
 /// One line for an index failure: the cause once, and for the failures a person can fix

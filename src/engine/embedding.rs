@@ -102,8 +102,11 @@ impl Engine {
         // Its own time from here: the rate `brain index` prints is of this pass's work (a
         // minute's wait read as "2/s").
         let started = Instant::now();
+        let stored = vectors::stored_model(&conn).map_err(|e| index.err(e))?;
+        self.refuse_a_switch_made_elsewhere(stored, embedder.name(), embedder.dim())?;
         let reembedded_all =
             index.write(|tx| vectors::claim_for_model(tx, embedder.name(), embedder.dim()))?;
+        self.claimed.store(true, Ordering::Relaxed);
         if reembedded_all {
             // What the other pass embedded was another model's, cleared by the claim.
             by_other = 0;
@@ -221,6 +224,28 @@ impl Engine {
             reembedded_all,
             took_ms: started.elapsed().as_millis() as u64,
         })
+    }
+
+    /// A backend whose vectors another process has re-embedded with another model since
+    /// (a `brain index` under other settings) leaves them be: claiming them back would
+    /// re-embed every passage, and that process's next pass would do it again. Its first
+    /// pass still switches, as a backend restarted with a new model should.
+    pub(super) fn refuse_a_switch_made_elsewhere(
+        &self,
+        stored: Option<(String, usize)>,
+        model: &str,
+        dim: usize,
+    ) -> Result<()> {
+        if !self.background.load(Ordering::Relaxed) || !self.claimed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match stored {
+            Some((stored, d)) if stored != model || d != dim => Err(Error::ModelSwitched {
+                stored,
+                own: model.to_string(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The pass lock, once no other process's pass holds it; meanwhile `progress` is told

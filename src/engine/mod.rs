@@ -82,6 +82,10 @@ pub struct Engine {
     /// ([`Engine::embeds_in_background`]): its notices do not send the person to
     /// `brain index`.
     background: std::sync::atomic::AtomicBool,
+    /// Whether a whole pass of this engine has made the index's vectors its model's: a
+    /// backend's later pass that finds another model's there leaves them to that model
+    /// ([`crate::Error::ModelSwitched`]).
+    claimed: std::sync::atomic::AtomicBool,
     /// See [`WORDS_FROM_LENGTHS_FROM`] (lower in tests).
     words_from_lengths: i64,
     /// What scoring two notes both ways read (`brain similar NOTE`, `--all`), kept until
@@ -113,6 +117,7 @@ impl Engine {
             terms: None,
             passes: embedding::Passes::default(),
             background: std::sync::atomic::AtomicBool::new(false),
+            claimed: std::sync::atomic::AtomicBool::new(false),
             words_from_lengths: WORDS_FROM_LENGTHS_FROM,
         }
     }

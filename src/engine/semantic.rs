@@ -154,6 +154,13 @@ impl Engine {
             embedded,
         } = self.waiting(embedder.as_ref(), inline)?;
         if !embedded && !current && pending > 0 {
+            let stored = self.index.read()?.stored_model()?;
+            if let Err(switched) =
+                self.refuse_a_switch_made_elsewhere(stored, embedder.name(), embedder.dim())
+            {
+                notices.push(format!("semantic search off: {switched}"));
+                return Ok(None);
+            }
             notices.push(format!(
                 "semantic search off: {} not embedded with {} yet; run 'brain index'",
                 passages_are(pending),

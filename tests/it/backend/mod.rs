@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
-use crate::harness::{eventually, hit_paths, without_recall_id, Brain, Conn};
+use crate::harness::{describe, eventually, hit_paths, without_recall_id, Brain, Conn};
 use serde_json::Value;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -148,6 +148,59 @@ fn a_client_with_another_model_works_in_process_and_says_why() {
         String::from_utf8_lossy(&out.stderr).contains("not embedded with stand-in-hash-64"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A `brain index` under another model, run while the backend serves, re-embeds the index
+/// with that model; the backend's next pass leaves those vectors be and says why (it
+/// cleared them and embedded every passage again with its own, and the next `brain index`
+/// did the same back), and its searches say it rather than sending the person to `brain
+/// index`.
+#[test]
+fn a_backend_leaves_vectors_another_process_switched_models_for() {
+    let brain = Brain::example().model();
+    brain.ok(&["index"]);
+    let _server = brain.serve(&[]);
+    assert_eq!(brain.json(&["search", "retry"])["mode"], "hybrid");
+    let out = brain
+        .command()
+        .args(["index"])
+        .env("BRAIN_MODEL", "stand-in-hash-64")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    brain.write(
+        "idea/after-the-switch.md",
+        "# After the switch\n\nA quokka note.\n",
+    );
+    let error = eventually(30 * SECOND, || {
+        brain.status()["backend"]["last_error"]
+            .as_str()
+            .map(str::to_string)
+    });
+    assert!(
+        error.contains("stand-in-hash-64's now")
+            && error.contains("this backend embeds with all-minilm-l6-v2")
+            && error.contains("restart the backend"),
+        "{error}"
+    );
+    let index = brain.status()["index_path"].as_str().unwrap().to_string();
+    let stored: String = rusqlite::Connection::open(&index)
+        .unwrap()
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'embed_model'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, "stand-in-hash-64", "the other model's vectors stay");
+    let r = brain.ok(&["search", "quokka"]);
+    assert!(
+        r.stderr()
+            .contains("semantic search off: the index's vectors are stand-in-hash-64's")
+            && !r.stderr().contains("not embedded with"),
+        "{}",
+        r.stderr()
     );
 }
 
