@@ -208,6 +208,13 @@ pub fn explain(out: &mut impl Write, e: &Explain) -> io::Result<()> {
         Exact::Identifier => "  literal identifier",
         Exact::None => "",
     };
+    if !e.excluded.is_empty() {
+        writeln!(
+            out,
+            "excluded: every note holding {}",
+            e.excluded.join(" or ")
+        )?;
+    }
     if e.mode == Mode::Semantic {
         writeln!(out, "keyword list (bm25):\n  (not run: meaning only)")?;
     } else {

@@ -19,6 +19,10 @@ use crate::index::Reader;
 pub struct Explain {
     /// The keyword list, best first.
     pub bm25: Vec<KeywordEntry>,
+    /// The query's excluded terms (`-legacy`, `-"old code"`) as `--explain` names them: no
+    /// mode returns a note that holds one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
     /// What the fusion weighed (hybrid only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
@@ -151,6 +155,7 @@ pub(crate) fn build(
     }
     let mut explain = Explain {
         bm25: keyword,
+        excluded: Vec::new(),
         evidence: None,
         fused: None,
         fused_head: None,

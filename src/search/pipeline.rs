@@ -559,9 +559,10 @@ pub(crate) fn run(
         notices.extend(filter_notice(reader, &req.filters)?);
     }
     let explain = match req.explain {
-        true => Some(explain::build(
-            reader, mode, &bm25_hits, &sem_hits, stages, req.top,
-        )?),
+        true => Some(explain::Explain {
+            excluded: query.excludes.iter().map(|t| t.label()).collect(),
+            ..explain::build(reader, mode, &bm25_hits, &sem_hits, stages, req.top)?
+        }),
         false => None,
     };
     Ok(Found {

@@ -472,8 +472,11 @@ fn without_possessive(word: &str) -> String {
         .map_or_else(|| word.to_string(), |stem| format!("{stem}{after}"))
 }
 
-/// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion.
+/// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion; so too
+/// with the sentence punctuation a note puts after it (`$(ssh-agent -s)`, `comm -23.`),
+/// copied with the flag.
 fn is_flag(word: &str) -> bool {
+    let word = word.trim_end_matches(CLOSING);
     if let Some(long) = word.strip_prefix("--") {
         return long.starts_with(|c: char| c.is_alphanumeric());
     }
@@ -843,6 +846,10 @@ mod tests {
             ("gcc -O2", "-O2"),
             ("git commit --no-verify", "--no-verify"),
             ("curl -o=out", "-o=out"),
+            ("eval $(ssh-agent -s)", "-s)"),
+            ("comm -23.", "-23."),
+            ("ls -l, then", "-l,"),
+            ("cargo build --release.", "--release."),
         ] {
             let q = Query::parse(query);
             assert!(q.excludes.is_empty(), "{query}: {q:?}");

@@ -149,6 +149,43 @@ fn a_short_dash_word_searched_as_a_flag_says_how_to_exclude_it() {
     );
 }
 
+/// A flag copied with the punctuation the note put after it (`$(ssh-agent -s)`, `comm
+/// -23.`) was read as an exclusion: the very note it was copied from was left out of every
+/// mode, and nothing said so. `--explain` now names what a query excludes.
+#[test]
+fn a_flag_followed_by_punctuation_is_searched_for_and_exclusions_are_explained() {
+    let b = Brain::new();
+    b.write(
+        "agent.md",
+        "# SSH agent\n\nStart it with `eval $(ssh-agent -s)`, then ssh-add.\n",
+    );
+    b.write(
+        "comm.md",
+        "# comm\n\nLines only in the first file: `comm -23 a b`.\n",
+    );
+    let found = paths(&b.json(&["search", "eval $(ssh-agent -s)", "--mode", "bm25"]));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("agent.md"),
+        "{found:?}"
+    );
+    let found = paths(&b.json(&["search", "comm -23.", "--mode", "bm25"]));
+    assert_eq!(found, ["comm.md"]);
+    let j = b.json(&["search", "lines -agent", "--mode", "bm25", "--explain"]);
+    assert_eq!(
+        j["explain"]["excluded"],
+        serde_json::json!(["agent"]),
+        "{j}"
+    );
+    let out = b
+        .ok(&["search", "lines -agent", "--mode", "bm25", "--explain"])
+        .stdout();
+    assert!(
+        out.contains("excluded: every note holding agent\n"),
+        "{out}"
+    );
+}
+
 /// #11: every note with a hyphenated word of the query (`self-signed`) was "literal
 /// identifier" evidence and jumped above everything the semantic list knew.
 #[test]
