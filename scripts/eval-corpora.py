@@ -6,7 +6,7 @@
 CHECKOUTS_DIR holds one clone per source, named owner+name (Bhupesh-V+til, ...); each must
 have the pinned commit below. Files are read from that commit (`git show`), never from the
 work tree, so the layout is the same whatever is checked out. A corpus already under DEST
-(notes-mix, jaebradley-notes, til-mix) is left as it is and needs no clones: one the
+(notes-mix, jaebradley-notes, til-mix, yutsuten-notes) is left as it is and needs no clones: one the
 judgments were made on is never overwritten.
 """
 import os
@@ -22,6 +22,7 @@ MIX = [
     ("MichaelCurrin+dev-cheatsheets", "d19cea65"),
 ]
 JAEBRADLEY = ("jaebradley+notes", "afdcd19e")
+YUTSUTEN = ("Yutsuten+notes", "afb6ec45")
 TIL_MIX = [
     ("jonasbn+til", "adc31356"),
     ("jwworth+til", "5928a20a"),
@@ -39,7 +40,7 @@ NOT_A_NOTE = re.compile(
     re.I,
 )
 # Counts the judged sets were written against.
-EXPECTED = {"notes-mix": 1754, "jaebradley-notes": 1844, "til-mix": 1262}
+EXPECTED = {"notes-mix": 1754, "jaebradley-notes": 1844, "til-mix": 1262, "yutsuten-notes": 776}
 
 
 def git(repo, *args):
@@ -146,6 +147,19 @@ def lay_out_til_mix(root, dest):
     return count
 
 
+def lay_out_yutsuten(root, dest):
+    """The notes under notes/, without that prefix; not the site's home page (index.md)
+    nor a note under 80 bytes."""
+    name, commit = YUTSUTEN
+    count = 0
+    for rel, data in notes(checkout(root, name), commit):
+        if not rel.startswith("notes/") or rel == "notes/index.md" or len(data) < 80:
+            continue
+        write(dest, rel[len("notes/") :], data)
+        count += 1
+    return count
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.strip())
@@ -155,6 +169,7 @@ def main():
         ("notes-mix", lay_out_notes_mix),
         ("jaebradley-notes", lay_out_jaebradley),
         ("til-mix", lay_out_til_mix),
+        ("yutsuten-notes", lay_out_yutsuten),
     ):
         where = os.path.join(dest, corpus)
         if os.path.exists(where):

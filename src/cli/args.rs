@@ -252,7 +252,7 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// Only this set (repeatable): tldr, cranfield-new, notes-mix, jaebradley-notes,
-    /// notes-mix-hard, jaebradley-hard, til-mix, cranfield, tldr-keyword, tldr-paraphrase
+    /// notes-mix-hard, jaebradley-hard, til-mix, yutsuten-notes, cranfield, tldr-keyword, tldr-paraphrase
     /// [default: every set whose corpus is found].
     #[arg(long = "set", value_name = "NAME")]
     pub sets: Vec<String>,

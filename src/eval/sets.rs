@@ -124,6 +124,11 @@ const KNOWN: &[Known] = &[
         lines: Some(include_str!("../../eval/til-mix.jsonl")),
     },
     Known {
+        name: "yutsuten-notes",
+        corpus: Corpus::Notes("yutsuten-notes"),
+        lines: Some(include_str!("../../eval/yutsuten-notes.jsonl")),
+    },
+    Known {
         name: "cranfield",
         corpus: Corpus::Cranfield,
         lines: None,
