@@ -16,6 +16,25 @@ pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Makes `dir` and any missing folder above it closed to other users (0700), and closes
+/// `dir` itself when it is this user's and open: what brain keeps there (every note's
+/// text in the index, the searches made, the logs) must be no easier to read than the
+/// notes, whatever the umask. Folders above that existed are left as they are.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::metadata(dir)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() == me && meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 /// Where `path` leads: the file it names, links followed; for a link to a file not made
 /// yet, that file as the link names it (from the link's folder). An error when it is
 /// neither there nor a link.

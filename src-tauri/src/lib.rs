@@ -150,7 +150,7 @@ fn try_run() -> anyhow::Result<()> {
     let path = log_file(&config);
     let file = path
         .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_or(Ok(()), brain::file::private_dir)
         .and_then(|_| brain::service::RotatingLog::open(&path));
     match file {
         Ok(log) => tracing_subscriber::fmt()

@@ -49,7 +49,7 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
             log_dir.display()
         )
     };
-    std::fs::create_dir_all(&log_dir).with_context(unwritable)?;
+    brain::file::private_dir(&log_dir).with_context(unwritable)?;
     let log_path = log_dir.join("serve.log");
     let log = brain::service::RotatingLog::open(&log_path).with_context(unwritable)?;
     tracing_subscriber::fmt()

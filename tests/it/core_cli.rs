@@ -1527,3 +1527,34 @@ fn brain_config_starting_with_a_tilde_is_under_home() {
     assert_eq!(r.code(), 2, "{}", r.stderr());
     assert!(r.stderr().contains("max_file_mb"), "{}", r.stderr());
 }
+
+/// The index holds every note's text and every search made: its folder is closed to other
+/// users whatever the umask (it was 0755 under the usual 022, the file 0644, and a note
+/// kept 0600 in a 0700 folder could be read from it), and so is the logs folder. A folder
+/// an older brain left open is closed when the index is next opened.
+#[test]
+fn the_index_and_log_folders_are_closed_to_other_users() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = Brain::example();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let mut index = b.command();
+    index.arg("index");
+    // SAFETY: umask is async-signal-safe and the closure touches nothing else.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut index, || {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    let out = index.output().unwrap();
+    assert!(out.status.success());
+    let index = b.ok(&["status", "--json"]).json()["index_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = std::path::Path::new(&index).parent().unwrap().to_path_buf();
+    assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    b.ok(&["search", "retry", "--mode", "bm25"]);
+    assert_eq!(mode(&dir), 0o700, "closed again");
+}
