@@ -69,6 +69,8 @@ pub struct Engine {
     config: Config,
     index: Index,
     semantic: Mutex<SemanticCache>,
+    /// Held while the model loads, so that one load serves every search waiting for it.
+    model_load: Mutex<()>,
     /// Whether a matrix rebuilt from the index is written to its cache file (see
     /// [`Engine::without_matrix_writes`]).
     write_matrix_file: bool,
@@ -111,6 +113,7 @@ impl Engine {
             config,
             index,
             semantic: Mutex::new(SemanticCache::default()),
+            model_load: Mutex::new(()),
             write_matrix_file: true,
             pair_words: crate::similar::Remembered::default(),
             sketches: Sketches::Never,

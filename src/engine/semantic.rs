@@ -71,8 +71,13 @@ impl Engine {
         if !embed::should_load(&self.config)? {
             return Ok(None);
         }
-        // Loading takes a while; the lock is not held meanwhile, so searches in BM25 mode
-        // are not held up. Two racing loads are harmless: the first one stored wins.
+        // Loading takes a while; the cache's lock is not held meanwhile, so searches in
+        // BM25 mode are not held up. Searches that need the model wait for the one load:
+        // fifty MCP calls at a cold start each loaded a copy (3 GB with the small model).
+        let _one = self.model_load.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = &self.cache().embedder {
+            return Ok(Some(e.clone()));
+        }
         let loaded: Arc<dyn Embedder> =
             Arc::new(embed::CachedQueries::new(embed::load(&self.config)?));
         Ok(Some(self.cache().embedder.get_or_insert(loaded).clone()))
