@@ -99,7 +99,8 @@ impl Engine {
                     generated: index_md::render(schema, entries),
                     // Not a file (a pipe would block) or unreadable: as if missing, so
                     // `check` says it is out of date and `--write` replaces it.
-                    current: kb::read_regular(
+                    current: kb::read_in_brain(
+                        &self.config.root,
                         &self.config.root.join(&path),
                         self.config.max_file_bytes,
                     )

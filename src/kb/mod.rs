@@ -257,6 +257,53 @@ pub(crate) fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
+/// [`read_regular`] for a file of the brain folder `root` (a `SCHEMA.md`, an `INDEX.md`):
+/// a link that leads out of the folder is refused, as `brain get` refuses it; followed,
+/// `check` showed the file's values, `new` copied its template into a note, and
+/// `index-md` printed it whole (`/etc/passwd` through a link a shared brain carried).
+pub(crate) fn read_in_brain(
+    root: &std::path::Path,
+    path: &std::path::Path,
+    max: u64,
+) -> std::io::Result<String> {
+    if path.symlink_metadata()?.file_type().is_symlink() {
+        let real = std::fs::canonicalize(path)?;
+        let root_real = std::fs::canonicalize(root)?;
+        if !real.starts_with(&root_real) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                LinkOut(real),
+            ));
+        }
+    }
+    read_regular(path, max)
+}
+
+/// What [`read_in_brain`] refuses: a link to this file, outside the brain folder. Its own
+/// type, so that a caller that words its errors can tell it from a file it may not read.
+#[derive(Debug)]
+pub(crate) struct LinkOut(std::path::PathBuf);
+
+impl LinkOut {
+    /// Whether `e` is one.
+    pub(crate) fn is(e: &std::io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<LinkOut>())
+    }
+}
+
+impl std::fmt::Display for LinkOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a link to {}, outside the brain folder, where brain reads nothing: move the \
+             file into the brain, or remove the link",
+            crate::text::without_controls(&self.0.to_string_lossy())
+        )
+    }
+}
+
+impl std::error::Error for LinkOut {}
+
 /// How [`write_atomic`] treats a file already at the path.
 #[derive(Debug, Clone, Copy)]
 pub enum WriteMode<'a> {

@@ -228,6 +228,10 @@ fn broken_schema(schemas: &Schemas, kind: &str) -> Option<Error> {
     };
     schemas.errors.iter().find_map(|e| match e {
         Error::Schema { path, .. } if of_kind(path) => Some(Error::InvalidInput(e.to_string())),
+        // A link out of the brain says what to do itself.
+        Error::Io { path, cause } if of_kind(path) && super::LinkOut::is(cause) => {
+            Some(Error::InvalidInput(format!("{}: {cause}", path.display())))
+        }
         Error::Io { path, cause } if of_kind(path) => Some(Error::InvalidInput(format!(
             "cannot read {} ({cause}): make it readable UTF-8 text, or remove it to write \
              {kind} entries without a schema",

@@ -370,7 +370,7 @@ impl Schemas {
                 continue;
             }
             let file = dir.join(SCHEMA_FILE);
-            let text = match super::read_regular(&file, SCHEMA_MAX_BYTES) {
+            let text = match super::read_in_brain(root, &file, SCHEMA_MAX_BYTES) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 // A folder nobody may enter: whether it holds a schema cannot be known, and

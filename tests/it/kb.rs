@@ -489,6 +489,58 @@ fn new_refuses_a_type_whose_schema_cannot_be_read_naming_it_and_writes_nothing()
     assert!(!b.root.join("idea/anything.md").exists());
 }
 
+/// A `SCHEMA.md` or `INDEX.md` that is a link out of the brain (a shared brain can carry
+/// one: git keeps links) is refused as `get` refuses a note so linked: `check` showed the
+/// outside file's values, `new` copied its template into the brain, and `index-md`
+/// printed it whole.
+#[test]
+fn schema_and_index_files_linked_out_of_the_brain_are_not_read() {
+    let b = Brain::example();
+    let outside = b.path("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("schema.md"),
+        "---\ntemplate: \"OUTSIDE-SECRET\"\nfields:\n  x:\n    values: OUTSIDE-VALUE\n---\n",
+    )
+    .unwrap();
+    std::fs::write(outside.join("index.md"), "OUTSIDE-INDEX line\n").unwrap();
+    std::fs::remove_file(b.root.join("idea/SCHEMA.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("schema.md"), b.root.join("idea/SCHEMA.md")).unwrap();
+    let _ = std::fs::remove_file(b.root.join("lore/INDEX.md"));
+    std::os::unix::fs::symlink(outside.join("index.md"), b.root.join("lore/INDEX.md")).unwrap();
+
+    let r = b.run(&["check"]);
+    assert!(!r.stdout().contains("OUTSIDE"), "{}", r.stdout());
+    assert!(
+        r.stdout()
+            .contains("idea/SCHEMA.md: cannot be read: a link to ")
+            && r.stdout()
+                .contains("outside the brain folder, where brain reads nothing"),
+        "{}",
+        r.stdout()
+    );
+    let r = b.run(&["new", "idea", "Anything"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("idea/SCHEMA.md: a link to ") && r.stderr().lines().count() == 1,
+        "{}",
+        r.stderr()
+    );
+    assert!(!b.root.join("idea/anything.md").exists());
+    let r = b.run(&["index-md"]);
+    assert!(
+        !r.stdout().contains("OUTSIDE") && !r.stderr().contains("OUTSIDE"),
+        "{}{}",
+        r.stdout(),
+        r.stderr()
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("index.md")).unwrap(),
+        "OUTSIDE-INDEX line\n",
+        "nothing written there"
+    );
+}
+
 #[test]
 fn links_go_both_ways_and_broken_ones_say_why() {
     let b = Brain::example();
