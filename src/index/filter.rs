@@ -68,12 +68,22 @@ impl Condition {
     }
 }
 
+/// The most `--where` conditions one search takes: each is a clause of the SQL, and about
+/// a thousand overflowed SQLite's expression depth, said as trouble with the index.
+pub const MAX_CONDITIONS: usize = 64;
+
 impl Filters {
-    /// Checks the date bounds (bad input names the flag and what it expects) and turns
+    /// Checks the number of conditions and the date bounds (bad input names the flag and what it expects) and turns
     /// relative ones into days, so the recall log and the backend see absolute dates.
     pub fn resolve(&mut self) -> Result<()> {
         // Only when asked: the local time zone's first lookup walks the zoneinfo folders
         // (~3 ms, most of a warm search's client side).
+        if self.conditions.len() > MAX_CONDITIONS {
+            return Err(Error::InvalidInput(format!(
+                "--where given {} times: at most {MAX_CONDITIONS} conditions",
+                self.conditions.len()
+            )));
+        }
         let today = std::sync::LazyLock::new(crate::date::today);
         for (flag, bound) in [("--since", &mut self.since), ("--before", &mut self.before)] {
             if let Some(spec) = bound {
@@ -168,5 +178,26 @@ impl Filters {
             .iter()
             .map(|c| Condition::parse(c))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_many_conditions_are_bad_input_naming_the_flag() {
+        let mut f = Filters {
+            conditions: vec!["status=open".to_string(); MAX_CONDITIONS],
+            ..Default::default()
+        };
+        assert!(f.resolve().is_ok());
+        f.conditions.push("status=open".to_string());
+        let err = f.resolve().unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "--where given 65 times: at most 64 conditions"
+        );
     }
 }

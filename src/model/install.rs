@@ -183,8 +183,9 @@ fn copy_verified(
     from: &Path,
     to: &Path,
 ) -> Result<u64, ModelError> {
-    let mut input = File::open(from).map_err(|e| ModelError::io(from, e))?;
-    let actual_size = input.metadata().map_err(|e| ModelError::io(from, e))?.len();
+    // A pipe among the files imported is refused, not waited on.
+    let (mut input, actual_size) =
+        crate::file::open_regular(from).map_err(|e| ModelError::io(from, e))?;
     if actual_size != spec.size {
         return Err(ModelError::WrongSize {
             model: manifest.name.clone(),

@@ -260,7 +260,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Lowercase hex SHA-256 of a file, streamed in large blocks.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = File::open(path)?;
+    let (mut file, _) = crate::file::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 4 << 20];
     loop {
@@ -285,9 +285,17 @@ fn open_checked_with(
         model: manifest.name.clone(),
         file: path.to_path_buf(),
     };
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+    // Not blocking: a pipe in a model file's place hung every search for good.
+    let file = match crate::file::open_regular(path) {
+        Ok((f, _)) => f,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidInput
+            ) =>
+        {
+            return Err(missing())
+        }
         Err(e) => return Err(ModelError::io(path, e)),
     };
     let meta = file.metadata().map_err(|e| ModelError::io(path, e))?;
@@ -413,6 +421,13 @@ mod tests {
             open_verified(&m, dir.path()),
             Err(ModelError::Missing { .. })
         ));
+        // A pipe in its place is not waited on (every search hung on one).
+        crate::file::mkfifo(&dir.path().join("c.json"));
+        assert!(matches!(
+            open_verified(&m, dir.path()),
+            Err(ModelError::Missing { .. })
+        ));
+        assert!(sha256_file(&dir.path().join("c.json")).is_err());
     }
 
     #[test]
