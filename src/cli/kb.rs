@@ -304,11 +304,14 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
                     Some(_) => (format!("a/{}", f.path), format!("b/{}", f.path)),
                     None => ("/dev/null".to_string(), format!("b/{}", f.path)),
                 };
-                write!(
-                    out,
-                    "{}",
-                    diff.unified_diff().context_radius(2).header(&a, &b)
-                )?;
+                // The old file's lines and the notes' values, as they are: none may drive
+                // the terminal (an OSC 52 line in an INDEX.md wrote the clipboard).
+                let shown = diff
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(&a, &b)
+                    .to_string();
+                write!(out, "{}", brain::text::without_controls_but_lines(&shown))?;
             }
         }
         rows.push(serde_json::json!({"path": f.path, "changed": changed, "written": changed && args.write}));
@@ -351,7 +354,7 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     }
     let mut err = io::stderr().lock();
     for e in &failed {
-        writeln!(err, "error: {e:#}")?;
+        writeln!(err, "error: {}", shown(&format!("{e:#}")))?;
     }
     Ok(ExitCode::FAILURE)
 }

@@ -174,7 +174,8 @@ fn print(out: &mut impl Write, s: &Stats) -> io::Result<()> {
             return "(none)".to_string();
         }
         m.iter()
-            .map(|(k, n)| format!("{k} {n}"))
+            // A type filter is what a client sent (an assistant's MCP argument).
+            .map(|(k, n)| format!("{} {n}", brief(k)))
             .collect::<Vec<_>>()
             .join(", ")
     };

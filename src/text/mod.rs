@@ -51,6 +51,19 @@ pub fn without_controls(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// [`without_controls`] for text of several lines (a diff): its newlines and tabs kept.
+pub fn without_controls_but_lines(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    match s.chars().any(bad) {
+        true => s
+            .chars()
+            .map(|c| if bad(c) { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into(),
+        false => s.into(),
+    }
+}
+
 /// Whether `c` changes the direction text is shown in (U+202A-U+202E, U+2066-U+2069, the
 /// marks U+200E, U+200F and U+061C): in a title or an error line it can show a file name
 /// backwards (`exe.md` as `dm.exe`) without being seen itself.

@@ -541,6 +541,38 @@ fn schema_and_index_files_linked_out_of_the_brain_are_not_read() {
     );
 }
 
+/// What `index-md` shows of an old INDEX.md and of the notes' values cannot drive the
+/// terminal (an OSC 52 line in a shared INDEX.md wrote the clipboard), nor can its error
+/// lines; `stats` shows a type filter an assistant sent the same way.
+#[test]
+fn index_md_and_stats_print_no_terminal_escapes() {
+    let b = Brain::example();
+    b.write(
+        "lore/INDEX.md",
+        "# lore\n\nold \x1b]52;c;cm0gLXJmIH4K\x07 line\n",
+    );
+    let r = b.run(&["--color", "never", "index-md"]);
+    assert!(r.stdout().contains("-old \u{FFFD}]52;c;"), "{}", r.stdout());
+    assert!(!r.stdout().contains('\x1b') && !r.stdout().contains('\x07'));
+    b.write("t\x1b[2Jx/SCHEMA.md", "---\ntype: other\n---\n");
+    let r = b.run(&["--color", "never", "index-md"]);
+    assert!(r.stderr().contains("t\u{FFFD}[2Jx"), "{}", r.stderr());
+    assert!(!r.stderr().contains('\x1b'), "{}", r.stderr());
+    b.ok(&[
+        "search",
+        "retry",
+        "--type",
+        "lore\x1b]0;OWNED\x07",
+        "--mode",
+        "bm25",
+    ]);
+    let out = b.ok(&["stats"]).stdout();
+    assert!(
+        out.contains("searches per type filter: lore\u{FFFD}]0;owned\u{FFFD}"),
+        "{out}"
+    );
+}
+
 #[test]
 fn links_go_both_ways_and_broken_ones_say_why() {
     let b = Brain::example();
