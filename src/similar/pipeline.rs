@@ -165,7 +165,7 @@ pub(crate) fn run(
             SimilarHit {
                 abs_path: root.join(&row.path).to_string_lossy().into_owned(),
                 path: row.path,
-                title: row.title,
+                title: crate::text::title_shown(row.title),
                 kind: row.kind,
                 // Judged as shown: a likeness printed as 0.500 is a duplicate.
                 score: round(score),

@@ -51,6 +51,30 @@ pub fn without_controls(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// The most characters of a title a result shows, and the most tags.
+pub const TITLE_SHOWN: usize = 300;
+/// See [`TITLE_SHOWN`].
+pub const TAGS_SHOWN: usize = 50;
+
+/// A note's title as a result row shows it: cut to [`TITLE_SHOWN`] characters with `…`. A
+/// title is the note's to say, and one of 500,000 characters made each search's answer
+/// megabytes (into an assistant's context, through MCP).
+pub fn title_shown(title: String) -> String {
+    match title.char_indices().nth(TITLE_SHOWN) {
+        None => title,
+        Some((at, _)) => format!("{}…", &title[..at]),
+    }
+}
+
+/// A note's tags as a result row shows them: the first [`TAGS_SHOWN`] (see
+/// [`title_shown`]).
+pub fn tags_shown(mut tags: Vec<String>) -> Vec<String> {
+    tags.truncate(TAGS_SHOWN);
+    tags.iter_mut()
+        .for_each(|t| *t = title_shown(std::mem::take(t)));
+    tags
+}
+
 /// [`without_controls`] for text of several lines (a diff): its newlines and tabs kept.
 pub fn without_controls_but_lines(s: &str) -> Cow<'_, str> {
     let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
@@ -73,6 +97,19 @@ pub fn is_bidi_control(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_huge_title_and_tag_list_are_cut_for_a_result_row() {
+        let title = "é".repeat(500_000);
+        let shown = title_shown(title);
+        assert_eq!(shown.chars().count(), TITLE_SHOWN + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(title_shown("short".into()), "short");
+        let tags = tags_shown((0..20_000).map(|i| format!("tag{i}")).collect());
+        assert_eq!(tags.len(), TAGS_SHOWN);
+        assert_eq!(tags[0], "tag0");
+    }
+
     use super::*;
 
     #[test]

@@ -457,8 +457,8 @@ impl BrainTools {
             Err(e) => return failure(e.to_string()),
         };
         match self.blocking(move |b| b.links(&path)).await {
-            Ok(report) if args.json => json(&report),
-            Ok(report) => success(render::links(&report)),
+            Ok(report) if args.json => json(&links_capped(report)),
+            Ok(report) => success(render::links(&links_capped(report))),
             Err(message) => failure(message),
         }
     }
@@ -546,6 +546,37 @@ const MAX_CHARS: usize = 40_000;
 /// changed has thousands, past what an assistant can read in one answer; the counts per
 /// kind still cover them all.
 const CHECK_MAX_PROBLEMS: usize = 100;
+
+/// Links a `links` answer lists at most each way: a map of content links thousands of
+/// notes, and a daily-note hub is linked from thousands (50,000 links made 5.6 MB).
+const LINKS_MAX: usize = 200;
+
+/// `report` with at most [`LINKS_MAX`] links each way, in their order, and a notice with
+/// the counts of all (and of the broken ones, which the cut may hide).
+fn links_capped(mut report: brain::kb::LinksReport) -> brain::kb::LinksReport {
+    let (out, into) = (report.outgoing.len(), report.incoming.len());
+    if out <= LINKS_MAX && into <= LINKS_MAX {
+        return report;
+    }
+    let broken = report
+        .outgoing
+        .iter()
+        .filter(|l| l.state == "broken")
+        .count();
+    report.outgoing.truncate(LINKS_MAX);
+    report.incoming.truncate(LINKS_MAX);
+    let cut = format!(
+        "{} of {out} links from it ({broken} broken in all) and {} of {into} links to it listed; run `brain links {}` in a terminal for the whole list",
+        report.outgoing.len(),
+        report.incoming.len(),
+        report.path
+    );
+    report.notice = Some(match report.notice.take() {
+        Some(n) => format!("{n}; {cut}"),
+        None => cut,
+    });
+    report
+}
 
 /// `report` with at most [`CHECK_MAX_PROBLEMS`] problems, taken from every kind in turn
 /// (each kind shows some, in their order), and a notice saying how many more there are.
@@ -784,6 +815,44 @@ fn json(value: &impl Serialize) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_of_many_links_lists_some_each_way_and_counts_them_all() {
+        use brain::kb::{InLink, LinksReport, OutLink};
+        let out = |i: u32| OutLink {
+            target: format!("lore/n{i}"),
+            heading: None,
+            line: i,
+            path: None,
+            state: if i % 2 == 0 { "broken" } else { "ok" }.to_string(),
+            why: None,
+        };
+        let report = LinksReport {
+            path: "idea/moc.md".into(),
+            outgoing: (1..=5000).map(out).collect(),
+            incoming: (1..=3)
+                .map(|i| InLink {
+                    path: format!("idea/s{i}.md"),
+                    line: 1,
+                })
+                .collect(),
+            notice: None,
+        };
+        let cut = links_capped(report.clone());
+        assert_eq!(cut.outgoing.len(), LINKS_MAX);
+        assert_eq!(cut.outgoing[0].line, 1, "in their order");
+        assert_eq!(cut.incoming.len(), 3);
+        assert_eq!(
+            cut.notice.as_deref(),
+            Some("200 of 5000 links from it (2500 broken in all) and 3 of 3 links to it listed; run `brain links idea/moc.md` in a terminal for the whole list")
+        );
+        assert!(render::links(&cut).len() < 20_000);
+        let small = LinksReport {
+            outgoing: report.outgoing[..10].to_vec(),
+            ..report
+        };
+        assert_eq!(links_capped(small.clone()), small);
+    }
 
     #[test]
     fn a_long_check_lists_some_problems_of_every_kind_and_counts_them_all() {
