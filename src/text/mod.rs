@@ -37,14 +37,16 @@ pub fn cut_at_char(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// `s` with every control character (a newline, a tab, a terminal's escape sequence) as
-/// U+FFFD: a file name, a slug or a logged query is shown on one line, and cannot drive the
-/// terminal. Borrowed when it has none.
+/// `s` with every control character (a newline, a tab, a terminal's escape sequence) and
+/// every mark that turns text around ([`is_bidi_control`]) as U+FFFD: a file name, a slug
+/// or a logged query is shown on one line, cannot drive the terminal, and cannot show
+/// `invoice<U+202E>dm.exe` as `invoiceexe.md`. Borrowed when it has none.
 pub fn without_controls(s: &str) -> Cow<'_, str> {
-    match s.chars().any(char::is_control) {
+    let bad = |c: char| c.is_control() || is_bidi_control(c);
+    match s.chars().any(bad) {
         true => s
             .chars()
-            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .map(|c| if bad(c) { '\u{FFFD}' } else { c })
             .collect::<String>()
             .into(),
         false => s.into(),
@@ -97,6 +99,16 @@ pub fn is_bidi_control(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_name_shown_has_no_control_and_no_mark_that_turns_it_around() {
+        assert_eq!(
+            without_controls("lore/x\u{202E}dm.exe"),
+            "lore/x\u{FFFD}dm.exe"
+        );
+        assert_eq!(without_controls("t\x1b[2J"), "t\u{FFFD}[2J");
+        assert!(matches!(without_controls("lore/café.md"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn a_huge_title_and_tag_list_are_cut_for_a_result_row() {
