@@ -19,7 +19,9 @@ pub fn read_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// Makes `dir` and any missing folder above it closed to other users (0700), and closes
 /// `dir` itself when it is this user's and open: what brain keeps there (every note's
 /// text in the index, the searches made, the logs) must be no easier to read than the
-/// notes, whatever the umask. Folders above that existed are left as they are.
+/// notes, whatever the umask. Folders above that existed are left as they are, and so is
+/// `dir` where its mode cannot be changed (a read-only disk, a FAT or SMB mount): what is
+/// in it is still read.
 pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     std::fs::DirBuilder::new()
@@ -27,12 +29,16 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
         .mode(0o700)
         .create(dir)?;
     let meta = std::fs::metadata(dir)?;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() == me && meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    if meta.uid() == my_uid() && meta.mode() & 0o077 != 0 {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     Ok(())
+}
+
+/// This process's effective uid.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// Where `path` leads: the file it names, links followed; for a link to a file not made
@@ -253,6 +259,22 @@ pub(crate) fn mkfifo(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_folder_is_made_closed_and_closed_again_when_found_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("data/logs");
+        private_dir(&logs).unwrap();
+        assert_eq!(mode(&logs), 0o700);
+        assert_eq!(
+            mode(&dir.path().join("data")),
+            0o700,
+            "a folder it made above"
+        );
+        std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&logs).unwrap();
+        assert_eq!(mode(&logs), 0o700, "closed again");
+    }
     use std::os::unix::fs::PermissionsExt;
 
     fn mode(path: &Path) -> u32 {

@@ -49,6 +49,7 @@ pub fn run(config: Config, args: ServeArgs) -> Result<ExitCode> {
             log_dir.display()
         )
     };
+    // Its lines name notes (a warning about one): as closed to others as the index.
     brain::file::private_dir(&log_dir).with_context(unwritable)?;
     let log_path = log_dir.join("serve.log");
     let log = brain::service::RotatingLog::open(&log_path).with_context(unwritable)?;

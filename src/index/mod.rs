@@ -335,16 +335,13 @@ impl Index {
         // WAL: readers never block the writer. NORMAL sync is crash-safe in WAL mode. A
         // large transaction (the full-text merge after a big sync, an upgrade) grows the log
         // to its size; `journal_size_limit` has SQLite cut it back to 64 MB once it is
-        // checkpointed and reset, instead of keeping that size for good. A deleted note's
-        // text is zeroed on the pages it leaves (`secure_delete`, at no extra I/O), not
-        // kept in the file for anyone who reads it.
+        // checkpointed and reset, instead of keeping that size for good.
         use_wal(&conn).map_err(|e| self.err(e))?;
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL;
              PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY;
-             PRAGMA journal_size_limit = 67108864;
-             PRAGMA secure_delete = FAST;",
+             PRAGMA journal_size_limit = 67108864;",
         )
         .map_err(|e| self.err(e))?;
         bm25_parts::register(&conn).map_err(|e| self.err(e))?;

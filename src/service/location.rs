@@ -77,11 +77,7 @@ pub fn lock_path(config: &Config) -> PathBuf {
     config.index_dir().join("backend.lock")
 }
 
-/// This process's effective uid.
-pub fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
+pub use crate::file::my_uid;
 
 /// Creates `dir` (mode 0700) when missing and checks that it is a real folder owned by
 /// this user and closed to others; a folder of ours left open is closed.

@@ -40,10 +40,6 @@ impl RotatingLog {
 
     /// [`RotatingLog::open`] with a size cap and a count of rotated files.
     pub fn with_limits(path: &Path, max: u64, keep: u32) -> io::Result<RotatingLog> {
-        // Its lines name notes (a warning about one): as private as the index.
-        if let Some(dir) = path.parent() {
-            crate::file::private_dir(dir)?;
-        }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         let size = file.metadata()?.len();
         let mut log = RotatingLog {
@@ -136,18 +132,5 @@ mod tests {
         std::fs::write(&path, vec![b'x'; 150]).unwrap();
         let _ = RotatingLog::with_limits(&path, 100, 2).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
-    }
-
-    #[test]
-    fn the_logs_folder_is_made_and_kept_closed_to_other_users() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        let logs = dir.path().join("data/logs");
-        RotatingLog::open(&logs.join("serve.log")).unwrap();
-        assert_eq!(mode(&logs), 0o700);
-        std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
-        RotatingLog::open(&logs.join("serve.log")).unwrap();
-        assert_eq!(mode(&logs), 0o700, "closed again");
     }
 }
