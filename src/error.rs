@@ -90,7 +90,7 @@ pub enum Error {
     /// Another process re-embedded the index with another model while this backend ran:
     /// its own passes would clear those vectors and embed everything again with its model,
     /// and the other process's next pass would clear them back.
-    #[error("the index's vectors are {stored}'s now (another brain process re-embedded it) and this backend embeds with {own}: restart the backend ('brain serve', or quit and reopen the app) to use {stored}, or run 'brain index' with {own} to switch back")]
+    #[error("the index's vectors are {stored}'s now (another brain process re-embedded it) and this backend embeds with {own}: to keep {stored}, make it the model where the backend starts (model in the config file, or BRAIN_MODEL) and restart the backend ('brain serve', or quit and reopen the app); to go back, run 'brain index' with {own}")]
     ModelSwitched {
         /// The model the index's vectors are now.
         stored: String,

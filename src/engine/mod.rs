@@ -84,7 +84,7 @@ pub struct Engine {
     /// ([`Engine::embeds_in_background`]): its notices do not send the person to
     /// `brain index`.
     background: std::sync::atomic::AtomicBool,
-    /// Whether a whole pass of this engine has made the index's vectors its model's: a
+    /// Whether a pass of this engine has made the index's vectors its model's: a
     /// backend's later pass that finds another model's there leaves them to that model
     /// ([`crate::Error::ModelSwitched`]).
     claimed: std::sync::atomic::AtomicBool,

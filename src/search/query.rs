@@ -157,6 +157,19 @@ impl Query {
                 let typed: String =
                     std::iter::from_fn(|| chars.next_if(|c| !c.is_whitespace())).collect();
                 let word = without_possessive(&typed);
+                // A dash word copied with the punctuation its sentence put after it
+                // (`$(ssh-agent -s)`, `comm -23.`, `'ls -la'`): the flag, or the word to
+                // exclude, is the word without it.
+                let word = match word.starts_with('-') {
+                    true => {
+                        let bare = word.trim_end_matches(|c| CLOSING.contains(&c) || c == '\'');
+                        match bare.chars().any(char::is_alphanumeric) {
+                            true => bare.to_string(),
+                            false => word,
+                        }
+                    }
+                    false => word,
+                };
                 as_typed = Some(typed);
                 match word.strip_prefix('-') {
                     Some(rest) if !is_flag(&word) => (rest.to_string(), false, true),
@@ -472,11 +485,8 @@ fn without_possessive(word: &str) -> String {
         .map_or_else(|| word.to_string(), |stem| format!("{stem}{after}"))
 }
 
-/// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion; so too
-/// with the sentence punctuation a note puts after it (`$(ssh-agent -s)`, `comm -23.`),
-/// copied with the flag.
+/// `-xzf`, `-la`, `-O2`, `--release`, `--output=json`: a flag, not an exclusion.
 fn is_flag(word: &str) -> bool {
-    let word = word.trim_end_matches(CLOSING);
     if let Some(long) = word.strip_prefix("--") {
         return long.starts_with(|c: char| c.is_alphanumeric());
     }
@@ -846,10 +856,11 @@ mod tests {
             ("gcc -O2", "-O2"),
             ("git commit --no-verify", "--no-verify"),
             ("curl -o=out", "-o=out"),
-            ("eval $(ssh-agent -s)", "-s)"),
-            ("comm -23.", "-23."),
-            ("ls -l, then", "-l,"),
-            ("cargo build --release.", "--release."),
+            ("eval $(ssh-agent -s)", "-s"),
+            ("comm -23.", "-23"),
+            ("ls -l, then", "-l"),
+            ("cargo build --release.", "--release"),
+            ("sh -c 'ls -la'", "-la"),
         ] {
             let q = Query::parse(query);
             assert!(q.excludes.is_empty(), "{query}: {q:?}");

@@ -169,8 +169,32 @@ fn a_flag_followed_by_punctuation_is_searched_for_and_exclusions_are_explained()
         Some("agent.md"),
         "{found:?}"
     );
+    b.write("weather.md", "# Weather\n\nIt was -23. Cold comm link.\n");
+    b.write("java.md", "# Java\n\nWhich one runs: `java -version`.\n");
+    b.write("sh.md", "# Shells\n\nRun a line: `sh -c 'ls -la'`.\n");
     let found = paths(&b.json(&["search", "comm -23.", "--mode", "bm25"]));
-    assert_eq!(found, ["comm.md"]);
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("comm.md"),
+        "{found:?}"
+    );
+    for query in ["java -version.", "$(java -version)"] {
+        let found = paths(&b.json(&["search", query, "--mode", "bm25"]));
+        assert_eq!(found, ["java.md"], "{query}");
+    }
+    let found = paths(&b.json(&["search", "sh -c 'ls -la'", "--mode", "bm25"]));
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("sh.md"),
+        "{found:?}"
+    );
+    // A short word that no note writes as a flag, with its dot: searched for, and said.
+    let r = b.run(&["search", "comm -herd.", "--mode", "bm25"]);
+    assert!(
+        r.stderr().contains("-herd was searched for as a flag"),
+        "{}",
+        r.stderr()
+    );
     let j = b.json(&["search", "lines -agent", "--mode", "bm25", "--explain"]);
     assert_eq!(
         j["explain"]["excluded"],
