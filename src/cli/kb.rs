@@ -184,10 +184,22 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
             writeln!(out, "{} ({n})", p.kind.heading())?;
         }
         match p.line {
-            Some(line) => writeln!(out, "  {}:{line}: {}", shown(&p.path), shown(&p.message))?,
+            Some(line) => writeln!(
+                out,
+                "  {}:{line}: {}",
+                shown(&p.path),
+                shown(&super::long_words_cut(&p.message))
+            )?,
             // The brain folder's own problem (an ignore file it cannot trust) has no path.
-            None if p.path.is_empty() => writeln!(out, "  {}", shown(&p.message))?,
-            None => writeln!(out, "  {}: {}", shown(&p.path), shown(&p.message))?,
+            None if p.path.is_empty() => {
+                writeln!(out, "  {}", shown(&super::long_words_cut(&p.message)))?
+            }
+            None => writeln!(
+                out,
+                "  {}: {}",
+                shown(&p.path),
+                shown(&super::long_words_cut(&p.message))
+            )?,
         }
     }
     // The counts are of everything found; the list may be a part (the MCP tool's cap).
@@ -296,7 +308,7 @@ pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
         }
         if !args.json && changed {
             if args.write {
-                writeln!(out, "wrote {}", f.path)?;
+                writeln!(out, "wrote {}", shown(&f.path))?;
             } else {
                 let old = f.current.as_deref().unwrap_or("");
                 let diff = textdiff::TextDiff::from_lines(old, &f.generated);

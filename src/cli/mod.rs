@@ -122,14 +122,17 @@ fn one_line(message: &str) -> String {
             either(plain, c)
         })
         .collect();
-    // A long word first (a path, a value echoed whole), each cut in its middle: the
-    // words around it, the cause and what to do, stay whole.
-    let escaped = escaped
+    elided(&long_words_cut(&escaped), ERROR_CHARS, " ")
+}
+
+/// `message` with each word past [`LONG_WORD`] characters (a path, a value echoed whole)
+/// cut in its middle: the words around it, the cause and what to do, stay whole.
+pub(crate) fn long_words_cut(message: &str) -> String {
+    message
         .split(' ')
         .map(|word| elided(word, LONG_WORD, ""))
         .collect::<Vec<_>>()
-        .join(" ");
-    elided(&escaped, ERROR_CHARS, " ")
+        .join(" ")
 }
 
 /// `text` if it is `max` characters or fewer, else its first and last `max / 2` with how

@@ -73,17 +73,18 @@ impl Condition {
 pub const MAX_CONDITIONS: usize = 64;
 
 impl Filters {
-    /// Checks the number of conditions and the date bounds (bad input names the flag and what it expects) and turns
-    /// relative ones into days, so the recall log and the backend see absolute dates.
+    /// Checks the number of conditions and the date bounds (bad input names the flag and
+    /// what it expects) and turns relative ones into days, so the recall log and the
+    /// backend see absolute dates.
     pub fn resolve(&mut self) -> Result<()> {
-        // Only when asked: the local time zone's first lookup walks the zoneinfo folders
-        // (~3 ms, most of a warm search's client side).
         if self.conditions.len() > MAX_CONDITIONS {
             return Err(Error::InvalidInput(format!(
-                "--where given {} times: at most {MAX_CONDITIONS} conditions",
+                "--where: {} conditions, at most {MAX_CONDITIONS}",
                 self.conditions.len()
             )));
         }
+        // Only when asked: the local time zone's first lookup walks the zoneinfo folders
+        // (~3 ms, most of a warm search's client side).
         let today = std::sync::LazyLock::new(crate::date::today);
         for (flag, bound) in [("--since", &mut self.since), ("--before", &mut self.before)] {
             if let Some(spec) = bound {
@@ -195,9 +196,6 @@ mod tests {
         f.conditions.push("status=open".to_string());
         let err = f.resolve().unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{err}");
-        assert_eq!(
-            err.to_string(),
-            "--where given 65 times: at most 64 conditions"
-        );
+        assert_eq!(err.to_string(), "--where: 65 conditions, at most 64");
     }
 }

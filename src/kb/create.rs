@@ -88,7 +88,9 @@ fn is_blank(root: &Path) -> bool {
                 e.is_ok_and(|e| {
                     e.file_name() == super::schema::SCHEMA_FILE
                         && schema.is_some_and(|text| {
-                            std::fs::read(e.path()).is_ok_and(|held| held == text.as_bytes())
+                            // A pipe named so is not waited on, nor a huge file read.
+                            crate::file::read_file(&e.path(), text.len() as u64 + 1)
+                                .is_ok_and(|held| held == text.as_bytes())
                         })
                 })
             })

@@ -94,7 +94,8 @@ pub struct Stamps {
 impl Stamps {
     /// The record in `dir`, or an empty one (missing or unreadable: everything is hashed).
     pub fn load(dir: &Path) -> Stamps {
-        std::fs::read(dir.join(FILE))
+        // At most 1 MB, and a pipe in its place refused, not waited on (a search hung on one).
+        crate::file::read_file(&dir.join(FILE), 1 << 20)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default()
@@ -141,6 +142,13 @@ impl Stamps {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pipe_in_the_records_place_is_no_record_not_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::file::mkfifo(&dir.path().join(FILE));
+        assert!(Stamps::load(dir.path()).files.is_empty());
+    }
 
     #[test]
     fn a_rewritten_file_is_no_longer_vouched_for() {

@@ -117,7 +117,7 @@ pub(crate) fn hit(
     Ok(Some(Hit {
         abs_path: root.join(&row.path).to_string_lossy().into_owned(),
         path: row.path,
-        kind: row.kind,
+        kind: crate::text::title_shown(row.kind),
         title: crate::text::title_shown(row.title),
         tags: crate::text::tags_shown(row.tags),
         date: row.date,

@@ -166,7 +166,7 @@ pub(crate) fn run(
                 abs_path: root.join(&row.path).to_string_lossy().into_owned(),
                 path: row.path,
                 title: crate::text::title_shown(row.title),
-                kind: row.kind,
+                kind: crate::text::title_shown(row.kind),
                 // Judged as shown: a likeness printed as 0.500 is a duplicate.
                 score: round(score),
                 likeness: Some(round(likeness)),

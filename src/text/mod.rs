@@ -58,9 +58,9 @@ pub const TITLE_SHOWN: usize = 300;
 /// See [`TITLE_SHOWN`].
 pub const TAGS_SHOWN: usize = 50;
 
-/// A note's title as a result row shows it: cut to [`TITLE_SHOWN`] characters with `…`. A
-/// title is the note's to say, and one of 500,000 characters made each search's answer
-/// megabytes (into an assistant's context, through MCP).
+/// A note's title (or type) as a result row shows it: cut to [`TITLE_SHOWN`] characters
+/// with `…`. Both are the note's to say, and one of 500,000 characters made each search's
+/// answer megabytes (into an assistant's context, through MCP).
 pub fn title_shown(title: String) -> String {
     match title.char_indices().nth(TITLE_SHOWN) {
         None => title,

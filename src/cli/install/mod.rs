@@ -9,6 +9,8 @@ mod autostart;
 mod claude;
 mod managed;
 
+pub(crate) use claude::shell_word;
+
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

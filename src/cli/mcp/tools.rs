@@ -569,7 +569,8 @@ fn links_capped(mut report: brain::kb::LinksReport) -> brain::kb::LinksReport {
         "{} of {out} links from it ({broken} broken in all) and {} of {into} links to it listed; run `brain links {}` in a terminal for the whole list",
         report.outgoing.len(),
         report.incoming.len(),
-        report.path
+        // Quoted: the assistant may run it, and a note's name may hold `$(...)`.
+        crate::cli::install::shell_word(&report.path)
     );
     report.notice = Some(match report.notice.take() {
         Some(n) => format!("{n}; {cut}"),
@@ -581,6 +582,10 @@ fn links_capped(mut report: brain::kb::LinksReport) -> brain::kb::LinksReport {
 /// `report` with at most [`CHECK_MAX_PROBLEMS`] problems, taken from every kind in turn
 /// (each kind shows some, in their order), and a notice saying how many more there are.
 fn capped(mut report: brain::kb::CheckReport) -> brain::kb::CheckReport {
+    // A message echoes a note's values whole (a 200,000-character `type:`).
+    for p in &mut report.problems {
+        p.message = crate::cli::long_words_cut(&p.message);
+    }
     let total = report.problems.len();
     if total <= CHECK_MAX_PROBLEMS {
         return report;
@@ -817,6 +822,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_check_message_echoing_a_huge_value_is_cut_in_its_middle() {
+        use brain::kb::{CheckReport, Problem, ProblemKind};
+        let report = CheckReport {
+            problems: vec![Problem {
+                kind: ProblemKind::MissingField,
+                path: "lore/x.md".into(),
+                line: Some(2),
+                message: format!("says type {}, but it sits in lore/", "T".repeat(200_000)),
+            }],
+            ..CheckReport::default()
+        };
+        let cut = capped(report);
+        let message = &cut.problems[0].message;
+        assert!(message.len() < 400, "{}", message.len());
+        assert!(message.starts_with("says type TTT") && message.ends_with("but it sits in lore/"));
+    }
+
+    #[test]
     fn a_note_of_many_links_lists_some_each_way_and_counts_them_all() {
         use brain::kb::{InLink, LinksReport, OutLink};
         let out = |i: u32| OutLink {
@@ -849,9 +872,18 @@ mod tests {
         assert!(render::links(&cut).len() < 20_000);
         let small = LinksReport {
             outgoing: report.outgoing[..10].to_vec(),
-            ..report
+            ..report.clone()
         };
         assert_eq!(links_capped(small.clone()), small);
+        let odd = LinksReport {
+            path: "idea/moc $(touch pwned).md".into(),
+            ..report
+        };
+        let notice = links_capped(odd).notice.unwrap();
+        assert!(
+            notice.contains("run `brain links 'idea/moc $(touch pwned).md'` in a terminal"),
+            "{notice}"
+        );
     }
 
     #[test]
