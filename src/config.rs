@@ -470,7 +470,7 @@ fn read_file_config(path: &Path) -> Result<FileConfig> {
         // Some messages run over two lines ("invalid string\nexpected ..."): one line here.
         let message: Vec<&str> = e.message().lines().map(str::trim).collect();
         Error::Config(format!(
-            "{}{at}: {}: fix it there (the example in the README shows each setting)",
+            "{}{at}: {}: fix it there (the README's configuration table lists each setting)",
             path.display(),
             crate::error::in_plain_words(&message.join("; "))
         ))

@@ -151,7 +151,7 @@ pub fn check(config: Config, args: CheckArgs) -> Result<ExitCode> {
     if let Some(notice) = &report.notice {
         eprintln!("{notice}");
     }
-    let mut out = io::stdout().lock();
+    let mut out = super::UntilClosed::new(io::stdout().lock());
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&report)?)?;
     } else {
@@ -229,7 +229,7 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
 pub fn index_md(config: Config, args: IndexMdArgs) -> Result<ExitCode> {
     let root = config.root.clone();
     let files = shim::answerer(config, &args.daemon).index_files()?;
-    let mut out = io::stdout().lock();
+    let mut out = super::UntilClosed::new(io::stdout().lock());
     let mut rows = Vec::new();
     // A type whose INDEX.md cannot be written (a read-only folder) does not keep the others
     // from theirs: each failure is its own line, and the exit status says one failed.

@@ -27,8 +27,54 @@ use clap::Parser;
 
 use args::{Cli, Command};
 
+/// Stdout for a command whose work goes on past what it prints, or whose exit status
+/// reports a finding (`install`, `index-md`, `check`): once the reader has closed it
+/// (`| head -1`), what is printed goes nowhere and the work and the status stand. With a
+/// plain stdout the first line past the reader's stopped the install half-way, and
+/// `check` with problems exited 0.
+pub(crate) struct UntilClosed<W> {
+    out: W,
+    closed: bool,
+}
+
+impl<W: Write> UntilClosed<W> {
+    /// `out`, written to until its reader closes it.
+    pub(crate) fn new(out: W) -> UntilClosed<W> {
+        UntilClosed { out, closed: false }
+    }
+}
+
+impl<W: Write> Write for UntilClosed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.out.write(buf) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.closed {
+            true => Ok(()),
+            false => match self.out.flush() {
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    self.closed = true;
+                    Ok(())
+                }
+                other => other,
+            },
+        }
+    }
+}
+
 /// Runs the command line and turns the outcome into an exit code: 0 success, 1 failure,
-/// 2 bad input. A closed stdout (`brain search x | head -1`) is success, not an error.
+/// 2 bad input. A closed stdout (`brain search x | head -1`) is success, not an error,
+/// but for the commands that print through [`UntilClosed`].
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(args::protect_excludes(std::env::args_os().collect())) {
         Ok(cli) => cli,

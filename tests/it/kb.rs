@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{paths, Brain};
+use crate::harness::{describe, paths, Brain};
 
 /// `(kind, path, line)` of every problem in a `brain check --json` answer.
 fn problems(report: &Value) -> Vec<(String, String, Option<u64>)> {
@@ -571,6 +571,33 @@ fn index_md_and_stats_print_no_terminal_escapes() {
         out.contains("searches per type filter: lore\u{FFFD}]0;owned\u{FFFD}"),
         "{out}"
     );
+}
+
+/// A reader that stops early (`brain check | head -1`) neither turns `check`'s finding
+/// into exit 0 nor stops `index-md --write` half-way: the output goes nowhere, the work
+/// and the status stand.
+#[test]
+fn a_closed_stdout_keeps_the_exit_status_and_the_work() {
+    let b = Brain::example();
+    let closed = |args: &[&str]| {
+        let mut child = b
+            .command()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    };
+    let out = closed(&["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    for index in ["lore/INDEX.md", "idea/INDEX.md"] {
+        let _ = std::fs::remove_file(b.root.join(index));
+    }
+    let out = closed(&["index-md", "--write"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(b.root.join("lore/INDEX.md").exists() && b.root.join("idea/INDEX.md").exists());
 }
 
 #[test]

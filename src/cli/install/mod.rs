@@ -116,7 +116,7 @@ fn line(
 /// Runs `brain install` (or `brain install --check`).
 pub fn run(config: Config, config_error: Option<String>, args: InstallArgs) -> Result<ExitCode> {
     let mut setup = Setup::new(config, config_error, args.dry_run)?;
-    let mut out = io::stdout().lock();
+    let mut out = crate::cli::UntilClosed::new(io::stdout().lock());
     if args.check {
         check(&mut setup, &mut out, args.autostart)?;
     } else {
@@ -911,7 +911,7 @@ pub fn uninstall(
     args: UninstallArgs,
 ) -> Result<ExitCode> {
     let mut s = Setup::new(config, config_error, args.dry_run)?;
-    let mut out = io::stdout().lock();
+    let mut out = crate::cli::UntilClosed::new(io::stdout().lock());
     if args.dry_run {
         writeln!(out, "dry run: nothing will be changed")?;
     }
