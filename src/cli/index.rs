@@ -142,7 +142,7 @@ pub fn run(config: Config, args: IndexArgs) -> Result<ExitCode> {
         if embedded.by_other > 0 {
             writeln!(
                 out,
-                "{} by another brain process (a backend, or another brain index), waited for",
+                "{} by another brain process (a backend, or another brain index), whose pass this one waited for",
                 print::counted(embedded.by_other, "passage embedded", "passages embedded"),
             )?;
         }

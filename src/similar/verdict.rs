@@ -272,6 +272,8 @@ pub(crate) fn reason_between_notes(e: &PairEvidence) -> String {
 fn reason_as(e: &PairEvidence, (from, to): (&str, &str)) -> String {
     let mut parts = Vec::new();
     if let (Some(d), Some(n)) = (e.draft_covered, e.note_covered) {
+        // A cosine a hair under 0 read "-0.00": no alignment is less than none.
+        let (d, n) = (d.max(0.0), n.max(0.0));
         parts.push(format!(
             "passages align {d:.2} ({from} in {to}) and {n:.2} ({to} in {from})"
         ));
@@ -393,6 +395,12 @@ mod tests {
         assert_eq!(judge((0.5, KEYWORDS), 0.4, 0.04), Verdict::Related);
         assert_eq!(judge((0.5, KEYWORDS), 0.4, 0.2), Verdict::Duplicate);
         assert!(reason(&ev(0.9, 0.8, 0.5, 1.0)).contains("lease"));
+        assert!(
+            reason(&ev(0.05, -0.001, 0.5, 1.0))
+                .starts_with("passages align 0.05 (draft in note) and 0.00 (note in draft)"),
+            "{}",
+            reason(&ev(0.05, -0.001, 0.5, 1.0))
+        );
         // A note asked about is not called a draft.
         let of_note = reason_from_note(&ev(0.9, 0.8, 0.5, 1.0));
         assert!(
