@@ -537,7 +537,10 @@ pub(crate) fn run(
     if mode == Mode::Bm25 && results.is_empty() {
         let why = match phrase_notice(reader, &query, true)? {
             Some(phrase) => Some(phrase),
-            None => excluded_notice(reader, &query, &req.filters)?,
+            None => match excluded_notice(reader, &query, &req.filters)? {
+                Some(excluded) => Some(excluded),
+                None => filtered_out_notice(reader, &query, &req.filters)?,
+            },
         };
         said_why = why.is_some();
         notices.extend(why);
@@ -823,6 +826,26 @@ impl WhyEmpty {
 
 /// When a filter names a type that no note has, say so: a typo in `--type` should not
 /// look like an empty brain.
+/// What a keyword search that found nothing says when its words are in notes, but only in
+/// notes its filters leave out (hybrid says it beside its nearest notes): a bare "(no
+/// results)" read as words no note holds. Not when a filter names a type or tag no note
+/// has, which [`filter_notice`] says.
+fn filtered_out_notice(
+    reader: &Reader<'_>,
+    query: &Query,
+    filters: &Filters,
+) -> Result<Option<String>> {
+    if filters.is_empty()
+        || filter_notice(reader, filters)?.is_some()
+        || !held_anywhere(reader, &positive(query))?
+    {
+        return Ok(None);
+    }
+    Ok(Some(
+        "no note the filters keep holds the query's words: notes outside them do".to_string(),
+    ))
+}
+
 fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
     if let Some(tag) = &filters.tag {
         if !reader.has_tag(tag)? {

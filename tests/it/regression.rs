@@ -195,6 +195,14 @@ fn a_flag_followed_by_punctuation_is_searched_for_and_exclusions_are_explained()
         "{}",
         r.stderr()
     );
+    // A filter that leaves out every note holding the words says so, in keyword mode too.
+    let r = b.run(&["search", "comm", "--mode", "bm25", "--since", "2090-01-01"]);
+    assert!(
+        r.stderr()
+            .contains("no note the filters keep holds the query's words: notes outside them do"),
+        "{}",
+        r.stderr()
+    );
     let j = b.json(&["search", "lines -agent", "--mode", "bm25", "--explain"]);
     assert_eq!(
         j["explain"]["excluded"],
