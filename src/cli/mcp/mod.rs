@@ -3,6 +3,7 @@
 //! protocol and nothing else; logs go to stderr (Claude Code keeps them in its MCP log). The
 //! server ends when the client closes stdin, or stops reading stdout.
 
+mod in_flight;
 mod render;
 mod stdin;
 mod stdout;
@@ -60,7 +61,7 @@ pub fn run(config: Config, args: McpArgs) -> Result<ExitCode> {
         let tools = BrainTools::new(super::shim::answerer(config, &args.daemon));
         let gone = std::sync::Arc::new(tokio::sync::Notify::new());
         let transport = AsyncRwTransport::new_server(
-            stdin::repaired(tokio::io::stdin(), max_line),
+            stdin::repaired(tokio::io::stdin(), max_line, tools.in_flight()),
             stdout::watched(tokio::io::stdout(), gone.clone()),
         )
         .with_max_line_length(max_line);

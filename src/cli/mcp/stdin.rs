@@ -19,10 +19,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 /// long as a note may be, every character escaped: a lone surrogate at its end is as
 /// likely as in a short one); a longer line, which the server drops anyway, goes through
 /// unread. The last line gets the newline it lacked: the protocol library answers only
-/// whole lines, and `printf '%s' "$request" | brain mcp` lost its one request.
+/// whole lines, and `printf '%s' "$request" | brain mcp` lost its one request. The input's
+/// end reaches the library once `in_flight` has no call running.
 pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(
     input: R,
     longest: usize,
+    in_flight: std::sync::Arc<super::in_flight::InFlight>,
 ) -> tokio::io::DuplexStream {
     let (mut tx, rx) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
@@ -47,6 +49,10 @@ pub fn repaired<R: AsyncRead + Unpin + Send + 'static>(
                     let _ = tx.write_all(&last).await;
                     let _ = tx.write_all(b"\n").await;
                 }
+                // The end is passed on once every call is answered (see `in_flight`).
+                in_flight
+                    .settled(super::in_flight::GRACE, super::in_flight::LIMIT)
+                    .await;
                 break;
             }
             let (chunk, ends_line) = match buf.iter().position(|&b| b == b'\n') {
@@ -227,10 +233,14 @@ mod tests {
         let long = format!("{{\"q\":\"{}\"}}\n", "x".repeat(longest));
         let input = format!("{{\"q\":\"a\\ud800\"}}\n{long}{{\"q\":1}}");
         let mut out = Vec::new();
-        repaired(std::io::Cursor::new(input.into_bytes()), longest)
-            .read_to_end(&mut out)
-            .await
-            .unwrap();
+        repaired(
+            std::io::Cursor::new(input.into_bytes()),
+            longest,
+            Default::default(),
+        )
+        .read_to_end(&mut out)
+        .await
+        .unwrap();
         let lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
         assert_eq!(lines[0], br#"{"q":"a\ufffd"}"#);
         assert_eq!(lines[1].len(), long.len() - 1);
@@ -251,6 +261,7 @@ mod tests {
         repaired(
             std::io::Cursor::new(input.clone().into_bytes()),
             input.len(),
+            Default::default(),
         )
         .read_to_end(&mut out)
         .await

@@ -288,6 +288,7 @@ last synced, and whether semantic search (the embedding model) is installed.";
 pub struct BrainTools {
     brain: Arc<Answerer>,
     tool_router: ToolRouter<BrainTools>,
+    in_flight: Arc<super::in_flight::InFlight>,
 }
 
 impl BrainTools {
@@ -296,7 +297,13 @@ impl BrainTools {
         BrainTools {
             brain: Arc::new(brain),
             tool_router: Self::tool_router(),
+            in_flight: Arc::default(),
         }
+    }
+
+    /// The calls these tools are answering, which the end of stdin waits for.
+    pub fn in_flight(&self) -> Arc<super::in_flight::InFlight> {
+        self.in_flight.clone()
     }
 
     /// Runs blocking engine work off the protocol task, so a slow search never stalls
@@ -503,6 +510,7 @@ impl ServerHandler for BrainTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _running = self.in_flight.begin();
         // Read where they lie: a draft for `similar` may be megabytes.
         let none = serde_json::Map::new();
         let given = request.arguments.as_ref().unwrap_or(&none);
