@@ -162,6 +162,13 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
         fixed.push_str("\\ufffd");
     }
     if !parses(fixed.as_bytes()) {
+        if let Some(answerable) = too_deep(&fixed) {
+            tracing::warn!(
+                bytes = body.len(),
+                "a request nested deeper than the parser reads was answered with an error"
+            );
+            return Cow::Owned(answerable.into_bytes());
+        }
         tracing::warn!(
             bytes = body.len(),
             "a line on stdin is not JSON and was dropped (no request to answer)"
@@ -171,6 +178,77 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
     tracing::debug!("a request that was not strict JSON was repaired");
     fixed.push('\n');
     Cow::Owned(fixed.into_bytes())
+}
+
+/// For a request nested deeper than the parser goes (serde's 128 levels; the line is JSON,
+/// and has an id), a request the protocol library answers with an error naming the cause,
+/// under the same id: dropped, it left the client waiting for good.
+fn too_deep(json: &str) -> Option<String> {
+    let err = serde_json::from_str::<serde_json::Value>(json).err()?;
+    if !err.to_string().contains("recursion limit") {
+        return None;
+    }
+    let id = top_level_id(json)?;
+    Some(format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"the request is nested deeper than 128 levels, which brain does not read: send it flatter\"}}\n"
+    ))
+}
+
+/// The top-level `"id"` of a JSON object, as written, when it is a number or a string (a
+/// scan of the text: the line is too deep to parse).
+fn top_level_id(json: &str) -> Option<&str> {
+    let b = json.as_bytes();
+    let skip_space = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        j
+    };
+    // The index just past the string that opens at `at`.
+    let string_end = |at: usize| {
+        let mut j = at + 1;
+        while j < b.len() && b[j] != b'"' {
+            j += if b[j] == b'\\' { 2 } else { 1 };
+        }
+        (j + 1).min(b.len())
+    };
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let end = string_end(i);
+                let after = skip_space(end);
+                if depth == 1 && &json[i..end] == "\"id\"" && b.get(after) == Some(&b':') {
+                    let at = skip_space(after + 1);
+                    let value_end = match b.get(at) {
+                        Some(b'"') => string_end(at),
+                        _ => {
+                            let mut j = at;
+                            while j < b.len() && b"0123456789-+.eE".contains(&b[j]) {
+                                j += 1;
+                            }
+                            j
+                        }
+                    };
+                    let value = &json[at..value_end];
+                    return match serde_json::from_str::<serde_json::Value>(value) {
+                        Ok(serde_json::Value::Number(_) | serde_json::Value::String(_)) => {
+                            Some(value)
+                        }
+                        _ => None,
+                    };
+                }
+                i = end;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether `json` parses with every string read (skipping them, as `IgnoredAny` does, lets
@@ -186,6 +264,34 @@ mod tests {
     fn fixed(line: &[u8]) -> serde_json::Value {
         let out = repair(line);
         serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}: {:?}", out))
+    }
+
+    #[test]
+    fn a_request_too_deep_to_parse_is_answered_under_its_id() {
+        let deep = |id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"search","arguments":{{"query":"tar","where":{}{}}}}},"id":{id}}}"#,
+                "[".repeat(130),
+                "]".repeat(130)
+            )
+        };
+        for id in ["7", r#""a\"b""#] {
+            let answered = fixed(deep(id).as_bytes());
+            assert_eq!(
+                answered["id"],
+                serde_json::from_str::<serde_json::Value>(id).unwrap()
+            );
+            assert!(answered["method"]
+                .as_str()
+                .unwrap()
+                .contains("nested deeper than 128 levels"));
+        }
+        // Without an id (a notification) there is nothing to answer: passed on as it is.
+        let line = format!("{}\n", deep("7").replace(r#","id":7"#, ""));
+        assert!(matches!(repair(line.as_bytes()), Cow::Borrowed(_)));
+        // An "id" deeper down is not the request's.
+        assert_eq!(top_level_id(r#"{"params":{"id":3},"x":[{"id":4}]}"#), None);
+        assert_eq!(top_level_id(r#"{"method":"id","id" : 12}"#), Some("12"));
     }
 
     #[test]
