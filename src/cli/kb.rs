@@ -183,23 +183,14 @@ pub(crate) fn print_check(out: &mut impl Write, r: &CheckReport) -> io::Result<(
             let n = r.counts.get(&p.kind).copied().unwrap_or(0);
             writeln!(out, "{} ({n})", p.kind.heading())?;
         }
+        // A message may echo a note's value whole (a 200,000-character `type:`).
+        let message = super::long_words_cut(&p.message);
+        let message = shown(&message);
         match p.line {
-            Some(line) => writeln!(
-                out,
-                "  {}:{line}: {}",
-                shown(&p.path),
-                shown(&super::long_words_cut(&p.message))
-            )?,
+            Some(line) => writeln!(out, "  {}:{line}: {message}", shown(&p.path))?,
             // The brain folder's own problem (an ignore file it cannot trust) has no path.
-            None if p.path.is_empty() => {
-                writeln!(out, "  {}", shown(&super::long_words_cut(&p.message)))?
-            }
-            None => writeln!(
-                out,
-                "  {}: {}",
-                shown(&p.path),
-                shown(&super::long_words_cut(&p.message))
-            )?,
+            None if p.path.is_empty() => writeln!(out, "  {message}")?,
+            None => writeln!(out, "  {}: {message}", shown(&p.path))?,
         }
     }
     // The counts are of everything found; the list may be a part (the MCP tool's cap).

@@ -534,11 +534,17 @@ pub(crate) fn run(
         notices.push(no_keyword_notice(reader, &query, &req.filters)?);
     }
     let mut said_why = false;
+    // A filter naming a type or tag no note has, said once the rest is.
+    let unknown_filter = match results.is_empty() {
+        true => filter_notice(reader, &req.filters)?,
+        false => None,
+    };
     if mode == Mode::Bm25 && results.is_empty() {
         let why = match phrase_notice(reader, &query, true)? {
             Some(phrase) => Some(phrase),
             None => match excluded_notice(reader, &query, &req.filters)? {
                 Some(excluded) => Some(excluded),
+                None if unknown_filter.is_some() => None,
                 None => filtered_out_notice(reader, &query, &req.filters)?,
             },
         };
@@ -559,7 +565,7 @@ pub(crate) fn run(
             notices.push("no note holds any word of the query (a typo?)".to_string());
         }
         notices.extend(empty);
-        notices.extend(filter_notice(reader, &req.filters)?);
+        notices.extend(unknown_filter);
     }
     let explain = match req.explain {
         true => Some(explain::Explain {
@@ -824,21 +830,16 @@ impl WhyEmpty {
     }
 }
 
-/// When a filter names a type that no note has, say so: a typo in `--type` should not
-/// look like an empty brain.
 /// What a keyword search that found nothing says when its words are in notes, but only in
 /// notes its filters leave out (hybrid says it beside its nearest notes): a bare "(no
-/// results)" read as words no note holds. Not when a filter names a type or tag no note
-/// has, which [`filter_notice`] says.
+/// results)" read as words no note holds. The caller asks only when no filter names a
+/// type or tag no note has, which [`filter_notice`] says.
 fn filtered_out_notice(
     reader: &Reader<'_>,
     query: &Query,
     filters: &Filters,
 ) -> Result<Option<String>> {
-    if filters.is_empty()
-        || filter_notice(reader, filters)?.is_some()
-        || !held_anywhere(reader, &positive(query))?
-    {
+    if filters.is_empty() || !held_anywhere(reader, &positive(query))? {
         return Ok(None);
     }
     Ok(Some(
@@ -846,6 +847,8 @@ fn filtered_out_notice(
     ))
 }
 
+/// When a filter names a type that no note has, say so: a typo in `--type` should not
+/// look like an empty brain.
 fn filter_notice(reader: &Reader<'_>, filters: &Filters) -> Result<Option<String>> {
     if let Some(tag) = &filters.tag {
         if !reader.has_tag(tag)? {

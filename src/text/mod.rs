@@ -42,8 +42,12 @@ pub fn cut_at_char(s: &str, max: usize) -> &str {
 /// or a logged query is shown on one line, cannot drive the terminal, and cannot show
 /// `invoice<U+202E>dm.exe` as `invoiceexe.md`. Borrowed when it has none.
 pub fn without_controls(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() || is_bidi_control(c);
-    match s.chars().any(bad) {
+    replaced(s, |c| c.is_control() || is_bidi_control(c))
+}
+
+/// `s` with each character `bad` names as U+FFFD; borrowed when it has none.
+fn replaced(s: &str, bad: impl Fn(char) -> bool) -> Cow<'_, str> {
+    match s.chars().any(&bad) {
         true => s
             .chars()
             .map(|c| if bad(c) { '\u{FFFD}' } else { c })
@@ -79,15 +83,7 @@ pub fn tags_shown(mut tags: Vec<String>) -> Vec<String> {
 
 /// [`without_controls`] for text of several lines (a diff): its newlines and tabs kept.
 pub fn without_controls_but_lines(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
-    match s.chars().any(bad) {
-        true => s
-            .chars()
-            .map(|c| if bad(c) { '\u{FFFD}' } else { c })
-            .collect::<String>()
-            .into(),
-        false => s.into(),
-    }
+    replaced(s, |c| c.is_control() && c != '\n' && c != '\t')
 }
 
 /// Whether `c` changes the direction text is shown in (U+202A-U+202E, U+2066-U+2069, the
@@ -99,6 +95,7 @@ pub fn is_bidi_control(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_name_shown_has_no_control_and_no_mark_that_turns_it_around() {
@@ -121,8 +118,6 @@ mod tests {
         assert_eq!(tags.len(), TAGS_SHOWN);
         assert_eq!(tags[0], "tag0");
     }
-
-    use super::*;
 
     #[test]
     fn cuts_on_char_boundaries() {
