@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Measure `brain similar` on a set of judged drafts: eval/drafts/ (over notes-mix) or
-eval/drafts-jaebradley/ (over jaebradley-notes).
+"""Measure `brain similar` on a set of judged drafts: eval/drafts/ (over notes-mix),
+eval/drafts-jaebradley/ (over jaebradley-notes) or eval/drafts-yutsuten/ (over yutsuten-notes).
 
   BRAIN_DIR=<copy of the set's corpus> BRAIN_DATA_DIR=... BRAIN_MODEL=all-minilm-l6-v2 \
-      scripts/similar-dev.py [--set drafts|drafts-jaebradley] [--brain target/release/brain] [--half tune|test]
+      scripts/similar-dev.py [--set drafts|drafts-jaebradley|drafts-yutsuten] [--brain target/release/brain] [--half tune|test]
 
 The brain must hold the set's corpus (see eval/README.md), indexed and embedded. Drafts
 with an even number are the tune half, odd ones the test half (the thresholds were set on
 the tune half of eval/drafts/; eval/drafts-jaebradley/ was written after, so both of its
-halves are unseen by them). Prints, per class, how many drafts got each verdict, how often a duplicate's original
+halves are unseen by them; eval/drafts-yutsuten/ was written after all calibration, by
+someone who had not seen brain's verdicts, and is only reported). Prints, per class, how many drafts got each verdict, how often a duplicate's original
 came first, and how often a related draft's related note was in the top 5.
 """
 import argparse
@@ -28,7 +29,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brain", default="target/release/brain")
     ap.add_argument("--half", choices=["tune", "test"])
-    ap.add_argument("--set", default="drafts", choices=["drafts", "drafts-jaebradley"])
+    ap.add_argument("--set", default="drafts", choices=["drafts", "drafts-jaebradley", "drafts-yutsuten"])
     a = ap.parse_args()
     drafts = os.path.join(EVAL, a.set)
     labels = [json.loads(l) for l in open(os.path.join(drafts, "labels.jsonl")) if l.strip()]

@@ -7,7 +7,8 @@
 //! verdict weighs evidence from both sides of the pair ([`evidence`]): how much of the
 //! draft the note covers passage by passage and how much of the note the draft covers,
 //! the words and rare words they share, and how alike their titles are. The thresholds
-//! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts*/`.
+//! ([`verdict`]) were calibrated on the judged drafts in `eval/drafts/` and
+//! `eval/drafts-jaebradley/` (`eval/drafts-yutsuten/`, written after, is only reported).
 
 mod between;
 mod clusters;
