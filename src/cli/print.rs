@@ -409,13 +409,19 @@ pub fn status_told(
     match (s.last_sync_at, &s.last_sync) {
         (Some(at), Some(l)) => writeln!(
             out,
-            "last sync: {} ({}): +{} ~{} -{} in {}{}",
+            "last sync: {} ({}): +{} ~{} -{} in {}{}{}",
             utc(at),
             ago(at),
             l.added,
             l.updated,
             l.removed,
             millis(l.took_ms),
+            // A burst (a `git pull` the watcher saw in pieces) is counted whole.
+            if l.syncs > 1 {
+                format!(" over {} syncs in a row", l.syncs)
+            } else {
+                String::new()
+            },
             if l.warnings > 0 {
                 format!(", {}", plural(l.warnings, "warning"))
             } else {

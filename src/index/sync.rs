@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::chunk::chunk_note;
 use super::journal::{self, Journal, Mark, Plan};
 use super::walk::{self, FileStat, Scope};
-use super::{set_meta, Index};
+use super::{meta, set_meta, Index};
 use crate::config::Config;
 use crate::date::now_secs;
 use crate::error::{Error, Result};
@@ -446,12 +446,14 @@ fn reconcile(
     report.took_ms = started.elapsed().as_millis() as u64;
     // A scoped sync that changed nothing is not worth a line in `brain status`.
     if scope.is_everything() || !report.is_noop() {
-        let summary = serde_json::to_string(&SyncSummary::from(&report)).unwrap_or_default();
         let recorded = writer
             .conn
             .transaction_with_behavior(Immediate)
             .and_then(|tx| {
-                set_meta(&tx, "last_sync_at", &now_secs().to_string())?;
+                let now = now_secs();
+                let summary = SyncSummary::from(&report).after(&tx, now)?;
+                let summary = serde_json::to_string(&summary).unwrap_or_default();
+                set_meta(&tx, "last_sync_at", &now.to_string())?;
                 set_meta(&tx, "last_sync", &summary)?;
                 tx.commit()
             })
@@ -510,8 +512,46 @@ pub struct SyncSummary {
     pub removed: u64,
     /// Warnings issued.
     pub warnings: u64,
-    /// Wall time in milliseconds.
+    /// Wall time in milliseconds (of every sync counted, summed).
     pub took_ms: u64,
+    /// How many syncs the counts are of: one, or a burst (see [`SyncSummary::after`]).
+    #[serde(default = "one")]
+    pub syncs: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// A sync that changed notes this few seconds after the last one that did is counted with
+/// it: a `git pull` of 2,000 notes reaches the watcher in pieces over a few seconds, and
+/// `brain status` said `+40` (the last piece) for it.
+const BURST_SECS: i64 = 5;
+
+impl SyncSummary {
+    /// This sync's counts, with the last recorded sync's added when both changed notes
+    /// and that one was recorded (in `tx`, at unix second `now`) at most [`BURST_SECS`] ago.
+    fn after(self, tx: &Transaction, now: i64) -> rusqlite::Result<SyncSummary> {
+        let changed = |s: &SyncSummary| s.added + s.updated + s.removed > 0;
+        let at: Option<i64> = meta(tx, "last_sync_at")?.and_then(|v| v.parse().ok());
+        let before: Option<SyncSummary> =
+            meta(tx, "last_sync")?.and_then(|v| serde_json::from_str(&v).ok());
+        Ok(match (at, before) {
+            (Some(at), Some(b))
+                if changed(&self) && changed(&b) && (0..=BURST_SECS).contains(&(now - at)) =>
+            {
+                SyncSummary {
+                    added: b.added + self.added,
+                    updated: b.updated + self.updated,
+                    removed: b.removed + self.removed,
+                    warnings: b.warnings + self.warnings,
+                    took_ms: b.took_ms + self.took_ms,
+                    syncs: b.syncs + self.syncs,
+                }
+            }
+            _ => self,
+        })
+    }
 }
 
 impl From<&SyncReport> for SyncSummary {
@@ -522,6 +562,7 @@ impl From<&SyncReport> for SyncSummary {
             removed: r.removed,
             warnings: r.warnings.len() as u64,
             took_ms: r.took_ms,
+            syncs: 1,
         }
     }
 }
@@ -892,6 +933,60 @@ mod tests {
             ["a.md", "a0.md", "b.md", "c.md", "d.md", "e/f.md", "z/z.md"]
         );
         assert!(sync(&index, &cfg).unwrap().is_noop());
+    }
+
+    #[test]
+    fn a_burst_of_syncs_is_counted_whole_in_the_last_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path());
+        let index = Index::open(&dir.path().join(".data/i.sqlite")).unwrap();
+        let last = || -> SyncSummary {
+            let conn = index.conn().unwrap();
+            serde_json::from_str(&meta(&conn, "last_sync").unwrap().unwrap()).unwrap()
+        };
+        let piece = |names: &[&str]| {
+            for n in names.iter().filter(|n| !dir.path().join(n).exists()) {
+                fs::write(dir.path().join(n), format!("# {n}\n")).unwrap();
+            }
+            sync_paths(
+                &index,
+                &cfg,
+                &Scope::new(names.iter().copied()),
+                SyncOptions::default(),
+            )
+            .unwrap();
+        };
+        // A checkout the watcher saw in three pieces, one of them an edit.
+        piece(&["a.md", "b.md"]);
+        piece(&["c.md"]);
+        fs::write(dir.path().join("a.md"), "# a\nedited\n").unwrap();
+        piece(&["a.md", "d.md"]);
+        let l = last();
+        assert_eq!(
+            (l.added, l.updated, l.removed, l.syncs),
+            (4, 1, 0, 3),
+            "{l:?}"
+        );
+        // A sync that changes nothing is the last sync, as it was.
+        sync(&index, &cfg).unwrap();
+        assert_eq!((last().added, last().syncs), (0, 1));
+        // A change seconds after another, but not after one that changed nothing, starts anew.
+        piece(&["e.md"]);
+        assert_eq!((last().added, last().syncs), (1, 1));
+        // Nor long after one that changed notes.
+        index
+            .conn()
+            .unwrap()
+            .execute(
+                "UPDATE meta SET value = value - 60 WHERE key = 'last_sync_at'",
+                [],
+            )
+            .unwrap();
+        piece(&["f.md"]);
+        assert_eq!((last().added, last().syncs), (1, 1));
+        // An older brain's record has no count of syncs: one.
+        let old = r#"{"added":2,"updated":0,"removed":0,"warnings":0,"took_ms":3}"#;
+        assert_eq!(serde_json::from_str::<SyncSummary>(old).unwrap().syncs, 1);
     }
 
     #[test]
