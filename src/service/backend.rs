@@ -46,6 +46,9 @@ impl Default for BackendOptions {
     }
 }
 
+/// Threads that answer requests at once (each may hold an index connection).
+const BLOCKING_THREADS: usize = 64;
+
 /// How long stopping waits for a sync to reach the end of its batch; SQLite keeps the index
 /// consistent even if it does not.
 const STOP_WAIT: Duration = Duration::from_secs(30);
@@ -108,9 +111,19 @@ impl Backend {
         ));
         let (shutdown, shutdown_rx) = watch::channel(false);
 
+        let wanted = super::open_files::needed(options.max_clients, BLOCKING_THREADS);
+        match super::open_files::raise_to(wanted) {
+            Ok(Some(limit)) if limit < wanted => tracing::warn!(
+                limit,
+                wanted,
+                "the open-file limit is below what the backend may need: clients past it wait (raise the hard limit: ulimit -Hn)"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "the open-file limit could not be raised"),
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
-            .max_blocking_threads(64)
+            .max_blocking_threads(BLOCKING_THREADS)
             .thread_name("brain-serve")
             .enable_all()
             .build()

@@ -38,6 +38,7 @@ mod local;
 mod location;
 mod lock;
 mod logfile;
+mod open_files;
 pub mod protocol;
 mod rebuild;
 mod server;

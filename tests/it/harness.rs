@@ -290,16 +290,21 @@ impl Brain {
 
     /// Starts `brain serve ARGS` and waits until it answers.
     pub fn serve(&self, args: &[&str]) -> Server {
+        self.serve_with(args, |_| {})
+    }
+
+    /// [`Brain::serve`], with `configure` applied to the command before it starts.
+    pub fn serve_with(&self, args: &[&str], configure: impl FnOnce(&mut Command)) -> Server {
         let stderr_path = self.path("serve.stderr");
         let stderr = std::fs::File::create(&stderr_path).expect("serve.stderr");
-        let child = self
-            .command()
+        let mut command = self.command();
+        command
             .arg("serve")
             .args(args)
             .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn brain serve");
+            .stderr(stderr);
+        configure(&mut command);
+        let child = command.spawn().expect("spawn brain serve");
         let mut server = Server {
             child,
             socket: PathBuf::new(),

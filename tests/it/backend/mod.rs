@@ -403,6 +403,8 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
         (brain.status()["notes"] == NOTES).then_some(())
     });
     let socket = server.socket.clone();
+    server.conn().ask(&search_line("tok0000"));
+    let files_before = open_files(server.pid());
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reindexer = {
         let (socket, done) = (socket.clone(), done.clone());
@@ -456,6 +458,69 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
     );
     assert_eq!(wrong, 0, "wrong answers");
     assert!(rounds >= 1);
+    // 5,000 searches on 500 connections leave no socket open: a leak of one descriptor per
+    // connection or per search ends a backend that runs for weeks. What may stay is SQLite's:
+    // it keeps the descriptor of a connection closed while another holds a lock on the file
+    // and reuses it for the next, so a burst leaves up to one index file and its log per
+    // thread that answered at once (64 at most).
+    if let Some(before) = files_before {
+        let bound = before + 2 * 64 + 8;
+        let deadline = std::time::Instant::now() + 5 * SECOND;
+        let mut now = open_files(server.pid());
+        while now.is_none_or(|n| n > bound) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            now = open_files(server.pid());
+        }
+        assert!(
+            now.is_some_and(|n| n <= bound),
+            "the backend held {before} files open before and {now:?} after"
+        );
+    }
+}
+
+/// How many files process `pid` holds open, where `/proc` says (Linux).
+fn open_files(pid: i32) -> Option<usize> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()
+        .map(|d| d.count())
+}
+
+#[test]
+fn a_low_open_file_limit_is_raised_so_every_client_slot_can_be_used() {
+    let brain = Brain::example();
+    let server = brain.serve_with(&[], |command| {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only getrlimit and setrlimit run, both
+        // async-signal-safe, on a struct of the child's own stack.
+        unsafe {
+            command.pre_exec(|| {
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Below a macOS shell's 256, so that the suite sees it on any system.
+                limit.rlim_cur = 64;
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    // A hundred clients connected and quiet (assistants' MCP servers, panels): the next one
+    // was never accepted past the limit, and waited out its timeout.
+    let held: Vec<Conn> = (0..100).map(|_| server.conn()).collect();
+    let mut next = server.conn();
+    next.reader
+        .get_ref()
+        .set_read_timeout(Some(10 * SECOND))
+        .unwrap();
+    let r = next.ask(&search_line("flag cleanup"));
+    assert!(r["result"]["search"]["results"].is_array(), "{r}");
+    drop(held);
 }
 
 #[test]
