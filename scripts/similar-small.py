@@ -49,7 +49,7 @@ def main():
     ap.add_argument("--work", default="/tmp/similar-small")
     # The figures in README.md are the first two sets'; the third is reported on its own.
     ap.add_argument("--set", action="append", choices=[s for s, _ in SETS],
-                    help="a set to measure (repeatable; default: drafts and drafts-jaebradley)")
+                    help="a set to measure (repeatable, counted together; default: drafts and drafts-jaebradley)")
     a = ap.parse_args()
     chosen = a.set or ["drafts", "drafts-jaebradley"]
     brain = os.path.abspath(a.brain)

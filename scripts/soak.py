@@ -16,7 +16,7 @@ notes (a fifth of all commands, --writes); after each write the word is searched
 pass (counted as stale). Every EVERY seconds one line: the backend's RSS and peak, its open
 files and threads, the index and its WAL, the logs folder, and the medians of the interval.
 
-Exits 1 when the backend died, a command failed, a write stayed stale, or the backend's
+Linux only: it reads the backend's figures from /proc. Exits 1 when the backend died, a command failed, a write stayed stale, or the backend's
 open files grew by more than 16 from the first sample to the last; prints a summary either
 way. Runs in its own sandbox (HOME, XDG_RUNTIME_DIR, BRAIN_DATA_DIR under WORK).
 """

@@ -684,6 +684,31 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_of_syncs_is_said_with_its_count_and_warnings_last() {
+        let line = |last: serde_json::Value| {
+            let mut json = report_json();
+            json["last_sync_at"] = 0.into();
+            json["last_sync"] = last;
+            let report: StatusReport = serde_json::from_value(json).unwrap();
+            let mut out = Vec::new();
+            status_of(&mut out, &report, NoBackend::NotRunning).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let line = text.lines().find(|l| l.starts_with("last sync:")).unwrap();
+            line.split_once("): ").unwrap().1.to_string()
+        };
+        let burst = serde_json::json!({"added": 2000, "updated": 1, "removed": 0,
+            "warnings": 2, "took_ms": 264, "syncs": 19});
+        assert_eq!(
+            line(burst),
+            "+2000 ~1 -0 in 264 ms over 19 syncs in a row, 2 warnings"
+        );
+        // An older brain's record, without the count: one sync, said as before.
+        let one = serde_json::json!({"added": 3, "updated": 0, "removed": 0,
+            "warnings": 0, "took_ms": 13});
+        assert_eq!(line(one), "+3 ~0 -0 in 13 ms");
+    }
+
+    #[test]
     fn a_brain_folder_that_cannot_be_read_is_said_so_beside_its_path() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("not-a-folder");

@@ -18,7 +18,7 @@ use super::journal::{self, Journal, Mark, Plan};
 use super::walk::{self, FileStat, Scope};
 use super::{meta, set_meta, Index};
 use crate::config::Config;
-use crate::date::now_secs;
+use crate::date::{now_ms, now_secs};
 use crate::error::{Error, Result};
 use crate::note::{self, name_key, Note};
 
@@ -450,10 +450,11 @@ fn reconcile(
             .conn
             .transaction_with_behavior(Immediate)
             .and_then(|tx| {
-                let now = now_secs();
-                let summary = SyncSummary::from(&report).after(&tx, now)?;
+                let now = now_ms();
+                let started = now.saturating_sub(report.took_ms as i64);
+                let summary = SyncSummary::from(&report).after(&tx, started)?;
                 let summary = serde_json::to_string(&summary).unwrap_or_default();
-                set_meta(&tx, "last_sync_at", &now.to_string())?;
+                set_meta(&tx, "last_sync_at", &(now / 1000).to_string())?;
                 set_meta(&tx, "last_sync", &summary)?;
                 tx.commit()
             })
@@ -501,8 +502,9 @@ fn changes(r: &SyncReport) -> u64 {
     r.added + r.updated + r.removed
 }
 
-/// The counts of the last sync, as kept in `meta`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The counts of the last sync, as kept in `meta`: of one sync, or of a burst of them
+/// (see [`SyncSummary::after`]), summed per sync (a note changed twice counts twice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncSummary {
     /// New notes.
     pub added: u64,
@@ -514,7 +516,7 @@ pub struct SyncSummary {
     pub warnings: u64,
     /// Wall time in milliseconds (of every sync counted, summed).
     pub took_ms: u64,
-    /// How many syncs the counts are of: one, or a burst (see [`SyncSummary::after`]).
+    /// How many syncs the counts are of: one, or a burst.
     #[serde(default = "one")]
     pub syncs: u64,
 }
@@ -523,34 +525,69 @@ fn one() -> u64 {
     1
 }
 
-/// A sync that changed notes this few seconds after the last one that did is counted with
-/// it: a `git pull` of 2,000 notes reaches the watcher in pieces over a few seconds, and
+impl Default for SyncSummary {
+    /// A sync that did nothing.
+    fn default() -> Self {
+        SyncSummary {
+            added: 0,
+            updated: 0,
+            removed: 0,
+            warnings: 0,
+            took_ms: 0,
+            syncs: 1,
+        }
+    }
+}
+
+/// A sync that changes notes at most this long after the last one that did ended is counted
+/// with it: a `git pull` of 2,000 notes reaches the watcher in pieces over a few seconds, and
 /// `brain status` said `+40` (the last piece) for it.
-const BURST_SECS: i64 = 5;
+const BURST_GAP_MS: i64 = 5_000;
+
+/// A burst is counted whole for at most this long from its first sync's start: an editor
+/// that saves every few seconds for an hour is not one burst.
+const BURST_MAX_MS: i64 = 60_000;
+
+/// Where the start of the burst `last_sync` counts is kept (unix milliseconds).
+const BURST_STARTED: &str = "last_sync_burst_started_ms";
 
 impl SyncSummary {
-    /// This sync's counts, with the last recorded sync's added when both changed notes
-    /// and that one was recorded (in `tx`, at unix second `now`) at most [`BURST_SECS`] ago.
-    fn after(self, tx: &Transaction, now: i64) -> rusqlite::Result<SyncSummary> {
-        let changed = |s: &SyncSummary| s.added + s.updated + s.removed > 0;
-        let at: Option<i64> = meta(tx, "last_sync_at")?.and_then(|v| v.parse().ok());
+    fn changed(&self) -> bool {
+        self.added + self.updated + self.removed > 0
+    }
+
+    /// This sync's counts (it started at unix millisecond `started`), with the last
+    /// recorded sync's added when both changed notes, that one ended at most
+    /// [`BURST_GAP_MS`] before this one started, and the burst began at most
+    /// [`BURST_MAX_MS`] ago. Records the burst's start in `tx`.
+    fn after(self, tx: &Transaction, started: i64) -> rusqlite::Result<SyncSummary> {
+        let at_ms: Option<i64> = meta(tx, "last_sync_at")?
+            .and_then(|v| v.parse::<i64>().ok())
+            .map(|s| s.saturating_mul(1000));
+        let burst_began: Option<i64> = meta(tx, BURST_STARTED)?.and_then(|v| v.parse().ok());
         let before: Option<SyncSummary> =
             meta(tx, "last_sync")?.and_then(|v| serde_json::from_str(&v).ok());
-        Ok(match (at, before) {
-            (Some(at), Some(b))
-                if changed(&self) && changed(&b) && (0..=BURST_SECS).contains(&(now - at)) =>
+        // `last_sync_at` is whole seconds: its end is up to a second later than it says.
+        let close = |at: i64| (-1000..=BURST_GAP_MS).contains(&started.saturating_sub(at));
+        let young = |began: i64| (0..=BURST_MAX_MS).contains(&started.saturating_sub(began));
+        let (summary, began) = match (at_ms, burst_began, before) {
+            (Some(at), Some(began), Some(b))
+                if self.changed() && b.changed() && close(at) && young(began) =>
             {
-                SyncSummary {
+                let sum = SyncSummary {
                     added: b.added + self.added,
                     updated: b.updated + self.updated,
                     removed: b.removed + self.removed,
                     warnings: b.warnings + self.warnings,
                     took_ms: b.took_ms + self.took_ms,
                     syncs: b.syncs + self.syncs,
-                }
+                };
+                (sum, began)
             }
-            _ => self,
-        })
+            _ => (self, started),
+        };
+        set_meta(tx, BURST_STARTED, &began.to_string())?;
+        Ok(summary)
     }
 }
 
@@ -973,16 +1010,30 @@ mod tests {
         // A change seconds after another, but not after one that changed nothing, starts anew.
         piece(&["e.md"]);
         assert_eq!((last().added, last().syncs), (1, 1));
-        // Nor long after one that changed notes.
-        index
-            .conn()
-            .unwrap()
-            .execute(
-                "UPDATE meta SET value = value - 60 WHERE key = 'last_sync_at'",
-                [],
-            )
-            .unwrap();
         piece(&["f.md"]);
+        assert_eq!((last().added, last().syncs), (2, 2));
+        let shift = |key: &str, by: i64| {
+            index
+                .conn()
+                .unwrap()
+                .execute(
+                    "UPDATE meta SET value = value + ?1 WHERE key = ?2",
+                    params![by, key],
+                )
+                .unwrap();
+        };
+        // Nor long after one that changed notes, nor after one the clock puts later.
+        shift("last_sync_at", -60);
+        piece(&["g.md"]);
+        assert_eq!((last().added, last().syncs), (1, 1));
+        shift("last_sync_at", 60);
+        piece(&["h.md"]);
+        assert_eq!((last().added, last().syncs), (1, 1));
+        // A burst that began over a minute ago is not added to (an editor saving all day).
+        piece(&["i.md"]);
+        assert_eq!(last().syncs, 2);
+        shift(BURST_STARTED, -61_000);
+        piece(&["j.md"]);
         assert_eq!((last().added, last().syncs), (1, 1));
         // An older brain's record has no count of syncs: one.
         let old = r#"{"added":2,"updated":0,"removed":0,"warnings":0,"took_ms":3}"#;

@@ -1,9 +1,11 @@
 //! The backend's limit on open files, raised when it starts to what it may hold at once.
 //!
-//! A socket per client slot; an index connection per thread answering (SQLite keeps the
-//! descriptor of a connection closed while another connection of the process holds a lock
-//! on the file, and gives it to the next one opened, so a burst of requests leaves as many
-//! descriptors as it had connections at once); the watcher, the log, the model files. A
+//! A socket per client slot; an index connection per thread answering, its file and
+//! write-ahead log (SQLite keeps the index file's descriptor of a connection closed while
+//! another connection of the process holds a lock on it, and gives it to the next one
+//! opened, so a burst of requests leaves as many as it had connections at once); the
+//! watcher, the log, the model files. 512 is far below macOS's per-process ceiling
+//! (`OPEN_MAX`, 10,240), which a plain `setrlimit` may not pass. A
 //! process started from a macOS shell or by launchd gets a soft limit of 256, below the
 //! client slots alone: past it a client was never accepted and waited out its timeout, with
 //! only `accept failed: Too many open files` in the log.
@@ -11,8 +13,8 @@
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 /// Open files a backend with `max_clients` client slots and `blocking_threads` threads
-/// answering them may hold: a socket per client, an index file and its log per thread, and
-/// a margin for the rest.
+/// answering them may hold: a socket per client, an index file and its write-ahead log per
+/// thread, and a margin for the rest (refused clients' sockets among them).
 pub fn needed(max_clients: usize, blocking_threads: usize) -> u64 {
     (max_clients + 2 * blocking_threads + 128) as u64
 }

@@ -461,8 +461,8 @@ fn fifty_clients_times_a_hundred_queries_during_full_reindexes() {
     // 5,000 searches on 500 connections leave no socket open: a leak of one descriptor per
     // connection or per search ends a backend that runs for weeks. What may stay is SQLite's:
     // it keeps the descriptor of a connection closed while another holds a lock on the file
-    // and reuses it for the next, so a burst leaves up to one index file and its log per
-    // thread that answered at once (64 at most).
+    // and reuses it for the next, so a burst leaves up to one per thread that answered at
+    // once (64 at most; the bound allows two each).
     if let Some(before) = files_before {
         let bound = before + 2 * 64 + 8;
         let deadline = std::time::Instant::now() + 5 * SECOND;
