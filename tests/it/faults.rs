@@ -212,7 +212,7 @@ fn kill_9_at_random_moments_of_an_index_never_damages_it() {
     // How long a whole cold index takes here, to aim the kills inside it.
     let timed = Instant::now();
     b.ok(&["index"]);
-    let span = (timed.elapsed().as_millis() as u64).max(200);
+    let mut span = (timed.elapsed().as_millis() as u64).max(200);
     std::fs::remove_dir_all(&b.data).unwrap();
     let (mut interrupted, mut cuts) = (0, 0);
     for round in 0..loops() {
@@ -229,6 +229,11 @@ fn kill_9_at_random_moments_of_an_index_never_damages_it() {
         std::thread::sleep(Duration::from_millis(rng.below(span)));
         if child.try_wait().unwrap().is_none() {
             interrupted += 1;
+        } else {
+            // Done before the kill: the cold index was timed on a busier machine than this
+            // moment's (a CI runner building something beside it), or a third of the notes
+            // take less. Aim shorter, so that kills still land inside an index.
+            span = (span * 3 / 4).max(50);
         }
         child.kill().unwrap();
         child.wait().unwrap();
@@ -248,7 +253,7 @@ fn kill_9_at_random_moments_of_an_index_never_damages_it() {
         assert_intact(&index, &what);
     }
     eprintln!(
-        "{interrupted} of {} kills landed mid-index (cold index: {span} ms); {cuts} WALs cut short",
+        "{interrupted} of {} kills landed mid-index (the last aimed within {span} ms of its start); {cuts} WALs cut short",
         loops()
     );
     if loops() >= 4 {
