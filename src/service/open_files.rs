@@ -4,11 +4,11 @@
 //! write-ahead log (SQLite keeps the index file's descriptor of a connection closed while
 //! another connection of the process holds a lock on it, and gives it to the next one
 //! opened, so a burst of requests leaves as many as it had connections at once); the
-//! watcher, the log, the model files. 512 is far below macOS's per-process ceiling
-//! (`OPEN_MAX`, 10,240), which a plain `setrlimit` may not pass. A
-//! process started from a macOS shell or by launchd gets a soft limit of 256, below the
-//! client slots alone: past it a client was never accepted and waited out its timeout, with
-//! only `accept failed: Too many open files` in the log.
+//! watcher, the log, the model files. A process started from a macOS shell or by launchd
+//! gets a soft limit of 256, below the client slots alone: past it a client was never
+//! accepted and waited out its timeout, with only `accept failed: Too many open files` in
+//! the log. What is asked for (512 with the default 256 slots) stays far below macOS's
+//! per-process ceiling (`OPEN_MAX`, 10,240), which a plain `setrlimit` may not pass.
 
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
