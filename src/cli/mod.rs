@@ -44,31 +44,34 @@ impl<W: Write> UntilClosed<W> {
     }
 }
 
-impl<W: Write> Write for UntilClosed<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl<W: Write> UntilClosed<W> {
+    /// `op` on the stream while its reader is there; `gone` (what success would have
+    /// returned) once it has closed, now or before.
+    fn unless_closed<T>(
+        &mut self,
+        gone: T,
+        op: impl FnOnce(&mut W) -> io::Result<T>,
+    ) -> io::Result<T> {
         if self.closed {
-            return Ok(buf.len());
+            return Ok(gone);
         }
-        match self.out.write(buf) {
+        match op(&mut self.out) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
                 self.closed = true;
-                Ok(buf.len())
+                Ok(gone)
             }
             other => other,
         }
     }
+}
+
+impl<W: Write> Write for UntilClosed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.unless_closed(buf.len(), |out| out.write(buf))
+    }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self.closed {
-            true => Ok(()),
-            false => match self.out.flush() {
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                    self.closed = true;
-                    Ok(())
-                }
-                other => other,
-            },
-        }
+        self.unless_closed((), |out| out.flush())
     }
 }
 
